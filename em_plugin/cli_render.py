@@ -1,0 +1,170 @@
+"""Rendering helpers for the command-line interface: trees, tables, JSON and CSV.
+
+Kept apart from :mod:`em_plugin.cli` so the command module stays "parse → API → print". Nothing
+here touches a store. User-supplied strings are wrapped in :class:`rich.text.Text`, never parsed
+as rich markup, so a step text such as ``"[red]x[/]"`` prints as written.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from provenance.model import CallStep, InstructionStep, Step, Workflow
+
+_MAX_VALUE_CHARS = 120
+
+
+def term_to_json(value: Any) -> Any:
+    """Turn one SPARQL result value (an rdflib term, ``None`` or a plain value) into JSON.
+
+    IRIs and blank nodes become their string; numeric and boolean literals become numbers and
+    booleans; every other literal becomes its lexical form; unbound variables become ``None``.
+    """
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    # Imported lazily so the CLI module stays cheap to import for --help.
+    from rdflib import Literal
+
+    if isinstance(value, Literal):
+        python = value.toPython()
+        if isinstance(python, bool | int | float) and not isinstance(python, Literal):
+            return python
+        return str(value)
+    return str(value)
+
+
+def rows_to_records(
+    columns: Sequence[str], rows: Iterable[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Return query rows as JSON-ready objects keyed by column, in column order."""
+    return [{c: term_to_json(row.get(c)) for c in columns} for row in rows]
+
+
+def records_to_csv(columns: Sequence[str], records: Iterable[Mapping[str, Any]]) -> str:
+    """Return records as CSV text with a header row; ``None`` becomes an empty cell."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for record in records:
+        writer.writerow(["" if record.get(c) is None else record.get(c) for c in columns])
+    return out.getvalue()
+
+
+def records_table(
+    columns: Sequence[str], records: Iterable[Mapping[str, Any]], *, title: str | None = None
+) -> Table:
+    """Return a rich table of records (values shown as text, ``None`` as blank)."""
+    table = Table(title=title, show_lines=False)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for record in records:
+        table.add_row(*(Text(_cell(record.get(c))) for c in columns))
+    return table
+
+
+def mapping_table(data: Mapping[str, Any], *, title: str | None = None) -> Table:
+    """Return a two-column key/value table; nested mappings are flattened with dotted keys."""
+    table = Table(title=title, show_header=False)
+    table.add_column("key", style="bold")
+    table.add_column("value", overflow="fold")
+    for key, value in _flatten(data):
+        table.add_row(Text(key), Text(_cell(value)))
+    return table
+
+
+def workflow_tree(workflow: Workflow) -> Tree:
+    """Return a workflow as an indented tree.
+
+    Instructions show their text, calls show ``name(args)``, the agent and a short output;
+    failed calls are listed under the step they were made in (marked ``FAILED``), and revised
+    instructions are listed at the end.
+    """
+    header = Text(workflow.id, style="bold")
+    if workflow.title:
+        header.append(f"  {_short(workflow.title)}", style="italic")
+    meta = [f"scope={workflow.scope}"]
+    meta += [f"{k}={getattr(workflow, k)}" for k in ("session", "framework", "created", "split")
+             if getattr(workflow, k)]
+    header.append(f"  ({', '.join(meta)})", style="dim")
+    root = Tree(header)
+    failed_under: dict[str | None, list[Any]] = {}
+    for failed in workflow.failed:
+        failed_under.setdefault(failed.parent, []).append(failed)
+    nodes: dict[str, Tree] = {}
+    for path, step in workflow.walk():
+        parent_path = path.rpartition(".")[0]
+        parent = nodes[parent_path] if parent_path else root
+        nodes[path] = parent.add(_step_label(step))
+    for parent_path, failures in failed_under.items():
+        parent = nodes.get(parent_path or "", root)
+        for failed in failures:
+            label = Text("FAILED ", style="bold red")
+            label.append_text(_step_label(failed.call))
+            label.append(f"  error: {_short(failed.error)}", style="red")
+            parent.add(label)
+    if workflow.revised:
+        revised = root.add(Text("revised instructions", style="dim"))
+        for step in workflow.revised:
+            revised.add(_step_label(step))
+    return root
+
+
+def _step_label(step: Step) -> Text:
+    if isinstance(step, InstructionStep):
+        label = Text("instruction ", style="bold cyan")
+        label.append(_short(step.text))
+        if step.revision_of:
+            label.append(f"  (revises {step.revision_of})", style="dim")
+        return label
+    assert isinstance(step, CallStep)
+    label = Text("call ", style="bold green")
+    label.append(step.name, style="green")
+    label.append(f"({_short(json.dumps(dict(step.args), ensure_ascii=False)[1:-1])})")
+    if step.agent:
+        label.append(f"  agent={step.agent}", style="magenta")
+    if step.output is not None:
+        output = step.output if isinstance(step.output, str) else json.dumps(
+            step.output, ensure_ascii=False
+        )
+        label.append(f"  -> {_short(output)}", style="dim")
+    return label
+
+
+def _short(text: str, limit: int = _MAX_VALUE_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, Mapping | list | tuple):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            out.extend(_flatten(value, f"{name}."))
+        else:
+            out.append((name, value))
+    return out
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """Return a console writing to the current stdout/stderr (so click's test runner sees it)."""
+    return Console(stderr=stderr, soft_wrap=False, highlight=False)

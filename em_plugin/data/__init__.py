@@ -1,0 +1,1 @@
+"""Bundled data files (the sample workflows used by ``em-plugin demo``)."""

