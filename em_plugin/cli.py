@@ -206,8 +206,13 @@ EXPORT_FORMATS = ("jsonl", "ttl", "trig", "jsonld", "provjson", "provn")
 @click.option(
     "--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="jsonl", show_default=True
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write to this file instead of stdout.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write to this file instead of stdout.",
+)
 def export(
     store_spec: str, update_url: str | None, scope: str | None, fmt: str, output: Path | None
 ) -> None:
@@ -236,10 +241,20 @@ def export(
 @click.argument("name", required=False)
 @store_options
 @click.option("--sparql", default=None, metavar="TEXT", help="Run this SPARQL text.")
-@click.option("--bind", "binds", multiple=True, metavar="K=V",
-              help="Bind ?K to a string literal V, or to an IRI with K=<iri>. Repeatable.")
-@click.option("--format", "fmt", type=click.Choice(("table", "json", "csv")), default="table",
-              show_default=True)
+@click.option(
+    "--bind",
+    "binds",
+    multiple=True,
+    metavar="K=V",
+    help="Bind ?K to a string literal V, or to an IRI with K=<iri>. Repeatable.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("table", "json", "csv")),
+    default="table",
+    show_default=True,
+)
 @click.option("--scope", default=None, help="Bind ?scope to this scope (queries that take it).")
 @click.option("--list", "list_", is_flag=True, help="List the named queries and their parameters.")
 def query(
@@ -310,12 +325,16 @@ def _list_queries(fmt: str) -> None:
     if fmt == "json":
         _echo_json(records)
     elif fmt == "csv":
-        flat = [{**r, "parameters": " ".join(r["parameters"]), "columns": " ".join(r["columns"])}
-                for r in records]
+        flat = [
+            {**r, "parameters": " ".join(r["parameters"]), "columns": " ".join(r["columns"])}
+            for r in records
+        ]
         click.echo(render.records_to_csv(columns, flat), nl=False)
     else:
-        flat = [{**r, "parameters": ", ".join(r["parameters"]), "columns": ", ".join(r["columns"])}
-                for r in records]
+        flat = [
+            {**r, "parameters": ", ".join(r["parameters"]), "columns": ", ".join(r["columns"])}
+            for r in records
+        ]
         render.make_console().print(render.records_table(columns, flat, title="named queries"))
 
 
@@ -377,8 +396,10 @@ def delete(
             click.echo(f"deleted {workflow_id}")
         else:
             removed = memory.forget(scope)
-            click.echo(f"deleted {len(removed)} workflow{'s' if len(removed) != 1 else ''} "
-                       f"of scope {scope!r}")
+            click.echo(
+                f"deleted {len(removed)} workflow{'s' if len(removed) != 1 else ''} "
+                f"of scope {scope!r}"
+            )
 
 
 @cli.command()
@@ -490,10 +511,20 @@ def eval_(
 
 
 @cli.command()
-@click.option("--workflows", "n_workflows", type=click.IntRange(min=1), required=True,
-              help="How many synthetic workflows to store.")
-@click.option("--queries", "n_queries", type=click.IntRange(min=1), default=None,
-              help="How many retrievals to time.")
+@click.option(
+    "--workflows",
+    "n_workflows",
+    type=click.IntRange(min=1),
+    required=True,
+    help="How many synthetic workflows to store.",
+)
+@click.option(
+    "--queries",
+    "n_queries",
+    type=click.IntRange(min=1),
+    default=None,
+    help="How many retrievals to time.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def bench(ctx: click.Context, n_workflows: int, n_queries: int | None, as_json: bool) -> None:

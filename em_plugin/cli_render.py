@@ -92,8 +92,11 @@ def workflow_tree(workflow: Workflow) -> Tree:
     if workflow.title:
         header.append(f"  {_short(workflow.title)}", style="italic")
     meta = [f"scope={workflow.scope}"]
-    meta += [f"{k}={getattr(workflow, k)}" for k in ("session", "framework", "created", "split")
-             if getattr(workflow, k)]
+    meta += [
+        f"{k}={getattr(workflow, k)}"
+        for k in ("session", "framework", "created", "split")
+        if getattr(workflow, k)
+    ]
     header.append(f"  ({', '.join(meta)})", style="dim")
     root = Tree(header)
     failed_under: dict[str | None, list[Any]] = {}
@@ -132,8 +135,10 @@ def _step_label(step: Step) -> Text:
     if step.agent:
         label.append(f"  agent={step.agent}", style="magenta")
     if step.output is not None:
-        output = step.output if isinstance(step.output, str) else json.dumps(
-            step.output, ensure_ascii=False
+        output = (
+            step.output
+            if isinstance(step.output, str)
+            else json.dumps(step.output, ensure_ascii=False)
         )
         label.append(f"  -> {_short(output)}", style="dim")
     return label

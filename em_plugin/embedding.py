@@ -169,7 +169,9 @@ class SentenceTransformerEmbedder:
 
                 self._model = SentenceTransformer(path, device="cpu")
             except Exception as exc:
-                raise EmbedderError(f"cannot load embedding model {self._model_ref!r}: {exc}") from exc
+                raise EmbedderError(
+                    f"cannot load embedding model {self._model_ref!r}: {exc}"
+                ) from exc
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -20,12 +20,13 @@ Resources live under ``https://w3id.org/em-plugin/id/``, one folder per kind::
     id/suggestion/{session}/{time}   a suggestion activity (see suggestion_record.py)
 
 Ids are percent-encoded as one path segment (every character outside ``A-Za-z0-9-._~`` is
-escaped, and so are the dot segments ``.`` and ``..``), so workflow ids such as ``tau2/telecom/[x]|y``
-give valid IRIs and :func:`decode_segment` gives the id back.
+escaped, and so are the dot segments ``.`` and ``..``), so workflow ids such as
+``tau2/telecom/[x]|y`` give valid IRIs and :func:`decode_segment` gives the id back.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from urllib.parse import quote, unquote
 
 from rdflib import Graph, Namespace, URIRef
@@ -182,16 +183,19 @@ def graph_iri(workflow_id: str) -> URIRef:
     return URIRef(f"{BASE}graph/{encode_segment(workflow_id)}")
 
 
+@lru_cache(maxsize=4096)
 def tool_iri(name: str) -> URIRef:
     """Return the IRI of a tool."""
     return URIRef(f"{BASE}tool/{encode_segment(name)}")
 
 
+@lru_cache(maxsize=4096)
 def agent_iri(name: str) -> URIRef:
     """Return the IRI of an agent."""
     return URIRef(f"{BASE}agent/{encode_segment(name)}")
 
 
+@lru_cache(maxsize=4096)
 def scope_iri(scope: str) -> URIRef:
     """Return the IRI of a scope."""
     return URIRef(f"{BASE}scope/{encode_segment(scope)}")

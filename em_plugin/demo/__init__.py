@@ -1,0 +1,35 @@
+"""The PFAS hazard-assessment crew of the paper's demo, as framework-neutral Python.
+
+Four tools, each a plain function taking JSON-able arguments and returning a JSON-able dict:
+
+* :func:`product_extractor` reads ingredients from an SDS (.txt/.pdf) or IPC-1752A (.xml) file;
+* :func:`pfas_classifier` applies the OECD 2021 PFAS definition with RDKit;
+* :func:`hazard_assessment` screens for PBT/vPvB properties against REACH Annex XIII;
+* :func:`markdown_table` renders results as a Markdown table.
+
+:data:`TOOLS` maps tool names to the functions and :data:`CREW_DESCRIPTION` describes the
+Chemist crew (coordinator and sub-agents). :mod:`em_plugin.demo.bootstrap` generates the
+synthetic workflows that seed the episodic memory. Bundled data: ``em_plugin/demo/data/``.
+No agent framework is imported here; the adapters live in ``integrations/``.
+"""
+
+from __future__ import annotations
+
+from .crew import CREW_DESCRIPTION, TOOLS, AgentDescription, CrewDescription
+from .hazard import hazard_assessment
+from .markdown import markdown_table
+from .pfas import pfas_classifier
+from .sds import product_extractor
+from .tables import sample_names
+
+__all__ = [
+    "CREW_DESCRIPTION",
+    "TOOLS",
+    "AgentDescription",
+    "CrewDescription",
+    "hazard_assessment",
+    "markdown_table",
+    "pfas_classifier",
+    "product_extractor",
+    "sample_names",
+]

@@ -132,7 +132,11 @@ def _concentration(substance: ET.Element, material_grams: float | None) -> str |
     explicit = (
         substance.get("massPercent")
         or (amount.get("massPercent") if amount is not None else None)
-        or (percent_element.get("value") or percent_element.text if percent_element is not None else None)
+        or (
+            percent_element.get("value") or percent_element.text
+            if percent_element is not None
+            else None
+        )
     )
     if amount is not None and (amount.get("UOM") or "").strip() == "%":
         explicit = explicit or amount.get("value")

@@ -88,9 +88,13 @@ def _queries(
     for item in ingredients or []:
         if isinstance(item, str):
             is_cas = is_valid_cas(item.strip())
-            queries.append({"smiles": None, "cas": item if is_cas else None, "name": None if is_cas else item})
+            queries.append(
+                {"smiles": None, "cas": item if is_cas else None, "name": None if is_cas else item}
+            )
         elif isinstance(item, dict):
-            queries.append({"smiles": item.get("smiles"), "cas": item.get("cas"), "name": item.get("name")})
+            queries.append(
+                {"smiles": item.get("smiles"), "cas": item.get("cas"), "name": item.get("name")}
+            )
     return queries
 
 
@@ -128,7 +132,9 @@ def classify_query(query: dict[str, str | None]) -> dict[str, Any]:
             what = ", ".join(f"{k} {v!r}" for k, v in query.items() if v)
             result["reason"] = f"Not in the bundled table ({what}): give a SMILES to classify it."
         else:
-            result["reason"] = f"In the bundled table but without a structure: {row.get('notes') or 'no SMILES'}"
+            result["reason"] = (
+                f"In the bundled table but without a structure: {row.get('notes') or 'no SMILES'}"
+            )
         return result
     result.update(classify_smiles(smiles))
     return result
@@ -152,7 +158,12 @@ def classify_smiles(smiles: str) -> dict[str, Any]:
     mol = Chem.MolFromSmiles(smiles)
     del block
     if mol is None:
-        return {"smiles": smiles, "is_pfas": None, "matched_atoms": [], "reason": f"RDKit cannot parse SMILES {smiles!r}."}
+        return {
+            "smiles": smiles,
+            "is_pfas": None,
+            "matched_atoms": [],
+            "reason": f"RDKit cannot parse SMILES {smiles!r}.",
+        }
     canonical = Chem.MolToSmiles(mol)
     mol = Chem.MolFromSmiles(canonical)  # re-read so atom indices follow the canonical string
     pattern = Chem.MolFromSmarts(OECD_PFAS_SMARTS)
@@ -161,7 +172,12 @@ def classify_smiles(smiles: str) -> dict[str, Any]:
         reason = _why_pfas(mol, matched)
     else:
         reason = _why_not(mol)
-    return {"smiles": canonical, "is_pfas": bool(matched), "matched_atoms": matched, "reason": reason}
+    return {
+        "smiles": canonical,
+        "is_pfas": bool(matched),
+        "matched_atoms": matched,
+        "reason": reason,
+    }
 
 
 def _fluorines(atom: Any) -> int:
@@ -181,7 +197,9 @@ def _why_pfas(mol: Any, matched: list[int]) -> str:
 
 def _why_not(mol: Any) -> str:
     carbons = [
-        a for a in mol.GetAtoms() if a.GetSymbol() == "C" and any(n.GetSymbol() == "F" for n in a.GetNeighbors())
+        a
+        for a in mol.GetAtoms()
+        if a.GetSymbol() == "C" and any(n.GetSymbol() == "F" for n in a.GetNeighbors())
     ]
     if not any(a.GetSymbol() == "F" for a in mol.GetAtoms()):
         return "Not PFAS: the molecule contains no fluorine."
@@ -194,7 +212,9 @@ def _why_not(mol: Any) -> str:
             why.append("is not saturated (sp2/sp, e.g. aromatic C-F)")
         if atom.GetTotalNumHs():
             why.append("bears H")
-        halogens = sorted({n.GetSymbol() for n in atom.GetNeighbors() if n.GetSymbol() in ("Cl", "Br", "I")})
+        halogens = sorted(
+            {n.GetSymbol() for n in atom.GetNeighbors() if n.GetSymbol() in ("Cl", "Br", "I")}
+        )
         if halogens:
             why.append("bears " + "/".join(halogens))
         if _fluorines(atom) < 2:

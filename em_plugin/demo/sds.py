@@ -33,18 +33,25 @@ _WITHHELD = re.compile(r"\b(proprietary|trade secret|confidential|withheld|not a
 
 _SECTION3 = re.compile(r"^[ \t]*(?:section[ \t]*)?3\b[^\n]{0,12}?composition", re.I | re.M)
 _SECTION4 = re.compile(
-    r"^[ \t]*(?:section[ \t]*)?4\b[^\n]{0,12}?first[ \t-]*aid|^[ \t]*section[ \t]*(?:[4-9]|1[0-6])\b",
+    r"^[ \t]*(?:section[ \t]*)?4\b[^\n]{0,12}?first[ \t-]*aid"
+    r"|^[ \t]*section[ \t]*(?:[4-9]|1[0-6])\b",
     re.I | re.M,
 )
-_PRODUCT = re.compile(r"^\s*(?:product name|trade name|product identifier)\s*:\s*(\S.*?)\s*$", re.I | re.M)
+_PRODUCT = re.compile(
+    r"^\s*(?:product name|trade name|product identifier)\s*:\s*(\S.*?)\s*$", re.I | re.M
+)
 
-_KEY_NAME = re.compile(r"^\s*(?:chemical|substance|component|ingredient)(?:\s+name)?\s*:\s*(.+?)\s*$", re.I)
+_KEY_NAME = re.compile(
+    r"^\s*(?:chemical|substance|component|ingredient)(?:\s+name)?\s*:\s*(.+?)\s*$", re.I
+)
 _KEY_CAS = re.compile(r"^\s*CAS(?:[\s-]*(?:no\.?|number|rn|#))?\s*:\s*(.+?)\s*$", re.I)
-_KEY_CONC = re.compile(r"^\s*(?:concentration|content|weight\s*%|%\s*w/w|amount)[^:]*:\s*(.+?)\s*$", re.I)
+_KEY_CONC = re.compile(
+    r"^\s*(?:concentration|content|weight\s*%|%\s*w/w|amount)[^:]*:\s*(.+?)\s*$", re.I
+)
 
 
 def product_extractor(file: str) -> dict[str, Any]:
-    """Extract a product's name and ingredient list from a Safety Data Sheet or a Full Material Declaration.
+    """Extract the product name and ingredients from a Safety Data Sheet or material declaration.
 
     Reads Section 3 ("Composition/information on ingredients") of an SDS given as plain text
     (``.txt``) or as a text PDF (``.pdf``), or the substances of every homogeneous material in an
@@ -114,7 +121,9 @@ def section3(text: str) -> str | None:
     return body[: end.start()] if end else body
 
 
-def parse_section3(text: str, label: str = "SDS", warnings: list[str] | None = None) -> list[dict[str, Any]]:
+def parse_section3(
+    text: str, label: str = "SDS", warnings: list[str] | None = None
+) -> list[dict[str, Any]]:
     """Parse the ingredient rows of Section 3 of an SDS's text.
 
     Args:

@@ -48,7 +48,8 @@ def resolve_sample(file: str) -> Path:
     """Find ``file`` as a path, or as a bundled sample name with or without its extension.
 
     Args:
-        file: A path, a sample file name (``"firestop_afff3_sds.txt"``) or its stem.
+        file: A path, or a bundled sample's file name (``"firestop_afff3_sds.txt"``) or stem,
+            optionally after a directory (``"samples/firestop_afff3_sds.txt"``).
 
     Returns:
         The path of an existing file.
@@ -59,8 +60,9 @@ def resolve_sample(file: str) -> Path:
     path = Path(file).expanduser()
     if path.is_file():
         return path
+    # Agents often prefix a directory ("samples/x.txt", "uploads/x.txt"): match the base name.
     for name in sample_names():
-        if file in (name, Path(name).stem):
+        if path.name in (name, Path(name).stem):
             return SAMPLES_DIR / name
     raise ValueError(
         f"Unknown file {file!r}: it is not an existing path and not a bundled sample. "

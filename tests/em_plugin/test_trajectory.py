@@ -87,7 +87,12 @@ def test_calls_nest_under_their_instruction_and_failed_calls_are_kept_aside() ->
 
     wf = t.compile(crew="pfas-crew")
     assert wf.id == "session/s1"
-    assert (wf.scope, wf.session, wf.framework, wf.crew) == ("alice", "s1", "langgraph", "pfas-crew")
+    assert (wf.scope, wf.session, wf.framework, wf.crew) == (
+        "alice",
+        "s1",
+        "langgraph",
+        "pfas-crew",
+    )
     assert wf.title == "Extract ingredients from acme.pdf"
     assert [type(s) for s in wf.steps] == [InstructionStep, InstructionStep]
     assert leaf_names(wf) == ["product_extractor", "pfas_classifier"]
@@ -112,7 +117,9 @@ def test_sub_agent_calls_nest_under_the_handoff() -> None:
     t = Trajectory("s")
     t.instruction("Check acme.pdf for PFAS")
     t.call_start("h1", "handoff_chemist", {"task": "check"}, agent="coordinator")
-    t.call_start("c1", "product_extractor", {"file": "acme.pdf"}, agent="chemist", parent_call_id="h1")
+    t.call_start(
+        "c1", "product_extractor", {"file": "acme.pdf"}, agent="chemist", parent_call_id="h1"
+    )
     t.call_end("c1", "PFOA")
     t.call_start("c2", "pfas_classifier", {"x": 1}, agent="chemist", parent_call_id="h1")
     t.call_error("c2", "bad input")
@@ -344,7 +351,10 @@ class CallSpec:
 call_specs = st.recursive(
     st.builds(CallSpec, st.sampled_from(["a", "b", "c", "handoff"]), st.booleans(), st.just([])),
     lambda kids: st.builds(
-        CallSpec, st.sampled_from(["handoff", "delegate"]), st.booleans(), st.lists(kids, max_size=3)
+        CallSpec,
+        st.sampled_from(["handoff", "delegate"]),
+        st.booleans(),
+        st.lists(kids, max_size=3),
     ),
     max_leaves=8,
 )

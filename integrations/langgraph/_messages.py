@@ -1,0 +1,196 @@
+"""LangChain messages -> trajectory events (the state-based capture path).
+
+A session's messages are replayed in order: each non-command ``HumanMessage`` is an instruction,
+each ``AIMessage`` tool call a call (its agent is the message's ``name``), and the matching
+``ToolMessage`` ends it (``status="error"`` means failed). Malformed tool calls
+(``invalid_tool_calls``) are recorded as failed calls.
+
+Handoffs in shared-message multi-agent graphs (langgraph-supervisor / swarm style): after a
+successful handoff call (``transfer_to_<agent>`` by default), tool calls by other agents nest under
+it until the agent that handed off speaks again or someone calls ``transfer_back_to_<agent>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from em_plugin.trajectory import (
+    CallEnd,
+    CallError,
+    CallStart,
+    Instruction,
+    Trajectory,
+    TrajectoryEvent,
+    is_command,
+)
+
+
+def message_text(message: BaseMessage) -> str:
+    """Return a message's text (content blocks joined), never raising."""
+    try:
+        text = message.text
+    except Exception:  # noqa: BLE001 - exotic content: fall back to its repr
+        return str(message.content)
+    return text if isinstance(text, str) else str(text)
+
+
+def is_handoff(name: str) -> bool:
+    """The default handoff test: ``transfer_to_<agent>`` (langgraph-supervisor, swarm)."""
+    return name.startswith("transfer_to_")
+
+
+def _is_transfer_back(name: str) -> bool:
+    return name.startswith("transfer_back_to_")
+
+
+@dataclass
+class _Open:
+    call_id: str
+    issuer: str | None
+
+
+def trajectory_from_messages(
+    messages: Sequence[BaseMessage],
+    *,
+    session_id: str,
+    scope: str,
+    handoff: Callable[[str], bool] = is_handoff,
+    nested: Mapping[str, Sequence[TrajectoryEvent]] | None = None,
+) -> Trajectory:
+    """Replay a session's messages into a fresh :class:`Trajectory`.
+
+    Args:
+        messages: The session's messages, oldest first.
+        session_id: The LangGraph thread id.
+        scope: The memory scope.
+        handoff: Tells whether a tool name is a handoff to another agent.
+        nested: For a tool call id, the events of calls recorded *inside* that call (a sealed
+            sub-agent, seen only by the callback recorder); they nest under the call.
+
+    Returns:
+        The trajectory.
+    """
+    trajectory = Trajectory(session_id, scope=scope, framework="langgraph")
+    results = _results_by_call(messages)
+    used: set[str] = set()
+    open_handoffs: list[_Open] = []
+    for index, message in enumerate(messages):
+        if isinstance(message, HumanMessage):
+            text = message_text(message)
+            if text.strip() and not is_command(text):
+                trajectory.instruction(text)
+                open_handoffs.clear()
+        elif isinstance(message, AIMessage):
+            agent = message.name
+            while open_handoffs and agent is not None and open_handoffs[-1].issuer == agent:
+                open_handoffs.pop()
+            for call in message.tool_calls:
+                name = call.get("name") or "unknown_tool"
+                if _is_transfer_back(name):
+                    if open_handoffs:
+                        open_handoffs.pop()
+                    continue
+                call_id = _unique(call.get("id") or f"call-{index}", used)
+                parent = open_handoffs[-1].call_id if open_handoffs else None
+                trajectory.call_start(
+                    call_id, name, call.get("args") or {}, agent=agent, parent_call_id=parent
+                )
+                result = results.get((call.get("id"), index))
+                if result is None:
+                    continue  # never answered: compiles as "did not finish"
+                if result.status == "error":
+                    trajectory.call_error(call_id, message_text(result))
+                    continue
+                trajectory.call_end(call_id, _output(result))
+                _replay_nested(trajectory, call.get("id"), call_id, nested)
+                if handoff(name):
+                    open_handoffs.append(_Open(call_id, agent))
+            for bad in message.invalid_tool_calls:
+                call_id = _unique(bad.get("id") or f"invalid-{index}", used)
+                trajectory.call_start(call_id, bad.get("name") or "invalid_tool_call", {}, agent=agent)
+                trajectory.call_error(call_id, f"invalid tool call: {bad.get('error') or bad}")
+            if not message.tool_calls and message_text(message):
+                trajectory.final_answer(message_text(message))
+    return trajectory
+
+
+def _results_by_call(messages: Sequence[BaseMessage]) -> dict[tuple[str | None, int], ToolMessage]:
+    """Pair each AI tool call with the first later ToolMessage answering its id.
+
+    Scripted (and some real) models reuse tool-call ids across turns, so the pairing is by position
+    as well as by id.
+    """
+    pending: dict[str, int] = {}
+    paired: dict[tuple[str | None, int], ToolMessage] = {}
+    for index, message in enumerate(messages):
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                if call.get("id"):
+                    pending[call["id"]] = index
+        elif isinstance(message, ToolMessage):
+            origin = pending.pop(message.tool_call_id, None)
+            if origin is not None:
+                paired[(message.tool_call_id, origin)] = message
+    return paired
+
+
+def _unique(call_id: str, used: set[str]) -> str:
+    candidate, n = call_id, 1
+    while candidate in used:
+        n += 1
+        candidate = f"{call_id}#{n}"
+    used.add(candidate)
+    return candidate
+
+
+def _output(message: ToolMessage) -> Any:
+    if message.artifact is not None and isinstance(message.artifact, Mapping | list):
+        return message.artifact
+    return message_text(message)
+
+
+def _replay_nested(
+    trajectory: Trajectory,
+    tool_call_id: str | None,
+    call_id: str,
+    nested: Mapping[str, Sequence[TrajectoryEvent]] | None,
+) -> None:
+    if not nested or tool_call_id is None or tool_call_id not in nested:
+        return
+    replay_events(trajectory, nested[tool_call_id], root_parent=call_id)
+
+
+def replay_events(
+    trajectory: Trajectory, events: Iterable[TrajectoryEvent], *, root_parent: str | None = None
+) -> None:
+    """Append recorded call events to a trajectory, re-rooting parentless calls.
+
+    Args:
+        trajectory: Where to append.
+        events: Recorded events; instructions are replayed too (with their recorded times).
+        root_parent: The call that events without a parent nest under.
+    """
+    for event in events:
+        if isinstance(event, Instruction):
+            trajectory.instruction(event.text, timestamp=event.timestamp)
+        elif isinstance(event, CallStart):
+            if trajectory.has_call(event.call_id):
+                continue  # already known from the messages
+            trajectory.call_start(
+                event.call_id,
+                event.name,
+                event.args,
+                agent=event.agent,
+                parent_call_id=event.parent_call_id or root_parent,
+                timestamp=event.timestamp,
+            )
+        elif isinstance(event, CallEnd):
+            if trajectory.is_running(event.call_id):
+                trajectory.call_end(event.call_id, event.output, timestamp=event.timestamp)
+        elif isinstance(event, CallError):
+            if trajectory.is_running(event.call_id):
+                trajectory.call_error(event.call_id, event.error, timestamp=event.timestamp)

@@ -1,0 +1,295 @@
+"""``EpisodicMemoryNode``: the node users add after their crew in a LangGraph graph."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+
+from em_plugin.session import Judge, SessionController, check_policy
+from em_plugin.trajectory import CallStart, Trajectory
+from integrations.langgraph._context import (
+    logger,
+    memory_for_scope,
+    runtime_context,
+    scope_of,
+    thread_id_of,
+)
+from integrations.langgraph._messages import (
+    is_handoff,
+    message_text,
+    replay_events,
+    trajectory_from_messages,
+)
+from integrations.langgraph._recorder import TrajectoryRecorder
+
+DEFAULT_NAME = "episodic_memory"
+
+
+class EpisodicMemoryNode(Runnable[dict, dict]):
+    """A graph node that compiles the session, answers ``/save`` and appends suggestions.
+
+    Add it after the crew; route commands straight to it with :meth:`router` so that ``/save``
+    never reaches the crew::
+
+        node = EpisodicMemoryNode(memory)
+        builder.add_node("crew", crew)
+        builder.add_node("episodic_memory", node)
+        builder.add_conditional_edges(START, node.router("crew"), ["crew", "episodic_memory"])
+        builder.add_edge("crew", "episodic_memory")
+        builder.add_edge("episodic_memory", END)
+
+    The session is the run's ``thread_id``; the scope comes from the run's context or config
+    (``scope``). The session's workflow is compiled from ``state[messages_key]``; when the crew
+    hides its tool calls, from a :class:`TrajectoryRecorder` passed in the run's callbacks (which
+    also supplies calls made inside tools, e.g. by a sub-agent behind a handoff tool).
+
+    Args:
+        memory: The :class:`~em_plugin.memory.EpisodicMemory`.
+        messages_key: The state key holding the messages.
+        save_command: The command that saves the session's workflow.
+        suggest_command: The command that shows suggestions without running the crew.
+        strict: Raise memory failures instead of logging a warning and passing the answer on.
+        autosave: ``"off"`` or ``"on_success"`` (save after every turn without a failed call).
+        judge: With ``autosave="on_success"``, decides which turns are saved.
+        limit: How many suggestions to append.
+        crew: The crew description's name, recorded on compiled workflows.
+        handoff: Tells whether a tool name hands off to another agent (shared-message crews).
+        name: The node's default name.
+
+    Raises:
+        ConfigurationError: On invalid settings (the message lists the valid choices).
+    """
+
+    def __init__(
+        self,
+        memory: Any,
+        *,
+        messages_key: str = "messages",
+        save_command: str = "/save",
+        suggest_command: str = "/suggest",
+        strict: bool = False,
+        autosave: str = "off",
+        judge: Judge | None = None,
+        limit: int = 3,
+        crew: str | None = None,
+        handoff: Callable[[str], bool] = is_handoff,
+        name: str = DEFAULT_NAME,
+    ) -> None:
+        check_policy(
+            autosave=autosave,
+            judge=judge,
+            save_command=save_command,
+            suggest_command=suggest_command,
+            limit=limit,
+        )
+        self.memory = memory
+        self.messages_key = messages_key
+        self.save_command = save_command
+        self.suggest_command = suggest_command
+        self.strict = strict
+        self.autosave = autosave
+        self.judge = judge
+        self.limit = limit
+        self.crew = crew
+        self.handoff = handoff
+        self.name = name
+
+    # -- routing -------------------------------------------------------------------------------
+
+    def is_command(self, state: dict) -> bool:
+        """Tell whether the last user message is one of this node's commands."""
+        messages = _messages(state, self.messages_key)
+        last = messages[-1] if messages else None
+        if not isinstance(last, HumanMessage):
+            return False
+        word = message_text(last).strip().split(maxsplit=1)
+        return bool(word) and word[0] in (self.save_command, self.suggest_command)
+
+    def router(self, crew_node: str, *, memory_node: str | None = None) -> Callable[[dict], str]:
+        """Return a conditional-edge function: commands go to this node, the rest to the crew.
+
+        Args:
+            crew_node: The crew's node name.
+            memory_node: This node's name in the graph (default: its ``name``).
+        """
+        target = memory_node or self.name
+
+        def route(state: dict) -> str:
+            return target if self.is_command(state) else crew_node
+
+        return route
+
+    # -- Runnable ------------------------------------------------------------------------------
+
+    def invoke(self, input: dict, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
+        """Run the node on the graph state (sync)."""
+        try:
+            return self._invoke(input, config)
+        except Exception as exc:
+            return self._isolate(exc)
+
+    async def ainvoke(
+        self, input: dict, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict:
+        """Run the node on the graph state (async)."""
+        try:
+            return await self._ainvoke(input, config)
+        except Exception as exc:
+            return self._isolate(exc)
+
+    def _isolate(self, exc: Exception) -> dict:
+        if self.strict:
+            raise exc
+        logger.warning(
+            "episodic memory node failed (%s: %s); the crew's answer is unchanged",
+            type(exc).__name__,
+            exc,
+            exc_info=exc,
+        )
+        return {}
+
+    def _invoke(self, input: dict, config: RunnableConfig | None) -> dict:
+        prepared = self._prepare(input, config)
+        if prepared is None:
+            return {}
+        controller, messages, command = prepared
+        if command is not None:
+            reply = controller.handle_command(command)
+            return self._reply(reply)
+        answer = _final_answer(messages)
+        if answer is None:
+            return {}
+        suffix = controller.suggestion_suffix(message_text(answer), record_answer=False)
+        return self._append(answer, suffix)
+
+    async def _ainvoke(self, input: dict, config: RunnableConfig | None) -> dict:
+        prepared = self._prepare(input, config)
+        if prepared is None:
+            return {}
+        controller, messages, command = prepared
+        if command is not None:
+            return self._reply(await controller.ahandle_command(command))
+        answer = _final_answer(messages)
+        if answer is None:
+            return {}
+        suffix = await controller.asuggestion_suffix(message_text(answer), record_answer=False)
+        return self._append(answer, suffix)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _prepare(
+        self, state: dict, config: RunnableConfig | None
+    ) -> tuple[SessionController, list[BaseMessage], str | None] | None:
+        messages = _messages(state, self.messages_key)
+        if not messages:
+            if self.strict:
+                raise KeyError(f"state has no messages under {self.messages_key!r}")
+            logger.warning("episodic memory: no messages under %r; skipped", self.messages_key)
+            return None
+        session_id = thread_id_of(config) or _first_id(messages)
+        scope = scope_of(config, runtime_context(), getattr(self.memory, "scope", "default"))
+        memory = memory_for_scope(self.memory, scope)
+        controller = SessionController(
+            memory,
+            Trajectory(session_id, scope=scope, framework="langgraph"),
+            strict=self.strict,
+            autosave=self.autosave,  # type: ignore[arg-type]
+            judge=self.judge,
+            save_command=self.save_command,
+            suggest_command=self.suggest_command,
+            limit=self.limit,
+            crew=self.crew,
+            log=logger,
+        )
+        with controller.guard("compiling the session from its messages"):
+            controller.trajectory = self._trajectory(messages, session_id, scope, config)
+        last = messages[-1]
+        command = None
+        if isinstance(last, HumanMessage) and controller.command_of(message_text(last)):
+            command = message_text(last)
+        return controller, messages, command
+
+    def _trajectory(
+        self,
+        messages: Sequence[BaseMessage],
+        session_id: str,
+        scope: str,
+        config: RunnableConfig | None,
+    ) -> Trajectory:
+        recorder, recorded_session = _recorder_for(config)
+        nested = recorder.nested_calls(recorded_session) if recorder and recorded_session else None
+        trajectory = trajectory_from_messages(
+            messages, session_id=session_id, scope=scope, handoff=self.handoff, nested=nested
+        )
+        if recorder is None or recorded_session is None or _has_calls(trajectory):
+            return trajectory
+        recorded = recorder.trajectory(recorded_session)
+        if recorded is None or not _has_calls(recorded):
+            return trajectory
+        # The crew hid its tool calls (no ToolMessages in state): use the recorder's session.
+        fallback = Trajectory(session_id, scope=scope, framework="langgraph")
+        replay_events(fallback, recorded.events)
+        return fallback
+
+    def _reply(self, reply: str | None) -> dict:
+        if reply is None:
+            return {}
+        return {self.messages_key: [AIMessage(reply, name=self.name)]}
+
+    def _append(self, answer: AIMessage, suffix: str) -> dict:
+        if not suffix:
+            return {}
+        return {self.messages_key: [append_to_message(answer, suffix)]}
+
+
+def append_to_message(message: AIMessage, suffix: str) -> AIMessage:
+    """Return a copy of ``message`` (same id, so ``add_messages`` replaces it) with ``suffix``.
+
+    String content gets the suffix appended; content blocks get a new text block, so the crew's
+    own blocks are never touched.
+    """
+    if isinstance(message.content, str):
+        content: Any = message.content + suffix
+    else:
+        content = [*message.content, {"type": "text", "text": suffix}]
+    return message.model_copy(update={"content": content})
+
+
+def _has_calls(trajectory: Trajectory) -> bool:
+    return any(isinstance(event, CallStart) for event in trajectory.events)
+
+
+def _messages(state: Any, key: str) -> list[BaseMessage]:
+    if isinstance(state, dict):
+        value = state.get(key)
+    else:
+        value = getattr(state, key, None)
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def _final_answer(messages: Sequence[BaseMessage]) -> AIMessage | None:
+    last = messages[-1]
+    if isinstance(last, AIMessage) and not last.tool_calls:
+        return last
+    return None
+
+
+def _first_id(messages: Sequence[BaseMessage]) -> str:
+    first = next((m for m in messages if isinstance(m, HumanMessage)), messages[0])
+    return first.id or "default"
+
+
+def _recorder_for(config: RunnableConfig | None) -> tuple[TrajectoryRecorder | None, str | None]:
+    callbacks = (config or {}).get("callbacks")
+    handlers = getattr(callbacks, "handlers", callbacks) or []
+    recorder = next((h for h in handlers if isinstance(h, TrajectoryRecorder)), None)
+    if recorder is None:
+        return None, None
+    session = recorder.session_of_run(getattr(callbacks, "parent_run_id", None))
+    if session is None:
+        session = thread_id_of(config)
+    return recorder, session
+
