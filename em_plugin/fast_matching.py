@@ -12,24 +12,27 @@ leaf sequences (same workflows, scores, alignments). Three stages:
 2. **Vectorised upper DP** over batches of candidates, best bound first, with per-pair upper
    similarities (FAISS values; texts outside the top-k get the k-th value). It bounds the best
    score among alignments that leave a continuation.
-3. **Exact verification** in bound order with the reference's own similarity matrix and a DP
-   with the reference's tie rules and float64 accumulation order, until ``max_workflows``
-   matches are confirmed and no remaining bound can reach the k-th score (ties included, since
-   ties are broken by id).
+3. **Exact verification** in bound order, in small groups: the reference's similarity matrix
+   (the same float32 product of the same arrays) and a batched DP with the reference's tie rules
+   and float64 accumulation order (:mod:`em_plugin.alignment_dp`), until ``max_workflows``
+   matches are confirmed and no remaining bound can beat the k-th match (a bound equal to its
+   score still can when the id sorts first, since ties are broken by id).
 
 Floating point: FAISS, BLAS and the reference compute a cosine in different orders. Each is
 within ``(d + 2)·2⁻²⁴`` of the true value for unit vectors, so every bound is widened by
-:func:`similarity_margin`; pruning never drops a workflow the reference would return.
+:func:`similarity_margin`; pruning never drops a workflow the reference would return. A query
+of call leaves only needs no widening: sums of 0/1 similarities are exact in float64.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter
 
+import faiss
 import numpy as np
 
-from em_plugin.matching import LeafSequence, Match, MatchConfig, rank_matches, similarity_matrix
+from em_plugin.alignment_dp import exact_alignments, last_row
+from em_plugin.matching import LeafSequence, Match, MatchConfig, rank_matches
 from em_plugin.scope_index import ScopeIndex
 
 #: First FAISS top-k per instruction leaf; grown while postings stay within budget.
@@ -41,6 +44,9 @@ _FIRST_BATCH = 64
 _MAX_BATCH = 4096
 #: Largest similarity block (query leaves x candidates x width) scored at once.
 _MAX_CELLS = 2_000_000
+# Query-row codes that no stored leaf code (int32: tools >= 0, texts < 0) can equal.
+_INSTRUCTION = -(2**40)
+_UNKNOWN = 2**40
 
 
 def similarity_margin(dimension: int) -> float:
@@ -49,50 +55,14 @@ def similarity_margin(dimension: int) -> float:
     return 2.0 * gamma + 1e-9
 
 
-def exact_alignment(sim: np.ndarray) -> tuple[float, tuple[int, ...]] | None:
-    """Vectorised :func:`~em_plugin.matching.best_alignment` with identical results.
-
-    The running maximum keeps the earliest column reaching it (strict improvement), the end is
-    the earliest column with the best total, and totals are float64 sums of the float32
-    similarities accumulated row by row, as in the reference.
-
-    Args:
-        sim: An ``n x m`` similarity matrix.
-
-    Returns:
-        ``(mean similarity, alignment)`` or ``None`` when ``m < n`` or ``n == 0``.
-    """
-    n, m = sim.shape
-    if n == 0 or m < n:
-        return None
-    rows = sim.astype(np.float64)
-    columns = np.arange(-1, m - 1)
-    back = np.empty((n, m), dtype=np.int64)
-    best = rows[0]
-    shifted = np.empty(m)
-    before = np.empty(m)
-    for j in range(1, n):
-        shifted[0] = -np.inf
-        shifted[1:] = best[:-1]
-        run = np.maximum.accumulate(shifted)
-        before[0] = -np.inf
-        before[1:] = run[:-1]
-        back[j] = np.maximum.accumulate(np.where(shifted > before, columns, -1))
-        best = run + rows[j]
-    end = n - 1 + int(np.argmax(best[n - 1 :]))
-    path = [end]
-    for j in range(n - 1, 0, -1):
-        path.append(int(back[j, path[-1]]))
-    return float(best[end]) / n, tuple(reversed(path))
-
-
 class _Query:
     """The query side of one match: leaf kinds, tool ids and per-text upper cosines."""
 
     def __init__(self, query: LeafSequence, scope: ScopeIndex) -> None:
         self.n = len(query)
         self.tool_ids = np.array(
-            [scope.tool_ids.get(t, -1) if t is not None else -2 for t in query.tools], np.int64
+            [_INSTRUCTION if t is None else scope.tool_ids.get(t, _UNKNOWN) for t in query.tools],
+            np.int64,
         )
         distinct: dict[str, int] = {}
         self.text_row = np.full(self.n, -1, dtype=np.int64)
@@ -106,11 +76,25 @@ class _Query:
         self.upper = np.zeros((len(distinct), len(scope.texts) + 1), dtype=np.float32)
 
 
-def _upper_bounds(q: _Query, scope: ScopeIndex, margin: float) -> np.ndarray:
+def _search(scope: ScopeIndex, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """FAISS top-k, single-threaded.
+
+    A query embeds only a handful of texts; OpenMP threads then cost more than they save, and
+    on a busy machine their spinning makes a 0.5 ms search take over 10 ms.
+    """
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        return scope.vectors.search(vectors, k)
+    finally:
+        faiss.omp_set_num_threads(threads)
+
+
+def _upper_bounds(q: _Query, scope: ScopeIndex) -> np.ndarray:
     """Return ``UB_i`` per slot (stage 1) and fill ``q.upper`` for stage 2."""
     slots = len(scope.slot_ids)
     total = np.zeros(slots, dtype=np.float64)
-    tools = Counter(t for t in q.tool_ids.tolist() if t >= 0)
+    tools = Counter(t for t in q.tool_ids.tolist() if 0 <= t < _UNKNOWN)
     if tools:
         keys = np.fromiter(tools, np.int64)
         which, hit = scope.tool_postings.lookup(keys)
@@ -122,7 +106,7 @@ def _upper_bounds(q: _Query, scope: ScopeIndex, margin: float) -> np.ndarray:
     budget = max(_MIN_BUDGET, slots // 4)
     k = min(texts, _FIRST_K)
     while True:
-        cosines, ids = scope.vectors.search(q.text_vectors, k)
+        cosines, ids = _search(scope, q.text_vectors, k)
         sizes = scope.text_postings.counts(ids.ravel()).reshape(ids.shape)
         cuts = np.maximum(1, (np.cumsum(sizes, axis=1) <= budget).sum(axis=1))
         grow = (cuts == k) & (cosines[:, -1] > 0)
@@ -184,29 +168,68 @@ def _upper_group(
         else:
             sims[j] = codes == q.tool_ids[j]
     sims[:, ~valid] = -np.inf
-    best = sims[0]
-    shifted = np.empty_like(best)
-    for j in range(1, q.n):
-        shifted[:, 0] = -np.inf
-        shifted[:, 1:] = best[:, :-1]
-        best = np.maximum.accumulate(shifted, axis=1) + sims[j]
+    best = last_row(sims)
     last = lengths[:, None] - (1 if config.require_continuation else 0)
     ends = (columns >= q.n - 1) & (columns < last)
     return np.where(ends, best, -np.inf).max(axis=1) / q.n
 
 
-def _verify(query: LeafSequence, scope: ScopeIndex, slot: int, config: MatchConfig) -> Match | None:
-    """Stage 3: the reference's decision for one candidate, computed exactly."""
-    leaves = scope.leaves(slot)
-    result = exact_alignment(similarity_matrix(query, leaves))
-    if result is None:
-        return None
-    score, alignment = result
-    if score <= config.threshold:
-        return None
-    if config.require_continuation and alignment[-1] >= len(leaves) - 1:
-        return None
-    return Match(scope.slot_ids[slot] or "", score, alignment)
+def _exact_sims(q: _Query, query: LeafSequence, scope: ScopeIndex, slot: int) -> np.ndarray:
+    """The reference's :func:`~em_plugin.matching.similarity_matrix`, bit for bit, but lean.
+
+    The instruction block is the very same product of the very same arrays the reference
+    computes (the query's vectors and the memory workflow's vectors with zero rows for calls),
+    so the float32 values are identical; the masks and call rows only depend on codes.
+    """
+    codes = scope.slot_codes(slot)
+    instr = codes < 0
+    vectors = np.zeros((len(codes), scope.dimension), dtype=np.float32)
+    vectors[instr] = scope.table()[-codes[instr].astype(np.int64) - 1]
+    sim = (query.vectors @ vectors.T).astype(np.float32)
+    sim[~np.outer(q.tool_ids == _INSTRUCTION, instr)] = 0.0
+    calls = np.flatnonzero(q.tool_ids != _INSTRUCTION)
+    sim[calls] = codes[None, :] == q.tool_ids[calls, None]
+    return sim
+
+
+def _verify(
+    q: _Query, query: LeafSequence, scope: ScopeIndex, slots: list[int], config: MatchConfig
+) -> list[Match]:
+    """Stage 3: the reference's decisions for a group of candidates, computed exactly."""
+    results = exact_alignments([_exact_sims(q, query, scope, slot) for slot in slots])
+    found = []
+    for slot, result in zip(slots, results, strict=True):
+        if result is None or result[0] <= config.threshold:
+            continue
+        score, alignment = result
+        if config.require_continuation and alignment[-1] >= int(scope.lengths.view()[slot]) - 1:
+            continue
+        found.append(Match(scope.slot_ids[slot] or "", score, alignment))
+    return found
+
+
+class _TopK:
+    """The best ``limit`` confirmed matches so far, and whether a bound can still enter."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.found: list[Match] = []
+        self.kth: tuple[float, str] | None = None
+
+    def add(self, matches: list[Match]) -> None:
+        self.found.extend(matches)
+        if len(self.found) >= self.limit:
+            self.found = rank_matches(self.found, self.limit)
+            last = self.found[-1]
+            self.kth = (last.score, last.workflow_id)
+
+    def below(self, bound: float) -> bool:
+        """True when no workflow whose score is at most ``bound`` can enter."""
+        return self.kth is not None and bound < self.kth[0]
+
+    def loses_tie(self, bound: float, workflow_id: str) -> bool:
+        """True when a score of at most ``bound`` cannot beat the k-th match, ties by id."""
+        return self.kth is not None and bound <= self.kth[0] and workflow_id > self.kth[1]
 
 
 def _batches(order: np.ndarray) -> list[np.ndarray]:
@@ -235,32 +258,32 @@ def fast_match(
     query = current.tail(config.window)
     if len(query) == 0 or scope is None or len(scope) == 0:
         return []
-    margin = similarity_margin(scope.dimension)
     q = _Query(query, scope)
-    bounds = _upper_bounds(q, scope, margin)
+    # Sums of 0/1 call similarities are exact in float64: no widening when there is no cosine.
+    margin = similarity_margin(scope.dimension) if (q.text_row >= 0).any() else 0.0
+    bounds = _upper_bounds(q, scope)
     possible = scope.alive.view() & (scope.lengths.view() >= q.n)
     candidates = np.flatnonzero(possible & (bounds + margin > config.threshold))
     order = candidates[np.argsort(-bounds[candidates], kind="stable")]
     identical = scope.lookup_codes(current) if config.exclude_identical else None
-    limit = config.max_workflows
-    found: list[Match] = []
-    top: list[float] = []  # min-heap of the best `limit` confirmed scores
+    top = _TopK(config.max_workflows)
+    group = max(16, config.max_workflows)
     for batch in _batches(order):
-        if len(top) == limit and bounds[batch[0]] + margin < top[0]:
+        if top.below(float(bounds[batch[0]]) + margin):
             break
         upper = _upper_scores(q, scope, batch, config, margin)
-        for i in np.argsort(-upper, kind="stable").tolist():
-            if upper[i] <= config.threshold or (len(top) == limit and upper[i] < top[0]):
-                break
+        ranked = np.argsort(-upper, kind="stable").tolist()
+        pending: list[int] = []
+        for position, i in enumerate(ranked):
+            bound = float(upper[i])
+            stop = bound <= config.threshold or top.below(bound)
             slot = int(batch[i])
-            if identical is not None and np.array_equal(scope.slot_codes(slot), identical):
-                continue
-            match = _verify(query, scope, slot, config)
-            if match is None:
-                continue
-            found.append(match)
-            if len(top) < limit:
-                heapq.heappush(top, match.score)
-            elif match.score > top[0]:
-                heapq.heapreplace(top, match.score)
-    return rank_matches(found, limit)
+            if not stop and not top.loses_tie(bound, scope.slot_ids[slot] or ""):
+                if identical is None or not np.array_equal(scope.slot_codes(slot), identical):
+                    pending.append(slot)
+            if pending and (stop or len(pending) == group or position == len(ranked) - 1):
+                top.add(_verify(q, query, scope, pending, config))
+                pending = []
+            if stop:
+                break
+    return rank_matches(top.found, config.max_workflows)

@@ -62,20 +62,23 @@ class Postings:
         self._indptr = np.zeros(1, dtype=np.int64)
         self._sorted = np.zeros(0, dtype=np.int32)
         self._built = 0
-        self._tail_counts: dict[int, int] = {}
-
-    def add_pairs(self, keys: np.ndarray, slots: np.ndarray) -> None:
-        """Record many ``(key, slot)`` pairs at once (each pair unique), then build the CSR."""
-        self._keys.extend(keys)
-        self._slots.extend(slots)
-        self.build()
+        self._tail_counts = np.zeros(0, dtype=np.int64)
 
     def add(self, keys: np.ndarray, slot: int) -> None:
         """Record that ``slot`` uses each of ``keys`` (unique)."""
+        self.add_pairs(keys, np.full(len(keys), slot, dtype=np.int32))
+
+    def add_pairs(self, keys: np.ndarray, slots: np.ndarray) -> None:
+        """Record ``(key, slot)`` pairs (each pair new)."""
         self._keys.extend(keys)
-        self._slots.extend(np.full(len(keys), slot, dtype=np.int32))
-        for k in keys.tolist():
-            self._tail_counts[k] = self._tail_counts.get(k, 0) + 1
+        self._slots.extend(slots)
+        if len(keys):
+            top = int(keys.max()) + 1
+            if top > len(self._tail_counts):
+                grown = np.zeros(max(2 * len(self._tail_counts), top), np.int64)
+                grown[: len(self._tail_counts)] = self._tail_counts
+                self._tail_counts = grown
+            self._tail_counts += np.bincount(keys, minlength=len(self._tail_counts))
         if self._keys.size - self._built > max(4096, self._built // 16):
             self.build()
 
@@ -88,7 +91,7 @@ class Postings:
         self._indptr = np.zeros(top, dtype=np.int64)
         np.cumsum(np.bincount(keys, minlength=top - 1), out=self._indptr[1:])
         self._built = len(keys)
-        self._tail_counts = {}
+        self._tail_counts[:] = 0
 
     def counts(self, keys: np.ndarray) -> np.ndarray:
         """Return how many slots each key has (dead slots included)."""
@@ -96,8 +99,9 @@ class Postings:
         out = np.zeros(len(keys), dtype=np.int64)
         k = keys[inside]
         out[inside] = self._indptr[k + 1] - self._indptr[k]
-        if self._tail_counts:
-            out += np.fromiter((self._tail_counts.get(x, 0) for x in keys.tolist()), np.int64)
+        if self._keys.size > self._built:
+            tail = keys < len(self._tail_counts)
+            out[tail] += self._tail_counts[keys[tail]]
         return out
 
     def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -210,21 +214,6 @@ class ScopeIndex:
                 return None
             codes[i] = code if tool is not None else -code - 1
         return codes
-
-    def add_codes(self, workflow_id: str, codes: np.ndarray) -> None:
-        """Store a workflow's leaf codes in a new slot (the id must not be stored)."""
-        slot = len(self.slot_ids)
-        self.slot_ids.append(workflow_id)
-        self.id_slots[workflow_id] = slot
-        self.offsets.extend([self.codes.size])
-        self.lengths.extend([len(codes)])
-        self.alive.extend([True])
-        self.codes.extend(codes)
-        tools = np.unique(codes[codes >= 0])
-        text_ids = np.unique(-codes[codes < 0] - 1)
-        self.tool_postings.add(tools, slot)
-        self.text_postings.add(text_ids, slot)
-        self.text_refs.view()[text_ids] += 1
 
     def remove(self, workflow_id: str) -> bool:
         """Mark a workflow's slot dead; return whether it was stored."""

@@ -26,7 +26,7 @@ from em_plugin.embedding import Embedder
 from em_plugin.embedding_cache import CachedEmbedder
 from em_plugin.errors import ConfigurationError, IndexStaleError
 from em_plugin.fast_matching import fast_match
-from em_plugin.index_files import REINDEX_HINT, fingerprint
+from em_plugin.index_files import REINDEX_HINT, fingerprint, sidecar_paths
 from em_plugin.matching import LeafSequence, Match, MatchConfig, leaf_texts, reference_match
 from em_plugin.scope_index import ScopeIndex
 from provenance.model import DEFAULT_SCOPE, Workflow
@@ -34,7 +34,7 @@ from provenance.model import DEFAULT_SCOPE, Workflow
 Method = Literal["fast", "reference"]
 METHODS = ("fast", "reference")
 
-__all__ = ["METHODS", "StepIndex", "fingerprint"]
+__all__ = ["METHODS", "StepIndex", "fingerprint", "sidecar_paths"]
 
 
 class StepIndex:
@@ -280,6 +280,27 @@ class StepIndex:
                 self._journal = index_files.Journal(target)
 
     @classmethod
+    def open(
+        cls, path: str | Path, embedder: Embedder, *, expected_fingerprint: str | None = None
+    ) -> StepIndex:
+        """Load the index at ``path``, or create an empty one there if there is none.
+
+        Args:
+            path: The index directory (beside the store).
+            embedder: The embedder in use.
+            expected_fingerprint: The store's :func:`fingerprint`; checked when given, so an
+                empty new index beside a non-empty store is reported as stale too.
+
+        Raises:
+            IndexStaleError: As :meth:`load`.
+        """
+        if (Path(path) / index_files.META).exists():
+            return cls.load(path, embedder, expected_fingerprint=expected_fingerprint)
+        index = cls(embedder, path=path)
+        index._check(expected_fingerprint)
+        return index
+
+    @classmethod
     def load(
         cls, path: str | Path, embedder: Embedder, *, expected_fingerprint: str | None = None
     ) -> StepIndex:
@@ -314,14 +335,7 @@ class StepIndex:
         index._replay(index_files.read_journal(path))
         index.path = path
         index._journal = index_files.Journal(path)
-        if expected_fingerprint is not None and index.fingerprint() != expected_fingerprint:
-            index.close()
-            raise IndexStaleError(
-                f"step index {path} holds {index.fingerprint().split(':')[0]} workflows "
-                f"(fingerprint {index.fingerprint()}), the store "
-                f"{expected_fingerprint.split(':')[0]} (fingerprint {expected_fingerprint}); "
-                f"{REINDEX_HINT}"
-            )
+        index._check(expected_fingerprint)
         return index
 
     def close(self) -> None:
@@ -332,6 +346,17 @@ class StepIndex:
                 self._journal = None
 
     # ----------------------------------------------------------------------------- internals
+
+    def _check(self, expected: str | None) -> None:
+        actual = self.fingerprint()
+        if expected is None or actual == expected:
+            return
+        self.close()
+        raise IndexStaleError(
+            f"step index {self.path} holds {actual.split(':')[0]} workflows (fingerprint "
+            f"{actual}), the store {expected.split(':')[0]} (fingerprint {expected}); "
+            f"{REINDEX_HINT}"
+        )
 
     def _apply_adds(self, entries: list[tuple[str, str, tuple, tuple]]) -> None:
         fresh: dict[str, dict[str, None]] = {}
@@ -345,14 +370,20 @@ class StepIndex:
         for scope_name, new in fresh.items():
             if new and vectors is not None:
                 self._scopes[scope_name].add_texts(list(new), vectors[[row[t] for t in new]])
-        for workflow_id, scope_name, tools, texts in entries:
+        latest = {e[0]: e for e in entries}  # a later entry for an id replaces an earlier one
+        for workflow_id in latest:
             # No compaction inside the batch: it would drop the texts added above.
             self._remove(workflow_id, compact=False)
-            scope = self._scopes[scope_name]
-            scope.add_codes(workflow_id, scope.encode(tools, texts))
+        by_scope: dict[str, list[tuple[str, np.ndarray]]] = {}
+        for workflow_id, scope_name, tools, texts in latest.values():
+            codes = self._scopes[scope_name].encode(tools, texts)
+            by_scope.setdefault(scope_name, []).append((workflow_id, codes))
             self._scope_of[workflow_id] = scope_name
-        for name in {e[1] for e in entries}:
-            self._compact_if_sparse(name)
+        for scope_name, added in by_scope.items():
+            lengths = np.array([len(codes) for _, codes in added])
+            flat = np.concatenate([codes for _, codes in added])
+            self._scopes[scope_name].add_bulk([wid for wid, _ in added], flat, lengths)
+            self._compact_if_sparse(scope_name)
 
     def _scope(self, name: str) -> ScopeIndex:
         scope = self._scopes.get(name)

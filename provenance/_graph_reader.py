@@ -28,8 +28,23 @@ WORKFLOW_TEXT = (
     ("split", WF.split),
 )
 
+# Plain constants: DefinedNamespace attribute lookups are slow in the per-node loops below.
 _TYPE, _HAS_PART, _USED, _VALUE = RDF.type, DCTERMS.hasPart, PROV.used, PROV.value
-_GENERATED_BY, _INDEX = PROV.wasGeneratedBy, WF.index
+_GENERATED_BY, _INDEX, _ARG_NAME = PROV.wasGeneratedBy, WF.index, WF.argName
+_STEP_ID, _EXTRA, _TOOL, _TOOL_NAME = WF.stepId, WF.extra, WF.tool, WF.toolName
+_STARTED, _ENDED, _STARTED_TEXT, _ENDED_TEXT = (
+    PROV.startedAtTime,
+    PROV.endedAtTime,
+    WF.startedText,
+    WF.endedText,
+)
+_INSTRUCTION_EXEC, _CALL_EXEC, _INSTRUCTION = (
+    WF.InstructionExecution,
+    WF.FunctionCall,
+    WF.Instruction,
+)
+# Types that mark the roots the reader collects in its first pass.
+_ROOT_KINDS = {PL.Workflow: "workflows", WF.FailedCall: "failed", WF.RevisedInstruction: "revised"}
 _PREFIXES = (
     ("wf:", str(WF)),
     ("pl:", str(PL)),
@@ -83,19 +98,19 @@ class _Reader:
     def __init__(self, index: Index) -> None:
         self.index = index
         self.generated: dict[Node, Node] = {}  # execution -> its output entity
-        self.workflows: list[Node] = []
-        self.failed: list[Node] = []
-        self.revised: list[Node] = []
+        roots: dict[str, list[Node]] = {"workflows": [], "failed": [], "revised": []}
         for subject, props in index.items():
-            types = props.get(_TYPE, ())
-            if PL.Workflow in types:
-                self.workflows.append(subject)
-            if WF.FailedCall in types:
-                self.failed.append(subject)
-            if WF.RevisedInstruction in types:
-                self.revised.append(subject)
+            for type_ in props.get(_TYPE, ()):
+                kind = _ROOT_KINDS.get(type_)  # a dict lookup: one __eq__ at most
+                if kind is not None:
+                    roots[kind].append(subject)
             for execution in props.get(_GENERATED_BY, ()):
                 self.generated[execution] = subject
+        self.workflows, self.failed, self.revised = (
+            roots["workflows"],
+            roots["failed"],
+            roots["revised"],
+        )
         self.roots = set(self.failed) | set(self.revised)
 
     def workflow(self) -> Workflow:
@@ -128,12 +143,12 @@ class _Reader:
             raise MappingError(f"the graph describes an invalid workflow: {exc}") from None
 
     def _step(self, exe: Node) -> Step:
-        types = self._values(exe, _TYPE)
+        types = set(self._values(exe, _TYPE))
         steps = tuple(self._step(c) for c in self._children(exe))
-        step_id = self._text(exe, WF.stepId, False)
-        extra = self._json(exe, WF.extra, {})
-        if WF.InstructionExecution in types:
-            texts = [e for e in self._values(exe, _USED) if WF.Instruction in self._types(e)]
+        step_id = self._text(exe, _STEP_ID, False)
+        extra = self._json(exe, _EXTRA, {})
+        if _INSTRUCTION_EXEC in types:
+            texts = [e for e in self._values(exe, _USED) if _INSTRUCTION in set(self._types(e))]
             if len(texts) != 1:
                 raise MappingError(f"{exe} must use exactly one wf:Instruction, not {len(texts)}")
             return InstructionStep(
@@ -141,22 +156,22 @@ class _Reader:
                 steps=steps,
                 id=step_id,
                 revision_of=self._text(exe, WF.revisionOf, False),
-                timestamp=self._time(exe, PROV.startedAtTime, WF.startedText),
+                timestamp=self._time(exe, _STARTED, _STARTED_TEXT),
                 extra=extra,
             )
-        if WF.FunctionCall not in types:
+        if _CALL_EXEC not in types:
             raise MappingError(f"{exe} is neither a wf:InstructionExecution nor a wf:FunctionCall")
         agent = self._one(exe, PROV.wasAssociatedWith, False)
         output = self.generated.get(exe)
         return CallStep(
-            name=self._text(self._one(exe, WF.tool), WF.toolName),
+            name=self._text(self._one(exe, _TOOL), _TOOL_NAME),
             args=self._args(exe),
             output=None if output is None else self._json(output, _VALUE),
             agent=None if agent is None else self._text(agent, WF.agentName),
             steps=steps,
             id=step_id,
-            started=self._time(exe, PROV.startedAtTime, WF.startedText),
-            ended=self._time(exe, PROV.endedAtTime, WF.endedText),
+            started=self._time(exe, _STARTED, _STARTED_TEXT),
+            ended=self._time(exe, _ENDED, _ENDED_TEXT),
             extra=extra,
         )
 
@@ -174,8 +189,8 @@ class _Reader:
         return step
 
     def _args(self, exe: Node) -> dict[str, Any]:
-        used = [e for e in self._values(exe, _USED) if WF.argName in self.index.get(e, {})]
-        return {self._text(e, WF.argName): self._json(e, _VALUE) for e in self._sorted(used)}
+        used = [e for e in self._values(exe, _USED) if _ARG_NAME in self.index.get(e, {})]
+        return {self._text(e, _ARG_NAME): self._json(e, _VALUE) for e in self._sorted(used)}
 
     def _children(self, node: Node) -> list[Node]:
         return self._sorted([c for c in self._values(node, _HAS_PART) if c not in self.roots])
@@ -228,6 +243,7 @@ class _Reader:
             raise MappingError(f"{_qname(predicate)} of {node} is not JSON: {exc}") from None
 
     def _time(self, node: Node, typed: URIRef, text: URIRef) -> str | None:
+        # The text as written; the typed literal is a fallback for graphs made elsewhere.
         raw = self._text(node, text, False)
         return raw if raw is not None else self._text(node, typed, False)
 

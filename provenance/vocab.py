@@ -18,6 +18,7 @@ Resources live under ``https://w3id.org/em-plugin/id/``, one folder per kind::
     id/graph/{id}               the named graph holding that workflow
     id/tool/{name}  id/agent/{name}  id/scope/{scope}
     id/suggestion/{session}/{time}   a suggestion activity (see suggestion_record.py)
+    id/suggestions/{session}         the named graph of a session's suggestion activities
 
 Ids are percent-encoded as one path segment (every character outside ``A-Za-z0-9-._~`` is
 escaped, and so are the dot segments ``.`` and ``..``), so workflow ids such as
@@ -108,7 +109,6 @@ class WF(DefinedNamespace):
     suggestedText: URIRef
     suggestedTool: URIRef
     suggestionSource: URIRef
-    evidencePosition: URIRef
 
 
 class PL(DefinedNamespace):
@@ -157,6 +157,7 @@ PREFIXES: dict[str, str] = {
     "agent": f"{BASE}agent/",
     "scope": f"{BASE}scope/",
     "suggestion": f"{BASE}suggestion/",
+    "suggestions": f"{BASE}suggestions/",
 }
 
 

@@ -7,15 +7,18 @@ Four tools, each a plain function taking JSON-able arguments and returning a JSO
 * :func:`hazard_assessment` screens for PBT/vPvB properties against REACH Annex XIII;
 * :func:`markdown_table` renders results as a Markdown table.
 
-:data:`TOOLS` maps tool names to the functions and :data:`CREW_DESCRIPTION` describes the
-Chemist crew (coordinator and sub-agents). :mod:`em_plugin.demo.bootstrap` generates the
-synthetic workflows that seed the episodic memory. Bundled data: ``em_plugin/demo/data/``.
+:data:`TOOLS` maps tool names to the functions and :data:`CREW_DESCRIPTION` (an
+:class:`em_plugin.crew.CrewDescription`) describes the Chemist crew (coordinator and
+sub-agents). :mod:`em_plugin.demo.bootstrap` generates the synthetic workflows that seed the
+episodic memory. Bundled data: ``em_plugin/demo/data/``.
 No agent framework is imported here; the adapters live in ``integrations/``.
 """
 
 from __future__ import annotations
 
-from .crew import CREW_DESCRIPTION, TOOLS, AgentDescription, CrewDescription
+from em_plugin.crew import AgentDescription, CrewDescription
+
+from .crew import COORDINATOR, CREW_DESCRIPTION, SUB_AGENTS, TITLES, TOOLS, agent_for_tool
 from .hazard import hazard_assessment
 from .markdown import markdown_table
 from .pfas import pfas_classifier
@@ -23,10 +26,14 @@ from .sds import product_extractor
 from .tables import sample_names
 
 __all__ = [
+    "COORDINATOR",
     "CREW_DESCRIPTION",
+    "SUB_AGENTS",
+    "TITLES",
     "TOOLS",
     "AgentDescription",
     "CrewDescription",
+    "agent_for_tool",
     "hazard_assessment",
     "markdown_table",
     "pfas_classifier",

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .crew import CREW_DESCRIPTION, TOOLS
+from .crew import CREW_DESCRIPTION, TOOLS, agent_for_tool
 from .tables import DATA_DIR, find_substance
 
 SOURCE = "synthetic:em-plugin-bootstrap"
@@ -334,7 +334,7 @@ def _call(tool: str, intent: str, state: dict[str, Any], runner: _Runner) -> dic
         "name": tool,
         "args": args,
         "output": output,
-        "agent": CREW_DESCRIPTION.agent_for_tool(tool),
+        "agent": agent_for_tool(tool),
     }
 
 

@@ -1,15 +1,18 @@
 """The Chemist crew of the paper's demo (Figure 2): a coordinator and one expert per tool.
 
-:data:`CREW_DESCRIPTION` is plain data: the adapters in ``integrations/`` turn it into agents and
-prompts, and the suggestion fallback (no similar workflow in memory) turns it into next steps.
-:data:`TOOLS` maps each tool name to its framework-neutral function.
+:data:`CREW_DESCRIPTION` is an :class:`em_plugin.crew.CrewDescription` (the one crew-description
+type of the project): the coordinator first, with no tools of its own, then one sub-agent per
+tool. The adapters in ``integrations/`` turn it into agents and prompts, and the suggestion
+fallback (no similar workflow in memory) turns it into next steps. :data:`TOOLS` maps each tool
+name to its framework-neutral function; :data:`TITLES` gives each agent's display name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from em_plugin.crew import AgentDescription, CrewDescription, ToolDescription
 
 from .hazard import hazard_assessment
 from .markdown import markdown_table
@@ -24,77 +27,15 @@ TOOLS: dict[str, Callable[..., dict[str, Any]]] = {
 }
 
 
-@dataclass(frozen=True)
-class AgentDescription:
-    """One agent of a crew."""
-
-    name: str
-    """Identifier, used as the ``agent`` of the calls it makes (``"product_extractor_agent"``)."""
-    title: str
-    """Display name (``"Product Extractor Agent"``)."""
-    role: str
-    """One line: what the agent is."""
-    description: str
-    """What it does and when the coordinator should delegate to it."""
-    tools: tuple[str, ...] = ()
-    """Names of the tools (keys of :data:`TOOLS`) it may call."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the description as JSON-ready data."""
-        return {
-            "name": self.name,
-            "title": self.title,
-            "role": self.role,
-            "description": self.description,
-            "tools": list(self.tools),
-        }
-
-
-@dataclass(frozen=True)
-class CrewDescription:
-    """A coordinator and the sub-agents it delegates to."""
-
-    name: str
-    """Identifier of the crew."""
-    description: str
-    """What the crew is for."""
-    coordinator: AgentDescription
-    """The agent that receives user instructions and delegates."""
-    agents: tuple[AgentDescription, ...]
-    """The sub-agents, one per tool."""
-
-    @property
-    def tool_names(self) -> tuple[str, ...]:
-        """Every tool of the crew, in sub-agent order."""
-        return tuple(tool for agent in self.agents for tool in agent.tools)
-
-    def agent_for_tool(self, tool: str) -> str:
-        """Return the name of the sub-agent that owns ``tool``.
-
-        Raises:
-            KeyError: No sub-agent has that tool; the message lists the crew's tools.
-        """
-        for agent in self.agents:
-            if tool in agent.tools:
-                return agent.name
-        raise KeyError(
-            f"No agent of crew {self.name!r} has tool {tool!r}; tools: {', '.join(self.tool_names)}"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the description as JSON-ready data."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "coordinator": self.coordinator.to_dict(),
-            "agents": [agent.to_dict() for agent in self.agents],
-        }
-
-
 def _tool_summary(tool: str) -> str:
     # The first docstring line of each tool is written to double as its short description.
     doc = TOOLS[tool].__doc__ or ""
     return doc.strip().splitlines()[0]
+
+
+def _agent(name: str, role: str, description: str, tool: str | None = None) -> AgentDescription:
+    tools = (ToolDescription(tool, _tool_summary(tool)),) if tool else ()
+    return AgentDescription(name=name, role=role, description=description, tools=tools)
 
 
 CREW_DESCRIPTION = CrewDescription(
@@ -104,48 +45,70 @@ CREW_DESCRIPTION = CrewDescription(
         "substances) in products described by Safety Data Sheets and Full Material "
         "Declarations, and assess their persistence, bioaccumulation and toxicity (PBT)."
     ),
-    coordinator=AgentDescription(
-        name="chemist",
-        title="Chemist Agent",
-        role="Coordinator of the chemist crew",
-        description=(
+    agents=(
+        _agent(
+            "chemist",
+            "Coordinator of the chemist crew",
             "Decomposes the user's task into sub-tasks, delegates each to the expert sub-agent "
             "that has the right tool, and combines their outputs into the final answer. Answers "
-            "general chemistry questions from its own knowledge when no tool applies."
+            "general chemistry questions from its own knowledge when no tool applies.",
         ),
-    ),
-    agents=(
-        AgentDescription(
-            name="product_extractor_agent",
-            title="Product Extractor Agent",
-            role="Reads product documents",
-            description=_tool_summary("product_extractor")
+        _agent(
+            "product_extractor_agent",
+            "Reads product documents",
+            _tool_summary("product_extractor")
             + " Use it first when the user names an SDS (.txt/.pdf) or IPC-1752A (.xml) file.",
-            tools=("product_extractor",),
+            "product_extractor",
         ),
-        AgentDescription(
-            name="pfas_classifier_agent",
-            title="PFAS Classifier Agent",
-            role="Decides which molecules are PFAS",
-            description=_tool_summary("pfas_classifier")
+        _agent(
+            "pfas_classifier_agent",
+            "Decides which molecules are PFAS",
+            _tool_summary("pfas_classifier")
             + " Works on SMILES, CAS numbers, names or an extracted ingredient list.",
-            tools=("pfas_classifier",),
+            "pfas_classifier",
         ),
-        AgentDescription(
-            name="hazard_assessor_agent",
-            title="Hazard Assessment Agent",
-            role="Screens substances for PBT/vPvB properties",
-            description=_tool_summary("hazard_assessment")
-            + " Reports missing data instead of guessing.",
-            tools=("hazard_assessment",),
+        _agent(
+            "hazard_assessor_agent",
+            "Screens substances for PBT/vPvB properties",
+            _tool_summary("hazard_assessment") + " Reports missing data instead of guessing.",
+            "hazard_assessment",
         ),
-        AgentDescription(
-            name="markdown_formatter_agent",
-            title="Report Formatter Agent",
-            role="Formats results for the user",
-            description=_tool_summary("markdown_table")
-            + " Use it when the user asks for a table or a report.",
-            tools=("markdown_table",),
+        _agent(
+            "markdown_formatter_agent",
+            "Formats results for the user",
+            _tool_summary("markdown_table") + " Use it when the user asks for a table or a report.",
+            "markdown_table",
         ),
     ),
 )
+"""The crew: ``agents[0]`` is the coordinator, the others are its sub-agents."""
+
+COORDINATOR: AgentDescription = CREW_DESCRIPTION.agents[0]
+"""The Chemist Agent: receives user instructions and delegates."""
+
+SUB_AGENTS: tuple[AgentDescription, ...] = CREW_DESCRIPTION.agents[1:]
+"""The expert sub-agents, one per tool."""
+
+TITLES: dict[str, str] = {
+    "chemist": "Chemist Agent",
+    "product_extractor_agent": "Product Extractor Agent",
+    "pfas_classifier_agent": "PFAS Classifier Agent",
+    "hazard_assessor_agent": "Hazard Assessment Agent",
+    "markdown_formatter_agent": "Report Formatter Agent",
+}
+"""Display names of the agents, by agent name."""
+
+
+def agent_for_tool(tool: str) -> str:
+    """Return the name of the sub-agent that owns ``tool``.
+
+    Raises:
+        KeyError: No sub-agent has that tool; the message lists the crew's tools.
+    """
+    for agent in SUB_AGENTS:
+        if any(t.name == tool for t in agent.tools):
+            return agent.name
+    raise KeyError(
+        f"No agent of crew {CREW_DESCRIPTION.name!r} has tool {tool!r}; "
+        f"tools: {', '.join(CREW_DESCRIPTION.tool_names)}"
+    )

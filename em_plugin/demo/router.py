@@ -9,7 +9,10 @@ No LLM API is reachable offline, so the demo crew's chat models (LangChain and B
 * below ``min_similarity`` it picks no tool, and the crew answers that it cannot help (the
   paper's Figure 4 case);
 * :func:`render_answer` turns a tool's JSON result into a short readable answer followed by one
-  ``DATA:`` line holding the JSON, so a coordinator can pass it on in the next turn.
+  ``DATA:`` line holding the JSON, so a coordinator can pass it on in the next turn;
+* :meth:`OfflineRouter.respond` is one chat-model turn over a framework-neutral transcript
+  (:class:`ChatTurn`): a new instruction gets a tool call (or a "no tool fits" answer), and the
+  result of that call gets the final answer.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from em_plugin.embedding import Embedder
 
@@ -26,6 +29,17 @@ DATA_PREFIX = "DATA: "
 CONTEXT_MARKER = "\n\nContext: "
 _FILE = re.compile(r"[\w.\-]+\.(?:txt|pdf|xml)\b", re.IGNORECASE)
 _CAS = re.compile(r"\b\d{2,7}-\d{2}-\d\b")
+_RECORD_KEYS = (
+    "name",
+    "cas",
+    "smiles",
+    "concentration",
+    "material",
+    "is_pfas",
+    "pbt",
+    "vpvb",
+    "conclusion",
+)
 _SMILES = re.compile(r"\bSMILES\s+([^\s,;]+)", re.IGNORECASE)
 
 
@@ -42,6 +56,18 @@ class ToolSpec:
     def routing_text(self) -> str:
         """The text compared with instructions: the name's words, then the description."""
         return f"{self.name.replace('_', ' ')}: {self.description}"
+
+
+@dataclass(frozen=True)
+class ChatTurn:
+    """One message of a conversation, as the offline model reads it."""
+
+    role: Literal["user", "assistant", "tool"]
+    text: str
+    tool: str | None = None
+    """For ``role="tool"``: the name of the tool whose result this is."""
+    error: bool = False
+    """For ``role="tool"``: the call failed and ``text`` is the error."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +127,30 @@ class OfflineRouter:
             return Decision(answer=answer, similarity=scores[best])
         return Decision(tool=tool.name, args=args, similarity=scores[best])
 
+    def respond(self, turns: Sequence[ChatTurn], tools: Sequence[ToolSpec]) -> Decision:
+        """One chat-model turn: route the latest instruction, or answer from its tool result.
+
+        The instruction is the last ``user`` turn. When tool results follow it, the answer is
+        built from the last one (:func:`final_answer`); otherwise the instruction is routed with
+        :meth:`decide`, taking as context the latest ``DATA:`` block of the earlier turns (so
+        "Classify them as PFAS" reaches the ingredients extracted in the previous turn).
+
+        Args:
+            turns: The conversation, oldest first (system prompts left out).
+            tools: The tools the agent may call.
+
+        Returns:
+            A tool call, or the final answer.
+        """
+        last_user = max((i for i, turn in enumerate(turns) if turn.role == "user"), default=-1)
+        if last_user < 0:
+            return Decision(answer="What should I do? Please give me an instruction.")
+        results = [turn for turn in turns[last_user + 1 :] if turn.role == "tool"]
+        if results:
+            return Decision(answer=final_answer(results[-1]))
+        context = latest_data([turn.text for turn in turns[:last_user] if turn.role == "tool"])
+        return self.decide(turns[last_user].text, tools, context)
+
     def _similarities(self, text: str, tools: Sequence[ToolSpec]) -> list[float]:
         missing = [t.routing_text for t in tools if t.routing_text not in self._description_vectors]
         if missing:
@@ -154,6 +204,22 @@ def strip_data(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.startswith(DATA_PREFIX)).strip()
 
 
+def final_answer(result: ChatTurn) -> str:
+    """The answer an agent gives once its tool call returned ``result``.
+
+    A domain tool's JSON becomes :func:`render_answer` (readable text plus the ``DATA:`` line a
+    coordinator passes on); a sub-agent's text answer is passed on without its ``DATA:`` lines,
+    since it goes to the user; a failed call is reported as such.
+    """
+    if result.error:
+        return f"The {result.tool or 'tool'} call failed: {result.text.strip()}"
+    try:
+        data = json.loads(result.text)
+    except json.JSONDecodeError:
+        return strip_data(result.text) or f"{result.tool or 'The tool'} returned nothing."
+    return render_answer(result.tool or "tool", data)
+
+
 def render_answer(tool: str, result: Any) -> str:
     """Render a tool's result as a readable answer plus one ``DATA:`` line of JSON."""
     data = result if isinstance(result, dict) else {"result": result}
@@ -171,6 +237,16 @@ def _summary(tool: str, data: Mapping[str, Any]) -> str:
             for i in data["ingredients"]
         )
         return f"{data['product']} contains {len(data['ingredients'])} ingredients: {items}."
+    results = data.get("results")
+    if isinstance(results, list) and results and all(isinstance(r, Mapping) for r in results):
+        if all("is_pfas" in r for r in results):
+            return _pfas_summary(results)
+        if all("conclusion" in r for r in results):
+            return (
+                "PBT/vPvB screening (REACH Annex XIII): "
+                + "; ".join(f"{_label(r)}: {r['conclusion']}" for r in results)
+                + "."
+            )
     summary = data.get("summary")
     if isinstance(summary, Mapping):
         parts = [
@@ -181,9 +257,34 @@ def _summary(tool: str, data: Mapping[str, Any]) -> str:
     return f"{tool} returned: {json.dumps(data, ensure_ascii=False)[:400]}"
 
 
+def _label(record: Mapping[str, Any]) -> str:
+    return str(record.get("name") or record.get("cas") or record.get("smiles") or "?")
+
+
+def _pfas_summary(results: Sequence[Mapping[str, Any]]) -> str:
+    groups: dict[Any, list[str]] = {True: [], False: [], None: []}
+    for record in results:
+        groups[record.get("is_pfas")].append(_label(record))
+    parts = [
+        f"{len(groups[True])} of {len(results)} are PFAS under the OECD 2021 definition"
+        + (f": {', '.join(groups[True])}" if groups[True] else "")
+    ]
+    if groups[False]:
+        parts.append(f"not PFAS: {', '.join(groups[False])}")
+    if groups[None]:
+        parts.append(f"structure unknown: {', '.join(groups[None])}")
+    return "; ".join(parts) + "."
+
+
 def _compact(data: Mapping[str, Any]) -> dict[str, Any]:
-    # Only the lists later steps consume; definitions and criteria texts would bloat the prompt.
+    # Only the lists later steps consume; definitions, reasons and sources would bloat the prompt.
     keep = {k: v for k, v in data.items() if k in ("product", "file", "ingredients", "results")}
+    for key in ("ingredients", "results"):
+        if isinstance(keep.get(key), list):
+            keep[key] = [
+                {k: v for k, v in r.items() if k in _RECORD_KEYS} if isinstance(r, Mapping) else r
+                for r in keep[key]
+            ]
     return keep or dict(data)
 
 
@@ -209,7 +310,8 @@ def _arguments(tool: ToolSpec, text: str, context: Mapping[str, Any] | None) -> 
 
 
 def _no_tool_answer(text: str) -> str:
+    # The offline model has no knowledge of its own, unlike the paper's LLM (Figure 4).
     return (
-        "None of my tools can answer this directly: "
-        f"{text.strip()[:200]!r} is outside what the crew's tools cover."
+        f"None of the crew's tools covers {text.strip()[:200]!r}, and this offline model has "
+        "no general knowledge to answer it from (set EM_PLUGIN_LLM to use an LLM)."
     )

@@ -30,7 +30,7 @@ from beeai_framework.tools import JSONToolOutput, Tool, ToolOutput
 from beeai_framework.tools.think import ThinkTool
 
 #: Tools that carry the agent's answer or reasoning, not an action on the world.
-_NOT_CALLS: tuple[type, ...] = (FinalAnswerTool, ThinkTool)
+NOT_CALLS: tuple[type, ...] = (FinalAnswerTool, ThinkTool)
 _EVENTS = ["start", "success", "error"]
 #: Run before other listeners so sub-agent runs are followed before they emit anything.
 _PRIORITY = 100
@@ -54,6 +54,8 @@ class CallSink(Protocol):
 
     def call_error(self, call_id: str, error: str, *, timestamp: str | None = None) -> None: ...
 
+    def has_call(self, call_id: str) -> bool: ...
+
 
 #: Called with the failing step's name and the exception; logs it or re-raises (strict mode).
 FaultHandler = Callable[[str, BaseException], None]
@@ -69,15 +71,19 @@ class _Node:
 class CallRecorder:
     """Mirror the tool calls of one root run and all its nested runs into a :class:`CallSink`."""
 
-    def __init__(self, sink: CallSink, on_fault: FaultHandler) -> None:
+    def __init__(
+        self, sink: CallSink, on_fault: FaultHandler, *, skip: tuple[type, ...] = ()
+    ) -> None:
         """Create a recorder.
 
         Args:
             sink: Where calls go (the session's trajectory).
             on_fault: Called when recording fails; it decides between logging and raising.
+            skip: More tool classes whose runs are not calls (e.g. the memory's recall tool).
         """
         self._sink = sink
         self._on_fault = on_fault
+        self._skip = NOT_CALLS + tuple(skip)
         self._nodes: dict[str, _Node] = {}
         self.failed_calls = 0
         """How many recorded calls ended with an error."""
@@ -90,7 +96,7 @@ class CallRecorder:
         Args:
             ctx: The root run's context.
         """
-        self._nodes[ctx.run_id] = _Node(ctx.parent_id, _agent_name(ctx.instance), None)
+        self._nodes[ctx.run_id] = _Node(ctx.parent_id, agent_name(ctx.instance), None)
         self._subscribe(ctx)
 
     def _subscribe(self, ctx: RunContext) -> None:
@@ -123,19 +129,28 @@ class CallRecorder:
         if ctx.run_id in self._nodes:
             return
         instance = ctx.instance
-        node = _Node(ctx.parent_id, _agent_name(instance), None)
+        node = _Node(ctx.parent_id, agent_name(instance), None)
         self._nodes[ctx.run_id] = node
         self._subscribe(ctx)
-        if isinstance(instance, Tool) and not isinstance(instance, _NOT_CALLS):
-            node.call_id = ctx.run_id
+        if isinstance(instance, Tool) and not isinstance(instance, self._skip):
+            node.call_id = self._call_id(ctx)
             self.calls += 1
             self._sink.call_start(
-                ctx.run_id,
+                node.call_id,
                 instance.name,
                 _json_args(run_input.get("input")),
                 agent=self._enclosing(ctx.parent_id, "agent"),
                 parent_call_id=self._enclosing(ctx.parent_id, "call_id"),
             )
+
+    def _call_id(self, ctx: RunContext) -> str:
+        # The model's tool-call id, as LangGraph records it; the run id when the model gave none
+        # or reused one (some providers number calls per response).
+        message = ctx.context.get("tool_call_msg")
+        call_id = getattr(message, "id", None)
+        if isinstance(call_id, str) and call_id and not self._sink.has_call(call_id):
+            return call_id
+        return ctx.run_id
 
     def _on_end(self, ctx: RunContext, output: Any, error: FrameworkError | None) -> None:
         node = self._nodes.get(ctx.run_id)
@@ -160,7 +175,8 @@ class CallRecorder:
         return None
 
 
-def _agent_name(instance: object) -> str | None:
+def agent_name(instance: object) -> str | None:
+    """Return an agent's name (``meta.name``), or ``None`` when ``instance`` is not an agent."""
     if isinstance(instance, BaseAgent):
         return instance.meta.name or type(instance).__name__
     return None

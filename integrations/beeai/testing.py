@@ -149,7 +149,7 @@ class ScriptedChatModel(ChatModel):
         yield await self._create(input, run)
 
     async def clone(self) -> ScriptedChatModel:
-        """Return ``self``: a handoff clones its sub-agent's model, and the clone must share the script."""
+        """Return ``self``: a handoff clones its sub-agent's model; the clone shares the script."""
         return self
 
     def _to_output(self, step: ScriptStep) -> ChatModelOutput:

@@ -111,7 +111,9 @@ def trajectory_from_messages(
                     open_handoffs.append(_Open(call_id, agent))
             for bad in message.invalid_tool_calls:
                 call_id = _unique(bad.get("id") or f"invalid-{index}", used)
-                trajectory.call_start(call_id, bad.get("name") or "invalid_tool_call", {}, agent=agent)
+                trajectory.call_start(
+                    call_id, bad.get("name") or "invalid_tool_call", {}, agent=agent
+                )
                 trajectory.call_error(call_id, f"invalid tool call: {bad.get('error') or bad}")
             if not message.tool_calls and message_text(message):
                 trajectory.final_answer(message_text(message))

@@ -292,4 +292,3 @@ def _recorder_for(config: RunnableConfig | None) -> tuple[TrajectoryRecorder | N
     if session is None:
         session = thread_id_of(config)
     return recorder, session
-

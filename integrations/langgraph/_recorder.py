@@ -58,6 +58,7 @@ class TrajectoryRecorder(BaseCallbackHandler):
         self._parent: dict[UUID, UUID | None] = {}
         self._root_of: dict[UUID, UUID] = {}
         self._tool_runs: set[UUID] = set()
+        self._agent_of: dict[UUID, str] = {}  # runs inside a sub-agent that a tool started
         self._root_session: dict[UUID, str] = {}
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
 
@@ -101,7 +102,9 @@ class TrajectoryRecorder(BaseCallbackHandler):
                     continue
                 top_of[event.call_id] = top
                 parent = None if event.parent_call_id == top else event.parent_call_id
-                grouped.setdefault(key, []).append(dataclasses.replace(event, parent_call_id=parent))
+                grouped.setdefault(key, []).append(
+                    dataclasses.replace(event, parent_call_id=parent)
+                )
             elif isinstance(event, CallEnd | CallError):
                 top = top_of.get(event.call_id)
                 if top is not None and top != event.call_id and tool_call_ids.get(top):
@@ -129,6 +132,11 @@ class TrajectoryRecorder(BaseCallbackHandler):
         with self._lock:
             self._link(run_id, parent_run_id)
             if parent_run_id is not None:
+                # A graph started inside a tool is a sub-agent: its name names the agent.
+                if parent_run_id in self._tool_runs and kwargs.get("name"):
+                    self._agent_of[run_id] = str(kwargs["name"])
+                elif parent_run_id in self._agent_of:
+                    self._agent_of[run_id] = self._agent_of[parent_run_id]
                 return
             session_id = str((metadata or {}).get("thread_id") or run_id)
             self._root_session[run_id] = session_id
@@ -192,9 +200,11 @@ class TrajectoryRecorder(BaseCallbackHandler):
             self._tool_runs.add(run_id)
             call_id = str(run_id)
             session.tool_call_ids[call_id] = kwargs.get("tool_call_id")
+            agent = (metadata or {}).get("lc_agent_name")
+            if parent_call is not None and parent_run_id in self._agent_of:
+                agent = self._agent_of[parent_run_id]
         name = (serialized or {}).get("name") or kwargs.get("name") or "unknown_tool"
         args = inputs if isinstance(inputs, Mapping) else {"input": input_str}
-        agent = (metadata or {}).get("lc_agent_name")
         session.trajectory.call_start(call_id, name, args, agent=agent, parent_call_id=parent_call)
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -263,6 +273,7 @@ class TrajectoryRecorder(BaseCallbackHandler):
                 self._root_of.pop(run, None)
                 self._parent.pop(run, None)
                 self._tool_runs.discard(run)
+                self._agent_of.pop(run, None)
 
 
 def _last_human_text(inputs: Any) -> str | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from em_plugin.demo import CREW_DESCRIPTION, TOOLS
+from em_plugin.demo import CREW_DESCRIPTION, TOOLS, agent_for_tool
 from em_plugin.demo.bootstrap import (
     BOOTSTRAP_JSONL,
     SCENARIOS,
@@ -55,7 +55,7 @@ def test_steps_are_instructions_over_the_four_tools(workflows: list[dict]) -> No
             assert instruction["steps"], "every bootstrap instruction calls a tool"
             for call in instruction["steps"]:
                 assert call["kind"] == "call" and call["name"] in TOOLS
-                assert call["agent"] == CREW_DESCRIPTION.agent_for_tool(call["name"])
+                assert call["agent"] == agent_for_tool(call["name"])
                 assert isinstance(call["args"], dict) and call["output"] is not None
                 used.add(call["name"])
     assert used == set(TOOLS)

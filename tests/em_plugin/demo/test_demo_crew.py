@@ -9,32 +9,44 @@ from pathlib import Path
 import pytest
 
 import em_plugin.demo as demo
-from em_plugin.demo import CREW_DESCRIPTION, TOOLS
+from em_plugin.crew import CrewDescription, coerce_crew
+from em_plugin.demo import COORDINATOR, CREW_DESCRIPTION, SUB_AGENTS, TITLES, TOOLS, agent_for_tool
 
 DEMO_DIR = Path(demo.__file__).parent
 FRAMEWORKS = {"langchain", "langchain_core", "langgraph", "beeai_framework"}
 
 
 def test_each_sub_agent_owns_one_tool_and_all_tools_are_covered() -> None:
-    assert CREW_DESCRIPTION.coordinator.title == "Chemist Agent"
-    assert [len(agent.tools) for agent in CREW_DESCRIPTION.agents] == [1, 1, 1, 1]
+    assert COORDINATOR.name == "chemist" and TITLES[COORDINATOR.name] == "Chemist Agent"
+    assert CREW_DESCRIPTION.agents == (COORDINATOR, *SUB_AGENTS)
+    assert COORDINATOR.tools == ()
+    assert [len(agent.tools) for agent in SUB_AGENTS] == [1, 1, 1, 1]
     assert sorted(CREW_DESCRIPTION.tool_names) == sorted(TOOLS)
     for tool in TOOLS:
         assert tool in CREW_DESCRIPTION.tool_names
-        agent = CREW_DESCRIPTION.agent_for_tool(tool)
-        assert agent.endswith("_agent")
+        agent = agent_for_tool(tool)
+        assert agent.endswith("_agent") and agent in TITLES
+
+
+def test_the_crew_is_the_engines_crew_description_type() -> None:
+    assert isinstance(CREW_DESCRIPTION, CrewDescription)
+    assert coerce_crew(CREW_DESCRIPTION) is CREW_DESCRIPTION
+    text = CREW_DESCRIPTION.to_text()
+    assert "Agent chemist - Coordinator of the chemist crew" in text
+    assert "  - tool pfas_classifier: Classify molecules as PFAS" in text
 
 
 def test_unknown_tool_names_the_crews_tools() -> None:
     with pytest.raises(KeyError, match="tools: product_extractor, pfas_classifier"):
-        CREW_DESCRIPTION.agent_for_tool("web_search")
+        agent_for_tool("web_search")
 
 
 def test_crew_description_is_json_data() -> None:
     data = json.loads(json.dumps(CREW_DESCRIPTION.to_dict()))
-    assert data["coordinator"]["name"] == "chemist"
-    assert [a["tools"] for a in data["agents"]] == [[t] for t in TOOLS]
+    assert data["agents"][0]["name"] == "chemist"
+    assert [[t["name"] for t in a["tools"]] for a in data["agents"][1:]] == [[t] for t in TOOLS]
     assert all(a["description"] and a["role"] for a in data["agents"])
+    assert CrewDescription.from_mapping(data) == CREW_DESCRIPTION
 
 
 @pytest.mark.parametrize("name", sorted(TOOLS))

@@ -1,0 +1,202 @@
+"""What the suggesters need from a workflow: its leaves, their instruction contexts, their args.
+
+An :class:`Episode` is a workflow reduced to its leaf sequence (DESIGN §3) with, for every leaf,
+its *instruction context*: the text of the innermost instruction it happened under (an
+instruction leaf is its own context). Contexts are what H-EPM keeps on the edges of its
+tool-transition graph, and what the episodic ranking compares with the current instruction.
+
+A :class:`ContextTable` holds one scope's distinct context texts and their vectors, reference
+counted so that deleting the last workflow that used a text also deletes its vector.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from provenance.model import CallStep, InstructionStep, Step, Workflow
+
+__all__ = ["MAX_ARGS_CHARS", "ContextTable", "Episode", "episode_of"]
+
+#: Arguments longer than this (as JSON) are not kept as "typical args" of a suggestion.
+MAX_ARGS_CHARS = 2_000
+
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Episode:
+    """A workflow's leaf sequence with instruction contexts and call arguments."""
+
+    workflow_id: str
+    """The workflow's id."""
+    tools: tuple[str | None, ...]
+    """Tool name per leaf; ``None`` for an instruction leaf."""
+    contexts: tuple[str | None, ...]
+    """Innermost instruction text per leaf; ``None`` when a call is under no instruction."""
+    args: tuple[str | None, ...]
+    """Canonical JSON of each call's args; ``None`` for instructions, empty or oversized args."""
+
+    def __len__(self) -> int:
+        return len(self.tools)
+
+    @property
+    def calls(self) -> int:
+        """How many leaves are calls (the H-EPM trajectory length)."""
+        return sum(t is not None for t in self.tools)
+
+    def opens_instruction(self, position: int) -> bool:
+        """Whether the leaf at ``position`` is the first one under its instruction context."""
+        context = self.contexts[position]
+        if context is None:
+            return False
+        return (
+            position == 0
+            or self.tools[position] is None
+            or (self.contexts[position - 1] != context)
+        )
+
+
+def _args_json(args: Mapping[str, Any]) -> str | None:
+    if not args:
+        return None
+    text = json.dumps(dict(args), ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= MAX_ARGS_CHARS else None
+
+
+def episode_of(workflow: Workflow, *, use_text: bool = True) -> Episode:
+    """Reduce a workflow to its :class:`Episode`.
+
+    Args:
+        workflow: The workflow.
+        use_text: ``False`` replaces every instruction text by one constant (the eval ablation:
+            instructions are still steps, but their words carry no information).
+
+    Returns:
+        The episode.
+    """
+    tools: list[str | None] = []
+    contexts: list[str | None] = []
+    args: list[str | None] = []
+
+    def visit(steps: Sequence[Step], context: str | None) -> None:
+        for step in steps:
+            own = context
+            if isinstance(step, InstructionStep):
+                own = step.text if use_text else "instruction"
+            if step.steps:
+                visit(step.steps, own)
+            elif isinstance(step, CallStep):
+                tools.append(step.name)
+                contexts.append(context)
+                args.append(_args_json(step.args))
+            else:
+                tools.append(None)
+                contexts.append(own)
+                args.append(None)
+
+    visit(workflow.steps, None)
+    return Episode(workflow.id, tuple(tools), tuple(contexts), tuple(args))
+
+
+class ContextTable:
+    """Distinct instruction-context texts of one scope, with unit vectors and reference counts.
+
+    Args:
+        dimension: The embedding dimension.
+    """
+
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+        self._ids: dict[str, int] = {}
+        self._texts: list[str | None] = []
+        self._refs: list[int] = []
+        self._free: list[int] = []
+        self._vectors = np.zeros((0, dimension), dtype=np.float32)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __contains__(self, text: object) -> bool:
+        return text in self._ids
+
+    def id_of(self, text: str | None) -> int:
+        """Return the id of a stored text, or ``-1`` (``None`` or not stored)."""
+        return -1 if text is None else self._ids.get(text, -1)
+
+    def text(self, context_id: int) -> str | None:
+        """Return the text of an id (``None`` for ``-1`` or a released id)."""
+        return self._texts[context_id] if context_id >= 0 else None
+
+    def texts(self) -> list[str]:
+        """Return every stored text."""
+        return list(self._ids)
+
+    def acquire(self, texts: Iterable[str | None], embed: Embed) -> list[int]:
+        """Add one reference to each text (embedding the new ones in one call); return ids.
+
+        ``None`` maps to ``-1`` and holds no reference.
+        """
+        texts = list(texts)
+        new = list(dict.fromkeys(t for t in texts if t is not None and t not in self._ids))
+        if new:
+            vectors = np.asarray(embed(new), dtype=np.float32)
+            for text, vector in zip(new, vectors, strict=True):
+                self._insert(text, vector)
+        ids = []
+        for text in texts:
+            if text is None:
+                ids.append(-1)
+                continue
+            ids.append(self._ids[text])
+            self._refs[self._ids[text]] += 1
+        return ids
+
+    def release(self, ids: Iterable[int]) -> list[str]:
+        """Drop one reference per id; return the texts whose last reference went (now deleted)."""
+        gone = []
+        for context_id in ids:
+            if context_id < 0 or self._texts[context_id] is None:
+                continue
+            self._refs[context_id] -= 1
+            if self._refs[context_id] <= 0:
+                text = self._texts[context_id]
+                assert text is not None
+                gone.append(text)
+                del self._ids[text]
+                self._texts[context_id] = None
+                self._refs[context_id] = 0
+                self._vectors[context_id] = 0.0  # the vector is forgotten with its last user
+                self._free.append(context_id)
+        return gone
+
+    def similarities(self, query: np.ndarray) -> np.ndarray:
+        """Cosine of ``query`` with every id's vector; ``nan`` for released ids."""
+        rows = self._vectors[: len(self._texts)]
+        sims = (rows @ np.asarray(query, dtype=np.float32)).astype(np.float64)
+        sims[np.fromiter((t is None for t in self._texts), dtype=bool, count=len(sims))] = np.nan
+        return sims
+
+    def vector(self, context_id: int) -> np.ndarray:
+        """Return the vector of an id."""
+        return self._vectors[context_id]
+
+    def _insert(self, text: str, vector: np.ndarray) -> None:
+        if self._free:
+            slot = self._free.pop()
+            self._texts[slot] = text
+            self._vectors[slot] = vector
+        else:
+            slot = len(self._texts)
+            self._texts.append(text)
+            self._refs.append(0)
+            if slot >= len(self._vectors):
+                grown = np.zeros((max(16, 2 * slot), self.dimension), dtype=np.float32)
+                grown[: len(self._vectors)] = self._vectors
+                self._vectors = grown
+            self._vectors[slot] = vector
+        self._ids[text] = slot

@@ -1,0 +1,49 @@
+"""BeeAI integration of the episodic memory (DESIGN §9).
+
+- :class:`EpisodicMemoryMiddleware`: register it on a coordinator run (``.middleware(mw)``) or on
+  the coordinator (``middlewares=[mw]``); it captures tool calls at every depth of the crew
+  (sub-agents behind ``HandoffTool`` nest under the handoff), answers ``/save`` and ``/suggest``
+  without the crew and appends suggestions to the final answer;
+- :class:`EpisodicMemoryAgent`: the paper's EM agent in front of a crew; it forwards each
+  instruction verbatim and answers with the crew's unchanged result plus the suggestions;
+- :class:`RecallWorkflowsTool`: a tool agents call to look past workflows up;
+- :func:`crew_description`: a crew description from a coordinator and its handoff sub-agents.
+
+The session is ``session_id`` in the run's context, else the one given to the constructor, else
+the coordinator's memory (one BeeAI conversation); the scope is ``scope`` in the run's context,
+else the constructor's, else the memory's. Memory failures never break the crew unless
+``strict=True``. :mod:`integrations.beeai.testing` holds an offline scripted chat model.
+"""
+
+from __future__ import annotations
+
+try:
+    import beeai_framework.agents.requirement  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        'integrations.beeai needs the BeeAI framework: pip install "em-plugin[beeai]"'
+    ) from exc
+
+from integrations.beeai._agent import EpisodicMemoryAgent, EpisodicMemoryAgentOutput
+from integrations.beeai._capture import CallRecorder, instruction_text
+from integrations.beeai._middleware import EpisodicMemoryMiddleware
+from integrations.beeai._tools import (
+    RECALL_DESCRIPTION,
+    RecallInput,
+    RecallWorkflowsTool,
+    crew_description,
+    recall_workflows_tool,
+)
+
+__all__ = [
+    "RECALL_DESCRIPTION",
+    "CallRecorder",
+    "EpisodicMemoryAgent",
+    "EpisodicMemoryAgentOutput",
+    "EpisodicMemoryMiddleware",
+    "RecallInput",
+    "RecallWorkflowsTool",
+    "crew_description",
+    "instruction_text",
+    "recall_workflows_tool",
+]

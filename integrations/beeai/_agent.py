@@ -1,0 +1,219 @@
+"""``EpisodicMemoryAgent``: the paper's EM agent in front of a BeeAI crew (Figure 1b).
+
+The user talks to the EM agent. It forwards each instruction verbatim to the crew, follows the
+crew's run tree at every depth, and answers with the crew's unchanged result followed by
+``"\\n\\n"`` and the suggested next steps. ``/save`` and ``/suggest`` are answered without calling
+the crew. It is a BeeAI agent itself, so it can be awaited, given middlewares, or handed off to.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Unpack
+
+from beeai_framework.agents import AgentMeta, AgentOptions, AgentOutput, BaseAgent
+from beeai_framework.backend import AnyMessage, AssistantMessage, UserMessage
+from beeai_framework.context import RunContext, RunMiddlewareType
+from beeai_framework.emitter import Emitter
+from beeai_framework.memory import BaseMemory, UnconstrainedMemory
+from beeai_framework.runnable import Runnable, runnable_entry
+from pydantic import ConfigDict
+
+from em_plugin.errors import ConfigurationError
+from em_plugin.session import Judge, SessionController
+from integrations.beeai._capture import CallRecorder, agent_name, instruction_text
+from integrations.beeai._context import answer_message, scope_of
+from integrations.beeai._sessions import SessionRegistry, SessionViews
+from integrations.beeai._tools import RecallWorkflowsTool
+
+
+class EpisodicMemoryAgentOutput(AgentOutput):
+    """The EM agent's answer: the crew's result + suggestions, and what it came from."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="allow")
+
+    session_id: str
+    """The session the turn belongs to."""
+    crew_output: Any = None
+    """The crew's own output, unchanged (``None`` when a command was answered)."""
+    answer: str = ""
+    """The crew's answer text, before the suggestions."""
+    suggestions: list[Any] = []
+    """The :class:`~em_plugin.suggestions.Suggestion` objects shown this turn."""
+    command: str | None = None
+    """``"save"`` or ``"suggest"`` when the turn was a command."""
+
+
+class EpisodicMemoryAgent(SessionViews, BaseAgent[EpisodicMemoryAgentOutput]):
+    """The EM agent: forwards instructions verbatim to a crew and appends suggestions.
+
+    Example:
+        >>> em = EpisodicMemoryAgent(coordinator, memory)
+        >>> response = await em.run("Where is order A-17?")
+        >>> response.last_message.text   # crew answer + "\\n\\n" + suggestions
+        >>> await em.run("/save")
+
+    Args:
+        crew: The crew's entry point (usually the coordinating ``RequirementAgent``).
+        memory: The :class:`~em_plugin.memory.EpisodicMemory`.
+        strict: Raise memory failures instead of logging a warning.
+        autosave: ``"off"`` (save on ``/save``) or ``"on_success"``.
+        judge: ``judge(workflow, outcome) -> bool`` deciding, with autosave, what is saved.
+        session_id: The session of runs whose context names none (default: a new id per agent).
+        scope: The scope of new sessions (default: ``scope`` in the run context, else the
+            memory's).
+        save_command: The command that saves the session's workflow.
+        suggest_command: The command that shows the suggestions again.
+        limit: How many suggestions to show.
+        crew_name: The crew's name on saved workflows (default: the crew agent's name).
+        name: The EM agent's own name.
+        description: The EM agent's description.
+        max_sessions: How many sessions to keep open.
+        middlewares: BeeAI middlewares for the EM agent's own runs.
+
+    Raises:
+        ConfigurationError: On invalid settings (the message lists the valid choices).
+    """
+
+    def __init__(
+        self,
+        crew: Runnable[Any],
+        memory: Any,
+        *,
+        strict: bool = False,
+        autosave: str = "off",
+        judge: Judge | None = None,
+        session_id: str | None = None,
+        scope: str | None = None,
+        save_command: str = "/save",
+        suggest_command: str = "/suggest",
+        limit: int = 3,
+        crew_name: str | None = None,
+        name: str = "episodic_memory",
+        description: str = "Forwards instructions to the crew and suggests next steps.",
+        max_sessions: int = 1024,
+        middlewares: list[RunMiddlewareType] | None = None,
+    ) -> None:
+        if not isinstance(crew, Runnable):
+            raise ConfigurationError(
+                f"crew must be a BeeAI agent or runnable, not {type(crew).__name__}"
+            )
+        super().__init__(middlewares=middlewares)
+        self.sessions = SessionRegistry(
+            memory,
+            strict=strict,
+            autosave=autosave,
+            judge=judge,
+            save_command=save_command,
+            suggest_command=suggest_command,
+            limit=limit,
+            max_sessions=max_sessions,
+        )
+        self.crew = crew
+        self.memory_store = memory
+        self.strict = strict
+        self.session_id = session_id or f"beeai-{uuid.uuid4().hex[:12]}"
+        self.scope = scope
+        self.crew_name = crew_name or agent_name(crew) or type(crew).__name__
+        self._name = name
+        self._description = description
+        self._own_memory: BaseMemory = UnconstrainedMemory()
+
+    @runnable_entry
+    async def run(
+        self, input: str | list[AnyMessage], /, **kwargs: Unpack[AgentOptions]
+    ) -> EpisodicMemoryAgentOutput:
+        """Run one turn: answer a command, or forward the instruction to the crew.
+
+        Args:
+            input: The user's instruction (text, or messages whose last user message is it).
+            **kwargs: Agent options, passed to the crew unchanged.
+
+        Returns:
+            The crew's answer followed by ``"\\n\\n"`` and the suggestions.
+        """
+        ctx = RunContext.get()
+        session_id = ctx.context.get("session_id") or self.session_id
+        scope = scope_of(ctx, self.scope, self.memory_store)
+        controller = self.sessions.get(str(session_id), scope=scope, crew=self.crew_name)
+        text = instruction_text(input)
+        command = controller.command_of(text)
+        if command is not None:
+            reply = await controller.ahandle_command(text) or ""
+            return self._output(controller, reply, command=command)
+        if text.strip():
+            controller.begin_turn(text)
+        recorder = CallRecorder(
+            controller.trajectory, self.sessions.isolate, skip=(RecallWorkflowsTool,)
+        )
+        crew_input: Any = input
+        if isinstance(input, str) and not isinstance(self.crew, BaseAgent):
+            crew_input = [UserMessage(input)]  # plain runnables take messages only
+        crew_output = await self.crew.run(crew_input, **kwargs).middleware(recorder.follow)
+        message = answer_message(crew_output)
+        answer = message.text if message is not None else _text(crew_output)
+        suffix = ""
+        try:
+            suffix = await controller.asuggestion_suffix(answer)
+        except Exception as exc:  # raised only in strict mode, or by a bug in the glue
+            self.sessions.isolate("suggesting next steps", exc)
+        return self._output(controller, answer + suffix, crew_output=crew_output, answer=answer)
+
+    def _output(
+        self,
+        controller: SessionController,
+        text: str,
+        *,
+        command: str | None = None,
+        crew_output: Any = None,
+        answer: str | None = None,
+    ) -> EpisodicMemoryAgentOutput:
+        return EpisodicMemoryAgentOutput(
+            output=[AssistantMessage(text)],
+            session_id=controller.trajectory.session_id,
+            crew_output=crew_output,
+            answer=text if answer is None else answer,
+            suggestions=[] if command == "save" else list(controller.last_suggestions),
+            command=command,
+        )
+
+    def _create_emitter(self) -> Emitter:
+        return Emitter.root().child(namespace=["agent", "episodic_memory"], creator=self)
+
+    @property
+    def memory(self) -> BaseMemory:
+        """The crew's conversation memory (the EM agent keeps none of its own)."""
+        crew_memory = getattr(self.crew, "memory", None)
+        return crew_memory if isinstance(crew_memory, BaseMemory) else self._own_memory
+
+    @memory.setter
+    def memory(self, memory: BaseMemory) -> None:
+        if isinstance(getattr(self.crew, "memory", None), BaseMemory):
+            self.crew.memory = memory  # type: ignore[attr-defined]
+        else:
+            self._own_memory = memory
+
+    @property
+    def meta(self) -> AgentMeta:
+        """The EM agent's name and description; its tools are the crew's."""
+        crew_meta = getattr(self.crew, "meta", None)
+        tools = list(getattr(crew_meta, "tools", []) or [])
+        return AgentMeta(name=self._name, description=self._description, tools=tools)
+
+    async def clone(self) -> EpisodicMemoryAgent:
+        """Return an EM agent over a clone of the crew, sharing the memory and the sessions."""
+        crew = self.crew
+        clone_crew = getattr(crew, "clone", None)
+        if callable(clone_crew):
+            crew = await clone_crew()
+        twin = object.__new__(type(self))
+        # Everything but the crew, the middleware list and the (cached) emitter is shared.
+        twin.__dict__.update({k: v for k, v in self.__dict__.items() if k != "emitter"})
+        twin.crew = crew
+        twin._middlewares = list(self._middlewares)
+        return twin
+
+
+def _text(output: Any) -> str:
+    last = getattr(output, "last_message", None)
+    return getattr(last, "text", "") if last is not None else ""

@@ -1,0 +1,108 @@
+"""Where a BeeAI run's session and scope come from, and the outputs memory answers with.
+
+- session: ``session_id`` in the run's context (``agent.run(text).context({"session_id": ...})``
+  or ``agent.run(text, context={...})``), else the id given to the constructor, else the agent's
+  memory: one BeeAI conversation buffer is one session;
+- scope: ``scope`` in the run's context, else the constructor's, else the memory's own.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+import weakref
+from typing import Any
+
+from beeai_framework.agents import AgentOutput
+from beeai_framework.agents.requirement import RequirementAgent
+from beeai_framework.agents.requirement.types import (
+    RequirementAgentOutput,
+    RequirementAgentRunState,
+)
+from beeai_framework.backend import AssistantMessage, MessageTextContent
+from beeai_framework.context import RunContext
+from beeai_framework.memory import UnconstrainedMemory
+
+logger = logging.getLogger("integrations.beeai")
+
+# A stable session id per BeeAI conversation buffer, for runs that name no session.
+_MEMORY_SESSIONS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def session_id_of(ctx: RunContext, default: str | None) -> str:
+    """Return the session a root run belongs to (see the module docstring).
+
+    Args:
+        ctx: The root run's context (after its ``start`` event, when ``.context()`` is merged).
+        default: The session id given to the constructor, if any.
+
+    Returns:
+        The session id.
+    """
+    value = ctx.context.get("session_id")
+    if isinstance(value, str) and value.strip():
+        return value
+    if default:
+        return default
+    memory = getattr(ctx.instance, "memory", None)
+    if memory is None:
+        return f"beeai-{uuid.uuid4().hex[:12]}"
+    try:
+        session = _MEMORY_SESSIONS.get(memory)
+        if session is None:
+            session = _MEMORY_SESSIONS[memory] = f"beeai-{uuid.uuid4().hex[:12]}"
+        return session
+    except TypeError:  # a memory that cannot be weakly referenced: one session per run
+        return f"beeai-{uuid.uuid4().hex[:12]}"
+
+
+def scope_of(ctx: RunContext | None, default: str | None, memory: Any) -> str:
+    """Return a run's scope: run context, then ``default``, then the memory's scope."""
+    value = ctx.context.get("scope") if ctx is not None else None
+    if isinstance(value, str) and value.strip():
+        return value
+    return default or getattr(memory, "scope", "default")
+
+
+def memory_for_scope(memory: Any, scope: str) -> Any:
+    """Return a view of ``memory`` that reads and writes ``scope`` (``memory.with_scope``)."""
+    if getattr(memory, "scope", scope) == scope:
+        return memory
+    with_scope = getattr(memory, "with_scope", None)
+    return with_scope(scope) if callable(with_scope) else memory
+
+
+def reply_output(instance: Any, text: str) -> AgentOutput:
+    """Build the output a command reply returns in place of the agent's own run.
+
+    A ``RequirementAgent`` caller gets a ``RequirementAgentOutput`` (with a minimal state), so
+    code that reads ``response.state`` keeps working.
+
+    Args:
+        instance: The agent whose run the reply replaces.
+        text: The reply.
+
+    Returns:
+        An output whose ``last_message`` is the reply.
+    """
+    message = AssistantMessage(text)
+    if isinstance(instance, RequirementAgent):
+        state = RequirementAgentRunState(
+            answer=message, result=text, memory=UnconstrainedMemory(), iteration=0
+        )
+        return RequirementAgentOutput(output=[message], output_structured=text, state=state)
+    return AgentOutput(output=[message], output_structured=text)
+
+
+def answer_message(output: Any) -> AssistantMessage | None:
+    """Return the answer message of a run's output (``output.output[-1]``), if it is one."""
+    messages = getattr(output, "output", None)
+    if isinstance(messages, list) and messages and isinstance(messages[-1], AssistantMessage):
+        return messages[-1]
+    return None
+
+
+def append_suffix(message: AssistantMessage, suffix: str) -> None:
+    """Append text to an answer in place, as a new text part (the answer itself is untouched)."""
+    if suffix:
+        message.content.append(MessageTextContent(text=suffix))

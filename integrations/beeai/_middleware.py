@@ -1,0 +1,189 @@
+"""``EpisodicMemoryMiddleware``: episodic memory for a BeeAI crew, as a run middleware.
+
+Register it on one run (``await coordinator.run(text).middleware(mw)``) or on every run of the
+coordinator (``RequirementAgent(..., middlewares=[mw])``). On each coordinator run (one turn) it
+
+- answers ``/save`` and ``/suggest`` from the root run's ``start`` event by setting the event's
+  output, which BeeAI returns in place of the run: the crew is not called;
+- records the instruction and follows the run tree at every depth (:class:`CallRecorder`), so tool
+  calls of sub-agents behind a ``HandoffTool`` nest under the handoff call;
+- on the root run's ``success``, appends ``"\\n\\n"`` + suggestions to the answer message in place
+  (``output[-1]`` is the object ``await run`` returns), after autosaving if the policy says so.
+
+The session is ``session_id`` in the run's context, else the constructor's, else the coordinator's
+memory (one BeeAI conversation is one session). Memory failures are logged, never raised, unless
+``strict=True``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from beeai_framework.context import (
+    RunContext,
+    RunContextStartEvent,
+    RunContextSuccessEvent,
+    RunMiddlewareProtocol,
+)
+from beeai_framework.emitter import EmitterOptions, EventMeta
+from beeai_framework.emitter.utils import create_internal_event_matcher
+
+from em_plugin.session import Judge, SessionController
+from integrations.beeai._capture import CallRecorder, agent_name, instruction_text
+from integrations.beeai._context import (
+    answer_message,
+    append_suffix,
+    reply_output,
+    scope_of,
+    session_id_of,
+)
+from integrations.beeai._sessions import SessionRegistry, SessionViews
+from integrations.beeai._tools import RecallWorkflowsTool
+
+#: Above the recorder's listeners: the turn is opened before any call is recorded.
+_PRIORITY = 200
+
+
+@dataclass
+class _Turn:
+    ctx: RunContext
+    controller: SessionController | None = None
+    recorder: CallRecorder | None = None
+    command: bool = False
+
+
+class EpisodicMemoryMiddleware(SessionViews, RunMiddlewareProtocol):
+    """Episodic memory as a BeeAI run middleware (capture, ``/save``, suggestions).
+
+    Example:
+        >>> mw = EpisodicMemoryMiddleware(memory)
+        >>> response = await coordinator.run("Where is order A-17?").middleware(mw)
+        >>> response.last_message.text   # the crew's answer + "\\n\\n" + suggestions
+
+    Args:
+        memory: The :class:`~em_plugin.memory.EpisodicMemory`.
+        strict: Raise memory failures (they fail the run) instead of logging a warning.
+        autosave: ``"off"`` (save on ``/save``) or ``"on_success"`` (save after every turn
+            without a failed call, or that ``judge`` accepts).
+        judge: ``judge(workflow, outcome) -> bool`` deciding, with autosave, what is saved.
+        session_id: The session of runs whose context names none (default: per agent memory).
+        scope: The scope of new sessions (default: ``scope`` in the run context, else the
+            memory's).
+        save_command: The command that saves the session's workflow.
+        suggest_command: The command that shows the suggestions again.
+        limit: How many suggestions to show.
+        crew: The crew's name on saved workflows (default: the coordinator's name).
+        max_sessions: How many sessions to keep open.
+
+    Raises:
+        ConfigurationError: On invalid settings (the message lists the valid choices).
+    """
+
+    def __init__(
+        self,
+        memory: Any,
+        *,
+        strict: bool = False,
+        autosave: str = "off",
+        judge: Judge | None = None,
+        session_id: str | None = None,
+        scope: str | None = None,
+        save_command: str = "/save",
+        suggest_command: str = "/suggest",
+        limit: int = 3,
+        crew: str | None = None,
+        max_sessions: int = 1024,
+    ) -> None:
+        self.sessions = SessionRegistry(
+            memory,
+            strict=strict,
+            autosave=autosave,
+            judge=judge,
+            save_command=save_command,
+            suggest_command=suggest_command,
+            limit=limit,
+            max_sessions=max_sessions,
+        )
+        self.memory = memory
+        self.strict = strict
+        self.session_id = session_id
+        self.scope = scope
+        self.crew = crew
+        self._turns: dict[str, _Turn] = {}  # root run id -> turn
+        self._groups: dict[str, str] = {}  # run-tree id -> root run id
+        self._lock = threading.Lock()
+
+    # -- RunMiddlewareProtocol -------------------------------------------------------------
+
+    def bind(self, ctx: RunContext) -> None:
+        """Follow one root run (a turn); nested runs of a followed tree are ignored.
+
+        Args:
+            ctx: The run's context, before its ``start`` event.
+        """
+        with self._lock:
+            # A sub-agent that carries this middleware too (or a handoff clone of one) binds it
+            # again on its nested run: the root's recorder already follows that run.
+            if ctx.run_id in self._turns or ctx.group_id in self._groups:
+                return
+            turn = _Turn(ctx)
+            self._turns[ctx.run_id] = turn
+            self._groups[ctx.group_id] = ctx.run_id
+
+        async def on_root_event(data: Any, meta: EventMeta) -> None:
+            await self._on_root_event(turn, data, meta)
+
+        ctx.emitter.on(
+            create_internal_event_matcher(["start", "success", "finish"]),
+            on_root_event,
+            EmitterOptions(match_nested=False, is_blocking=True, priority=_PRIORITY),
+        )
+
+    # -- the root run's events --------------------------------------------------------------
+
+    async def _on_root_event(self, turn: _Turn, data: Any, meta: EventMeta) -> None:
+        if meta.creator is not turn.ctx:
+            return
+        if meta.name == "finish":
+            with self._lock:
+                self._turns.pop(turn.ctx.run_id, None)
+                self._groups.pop(turn.ctx.group_id, None)
+            return
+        try:
+            if meta.name == "start":
+                await self._on_start(turn, data)
+            elif meta.name == "success" and not turn.command:
+                await self._on_success(turn, data)
+        except Exception as exc:
+            self.sessions.isolate(f"handling the BeeAI {meta.name} event", exc)
+
+    async def _on_start(self, turn: _Turn, data: RunContextStartEvent) -> None:
+        ctx = turn.ctx
+        session_id = session_id_of(ctx, self.session_id)
+        scope = scope_of(ctx, self.scope, self.memory)
+        crew = self.crew or agent_name(ctx.instance)
+        controller = turn.controller = self.sessions.get(session_id, scope=scope, crew=crew)
+        text = instruction_text(data.input.get("input"))
+        if controller.command_of(text):
+            turn.command = True
+            reply = await controller.ahandle_command(text)
+            # BeeAI returns a start event's output in place of running the agent.
+            data.output = reply_output(ctx.instance, reply or "")
+            return
+        if text.strip():
+            controller.begin_turn(text)
+        turn.recorder = CallRecorder(
+            controller.trajectory, self.sessions.isolate, skip=(RecallWorkflowsTool,)
+        )
+        turn.recorder.follow(ctx)
+
+    async def _on_success(self, turn: _Turn, data: RunContextSuccessEvent) -> None:
+        controller = turn.controller
+        message = answer_message(data.output)
+        if controller is None or message is None:
+            return
+        suffix = await controller.asuggestion_suffix(message.text)
+        # In place: the success event's output is the object `await run` returns (note §7).
+        append_suffix(message, suffix)

@@ -1,0 +1,171 @@
+"""``make demo`` / ``em-plugin demo``: the paper's PFAS crew with episodic memory, twice.
+
+What it runs, for LangGraph and then BeeAI (paper §3):
+
+- **Figure 3**: "Extract all ingredients from <sample SDS>" → the crew's answer followed by
+  next steps suggested from similar past workflows; "Classify them as PFAS" → the answer with new
+  suggestions; ``/save`` → a confirmation; then the ``workflow-steps`` SPARQL query over the
+  saved workflow, whose calls by the sub-agents nest under the coordinator's handoffs;
+- **Figure 4**: a question no tool serves → the crew's answer with *fallback* suggestions drawn
+  from the crew description.
+
+Every suggestion is shown with its source and evidence (memory workflows and leaf positions).
+The memory is the default store (``--store`` to pick another); on first run it is seeded with the
+64 bootstrap workflows (``em_plugin/demo/data/bootstrap.jsonl``). Everything runs offline: the
+crew's chat model is the deterministic router (:mod:`em_plugin.demo.router`) unless
+``$EM_PLUGIN_LLM`` names a real one (:mod:`integrations.demo._llm_env`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+
+from integrations.demo import _render as render
+
+__all__ = ["FIGURE3", "FIGURE4", "FRAMEWORKS", "run_demo"]
+
+FRAMEWORKS: tuple[str, ...] = ("langgraph", "beeai")
+"""The frameworks the demo runs, in order."""
+FIGURE3: tuple[str, ...] = (
+    "Extract all ingredients from firestop_afff3_sds.txt",
+    "Classify them as PFAS",
+)
+"""The instructions of the scripted session (paper, Figure 3)."""
+FIGURE4 = "What is the boiling point of water on Mars?"
+"""A question none of the crew's tools serves (paper, Figure 4)."""
+STEPS_QUERY = "workflow-steps"
+
+
+def run_demo(
+    store: str | None = None,
+    console: Console | None = None,
+    frameworks: Sequence[str] = FRAMEWORKS,
+    *,
+    embedder: Any = None,
+    question: str = FIGURE4,
+) -> int:
+    """Run the scripted Figure 3 session and the Figure 4 case on each framework.
+
+    Args:
+        store: A store spec (directory, ``memory:``, endpoint URL); ``None`` for the default
+            store (``$EM_PLUGIN_STORE``, else ``~/.em-plugin/store``).
+        console: Where to print (default: a new rich console).
+        frameworks: Which of ``"langgraph"`` and ``"beeai"`` to run, in order.
+        embedder: The embedder of the memory and the router (default: all-MiniLM-L6-v2,
+            offline), or its name, or ``"fake"``.
+        question: The Figure 4 question.
+
+    Returns:
+        0 when every framework showed the expected behaviour, 1 otherwise (the problems are
+        printed).
+
+    Raises:
+        ConfigurationError: An unknown framework or a bad ``$EM_PLUGIN_LLM``.
+        ProvenanceError: The store cannot be opened or written.
+    """
+    from em_plugin.demo import CREW_DESCRIPTION
+    from em_plugin.embedding import resolve_embedder
+    from em_plugin.errors import ConfigurationError
+    from em_plugin.memory import EpisodicMemory
+    from integrations.demo._llm_env import langchain_chat_model, llm_spec_from_env
+    from integrations.demo._setup import load_bootstrap, store_label
+    from provenance.stores import open_store
+
+    unknown = [f for f in frameworks if f not in FRAMEWORKS]
+    if unknown or not frameworks:
+        raise ConfigurationError(
+            f"unknown framework(s) {unknown or list(frameworks)}; choose from {list(FRAMEWORKS)}"
+        )
+    console = console or Console()
+    _quiet_frameworks()
+    llm = llm_spec_from_env()
+    started = time.perf_counter()
+    embedder = resolve_embedder(embedder)
+    render.section(console, "em-plugin demo: the PFAS crew of the paper, with episodic memory")
+    with open_store(store) as workflow_store:
+        memory = EpisodicMemory(
+            store=workflow_store,
+            embedder=embedder,
+            crew=CREW_DESCRIPTION,
+            llm=None if llm.offline else langchain_chat_model(llm),
+        )
+        try:
+            loaded = load_bootstrap(memory, workflow_store)
+            console.print(
+                render.setup_table(
+                    store=store_label(store),
+                    workflows=len(workflow_store),
+                    loaded=loaded,
+                    embedder=embedder.name,
+                    model=str(llm),
+                )
+            )
+            problems = _run_all(
+                console, memory, workflow_store, embedder, llm, frameworks, question
+            )
+            render.commands(console, _explore_commands(store, frameworks))
+        finally:
+            memory.close()
+    console.print(f"[dim]demo finished in {time.perf_counter() - started:.1f} s[/dim]")
+    if problems:
+        for problem in problems:
+            console.print(f"[bold red]problem:[/bold red] {problem}")
+        return 1
+    return 0
+
+
+def _run_all(
+    console: Console,
+    memory: Any,
+    store: Any,
+    embedder: Any,
+    llm: Any,
+    frameworks: Sequence[str],
+    question: str,
+) -> list[str]:
+    from em_plugin.demo.router import OfflineRouter
+    from integrations.demo._figures import DemoContext, figure3, figure4
+    from integrations.demo._sessions import SuggestionTap
+
+    context = DemoContext(
+        memory=memory,
+        store=store,
+        router=OfflineRouter(embedder),
+        llm=llm,
+        tap=SuggestionTap(memory),
+    )
+    problems: list[str] = []
+    for framework in frameworks:
+        problems += figure3(console, context, framework, FIGURE3)
+    for framework in frameworks:
+        problems += figure4(console, context, framework, question)
+    return problems
+
+
+def _explore_commands(store: str | None, frameworks: Sequence[str]) -> list[tuple[str, str]]:
+    option = f" --store {store}" if store else ""
+    first = f"session/demo-{frameworks[0]}"
+    return [
+        (
+            f"em-plugin query {STEPS_QUERY} --bind workflow={first}{option}",
+            "the saved workflow's steps (SPARQL over its PROV graph)",
+        ),
+        (f"em-plugin show {first}{option}", "the saved workflow as a tree"),
+        (f"em-plugin show bootstrap/0007{option}", "one of the bootstrap workflows"),
+        (f"em-plugin query --list{option}", "every named SPARQL query"),
+        (f"em-plugin stats{option}", "what the store holds"),
+        (f"em-plugin export --format trig{option}", "everything as RDF (TriG)"),
+    ]
+
+
+def _quiet_frameworks() -> None:
+    # BeeAI logs tool-call retries at ERROR level to stderr; the demo reports problems itself.
+    os.environ.setdefault("BEEAI_LOG_LEVEL", "CRITICAL")
+    for name in ("beeai_framework", "httpx", "sentence_transformers"):
+        logging.getLogger(name).setLevel(logging.WARNING)

@@ -1,0 +1,73 @@
+"""Seeding the demo's memory with the bootstrap workflows, and reading a saved workflow back."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+__all__ = ["bootstrap_path", "load_bootstrap", "store_label", "workflow_steps"]
+
+
+def bootstrap_path() -> Path:
+    """Return the bundled bootstrap workflows (``em_plugin/demo/data/bootstrap.jsonl``)."""
+    return Path(str(resources.files("em_plugin").joinpath("demo", "data", "bootstrap.jsonl")))
+
+
+def load_bootstrap(memory: Any, store: Any) -> int:
+    """Save the bootstrap workflows the store lacks, through the memory (index kept in sync).
+
+    Args:
+        memory: The :class:`~em_plugin.memory.EpisodicMemory` over ``store``.
+        store: The :class:`~provenance.stores.WorkflowStore`.
+
+    Returns:
+        How many workflows were saved (0 when the store had them all).
+    """
+    from provenance.workflow_json import read_jsonl
+
+    missing = [w for w in read_jsonl(bootstrap_path()) if w.id not in store]
+    if not missing:
+        return 0
+    save_many = getattr(memory, "save_many", None)
+    if callable(save_many):
+        save_many(missing)
+    else:
+        for workflow in missing:
+            memory.save(workflow)
+    return len(missing)
+
+
+def store_label(spec: str | None) -> str:
+    """Name the store for the reader (the default store's path when ``spec`` is None)."""
+    if spec:
+        return spec
+    import os
+
+    from provenance.stores import DEFAULT_STORE, ENV_VAR
+
+    return os.environ.get(ENV_VAR) or f"{DEFAULT_STORE.expanduser()} (default store)"
+
+
+def workflow_steps(store: Any, workflow_id: str, query: str) -> tuple[list[str], list[dict]]:
+    """Run a named query about one workflow; return its columns and rows as plain values.
+
+    The query's first parameter is bound to the workflow's IRI (never spliced into the text).
+
+    Args:
+        store: The :class:`~provenance.stores.WorkflowStore`.
+        workflow_id: The saved workflow's id, e.g. ``"session/demo-langgraph"``.
+        query: The named query, e.g. ``"workflow-steps"``.
+
+    Returns:
+        The column names and the rows (JSON-ready values).
+    """
+    from em_plugin.cli_render import rows_to_records
+    from provenance.queries import load_query
+    from provenance.vocab import workflow_iri
+
+    named = load_query(query)
+    parameter = named.parameters[0] if named.parameters else "workflow"
+    result = store.query(named.text, {parameter: workflow_iri(workflow_id)})
+    columns = [str(c) for c in (getattr(named, "columns", None) or result.columns)]
+    return columns, rows_to_records(columns, result.dicts())

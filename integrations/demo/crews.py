@@ -1,0 +1,266 @@
+"""The Chemist crew of the paper's Figure 2, built on LangGraph and on BeeAI, with episodic memory.
+
+Both crews have the same shape: a coordinator (the "Chemist Agent") whose tools hand off to one
+sub-agent per domain tool, each sub-agent with its single tool (:mod:`em_plugin.demo`). The
+memory sits in front, as in the paper's Figure 1a:
+
+- LangGraph: a graph ``START -> crew -> episodic_memory -> END`` whose ``crew`` node is the
+  coordinator (``create_agent``); each handoff tool runs its sub-agent (another ``create_agent``
+  graph), whose nested tool runs a :class:`~integrations.langgraph.TrajectoryRecorder` captures;
+  ``/save`` goes straight to the :class:`~integrations.langgraph.EpisodicMemoryNode`. A
+  checkpointer keeps each ``thread_id`` as one chat session.
+- BeeAI: a ``RequirementAgent`` coordinator with a ``HandoffTool`` per ``RequirementAgent``
+  sub-agent, behind the :class:`~integrations.beeai.EpisodicMemoryAgent`.
+
+The chat model is the offline router model unless one is given (see :mod:`._llm_env`).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from em_plugin.crew import AgentDescription
+from em_plugin.demo import COORDINATOR, CREW_DESCRIPTION, SUB_AGENTS, TITLES, TOOLS
+
+__all__ = ["BeeAICrew", "LangGraphCrew", "build_beeai_crew", "build_langgraph_crew"]
+
+
+def _prompt(agent: AgentDescription) -> str:
+    return f"You are the {TITLES.get(agent.name, agent.name)}. {agent.role}. {agent.description}"
+
+
+def _description(tool: str) -> str:
+    return inspect.getdoc(TOOLS[tool]) or tool
+
+
+# ---------------------------------------------------------------------------------- LangGraph
+
+
+@dataclass
+class LangGraphCrew:
+    """The compiled LangGraph crew and what it needs per call."""
+
+    graph: Any
+    """The compiled graph (``START -> crew -> episodic_memory -> END``, checkpointed)."""
+    node: Any
+    """The :class:`~integrations.langgraph.EpisodicMemoryNode`."""
+    recorder: Any
+    """The :class:`~integrations.langgraph.TrajectoryRecorder` passed with every run."""
+
+    def config(self, session_id: str) -> dict[str, Any]:
+        """The run config of one chat session (its thread and the recorder)."""
+        return {"configurable": {"thread_id": session_id}, "callbacks": [self.recorder]}
+
+    def ask(self, text: str, session_id: str) -> str:
+        """Send one user message in a session; return the answer (crew result + suggestions).
+
+        Args:
+            text: An instruction or a command such as ``/save``.
+            session_id: The chat session (the LangGraph ``thread_id``).
+
+        Returns:
+            The last message's text.
+        """
+        from langchain_core.messages import HumanMessage
+
+        from integrations.langgraph import message_text
+
+        state = self.graph.invoke({"messages": [HumanMessage(text)]}, self.config(session_id))
+        return message_text(state["messages"][-1])
+
+
+def build_langgraph_crew(
+    memory: Any,
+    *,
+    model: Any = None,
+    router: Any = None,
+    checkpointer: Any = None,
+    limit: int = 3,
+) -> LangGraphCrew:
+    """Build the Chemist crew on LangGraph with the episodic memory node.
+
+    Args:
+        memory: The :class:`~em_plugin.memory.EpisodicMemory`.
+        model: A LangChain chat model for every agent (default: the offline router model).
+        router: The :class:`~em_plugin.demo.router.OfflineRouter` of the default model.
+        checkpointer: A LangGraph checkpointer (default: an in-memory one).
+        limit: How many suggestions to append.
+
+    Returns:
+        The crew.
+
+    Raises:
+        ConfigurationError: Neither ``model`` nor ``router`` is given.
+    """
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    from integrations.demo._llm_env import LLMSpec, langchain_chat_model
+    from integrations.langgraph import EpisodicMemoryNode, TrajectoryRecorder
+
+    model = model if model is not None else langchain_chat_model(LLMSpec(), router)
+    handoffs = []
+    for agent in SUB_AGENTS:
+        tools = [_langchain_tool(tool.name) for tool in agent.tools]
+        # checkpointer=False: a sub-agent starts fresh at every handoff, with only its task.
+        sub_agent = create_agent(
+            model, tools, system_prompt=_prompt(agent), name=agent.name, checkpointer=False
+        )
+        handoffs.append(_langchain_handoff(agent, sub_agent))
+    coordinator = create_agent(
+        model, handoffs, system_prompt=_prompt(COORDINATOR), name=COORDINATOR.name
+    )
+    node = EpisodicMemoryNode(memory, crew=CREW_DESCRIPTION.name, limit=limit)
+    builder = StateGraph(MessagesState)
+    builder.add_node("crew", coordinator)
+    builder.add_node(node.name, node)
+    builder.add_conditional_edges(START, node.router("crew"), ["crew", node.name])
+    builder.add_edge("crew", node.name)
+    builder.add_edge(node.name, END)
+    graph = builder.compile(
+        checkpointer=checkpointer or InMemorySaver(), name=CREW_DESCRIPTION.name
+    )
+    return LangGraphCrew(graph=graph, node=node, recorder=TrajectoryRecorder())
+
+
+def _langchain_tool(name: str) -> Any:
+    from langchain_core.tools import StructuredTool, ToolException
+
+    function = TOOLS[name]
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except (ValueError, KeyError, OSError) as exc:
+            # A ToolException becomes an error ToolMessage the agent reads, as with real LLMs,
+            # instead of aborting the crew (create_agent re-raises other exceptions).
+            raise ToolException(str(exc)) from exc
+
+    return StructuredTool.from_function(
+        run, name=name, description=_description(name), handle_tool_error=True
+    )
+
+
+def _langchain_handoff(agent: AgentDescription, sub_agent: Any) -> Any:
+    from langchain_core.messages import HumanMessage
+    from langchain_core.runnables import RunnableConfig
+    from langchain_core.tools import StructuredTool
+    from pydantic import BaseModel, Field
+
+    from integrations.langgraph import message_text
+
+    class Handoff(BaseModel):
+        task: str = Field(description="The sub-task for this agent, with the data it needs.")
+
+    def delegate(task: str, config: RunnableConfig) -> str:
+        # The config carries the callbacks, so the recorder sees the sub-agent's tool runs
+        # nested under this handoff call.
+        state = sub_agent.invoke({"messages": [HumanMessage(task)]}, config)
+        return message_text(state["messages"][-1])
+
+    return StructuredTool.from_function(
+        delegate, name=agent.name, description=agent.description, args_schema=Handoff
+    )
+
+
+# -------------------------------------------------------------------------------------- BeeAI
+
+
+@dataclass
+class BeeAICrew:
+    """The BeeAI crew behind its episodic-memory agent."""
+
+    agent: Any
+    """The :class:`~integrations.beeai.EpisodicMemoryAgent` the user talks to."""
+    coordinator: Any
+    """The coordinating ``RequirementAgent`` (the Chemist Agent)."""
+
+    async def ask(self, text: str, session_id: str) -> Any:
+        """Send one user message in a session.
+
+        Args:
+            text: An instruction or a command such as ``/save``.
+            session_id: The chat session.
+
+        Returns:
+            The EM agent's output: ``last_message.text`` is the answer (crew result +
+            suggestions), ``suggestions`` the :class:`~em_plugin.suggestions.Suggestion` objects.
+        """
+        return await self.agent.run(text).context({"session_id": session_id})
+
+
+def build_beeai_crew(
+    memory: Any,
+    *,
+    model: Any = None,
+    router: Any = None,
+    limit: int = 3,
+) -> BeeAICrew:
+    """Build the Chemist crew on BeeAI behind the episodic-memory agent.
+
+    Args:
+        memory: The :class:`~em_plugin.memory.EpisodicMemory`.
+        model: A BeeAI ``ChatModel`` for every agent (default: the offline router model).
+        router: The :class:`~em_plugin.demo.router.OfflineRouter` of the default model.
+        limit: How many suggestions to append.
+
+    Returns:
+        The crew; one crew is one conversation of the coordinator.
+
+    Raises:
+        ConfigurationError: Neither ``model`` nor ``router`` is given.
+    """
+    from beeai_framework.agents.requirement import RequirementAgent
+    from beeai_framework.tools.handoff import HandoffTool
+
+    from integrations.beeai import EpisodicMemoryAgent
+    from integrations.demo._llm_env import LLMSpec, beeai_chat_model
+
+    def llm() -> Any:
+        return model if model is not None else beeai_chat_model(LLMSpec(), router)
+
+    sub_agents = [
+        RequirementAgent(
+            llm=llm(),
+            tools=[_beeai_tool(tool.name) for tool in agent.tools],
+            name=agent.name,
+            description=agent.description,
+            role=agent.role,
+            instructions=agent.description,
+        )
+        for agent in SUB_AGENTS
+    ]
+    coordinator = RequirementAgent(
+        llm=llm(),
+        tools=[HandoffTool(sub_agent) for sub_agent in sub_agents],
+        name=COORDINATOR.name,
+        description=COORDINATOR.description,
+        role=COORDINATOR.role,
+        instructions=COORDINATOR.description,
+    )
+    agent = EpisodicMemoryAgent(coordinator, memory, crew_name=CREW_DESCRIPTION.name, limit=limit)
+    return BeeAICrew(agent=agent, coordinator=coordinator)
+
+
+def _beeai_tool(name: str) -> Any:
+    from beeai_framework.tools import JSONToolOutput, tool
+    from beeai_framework.tools.tool import get_input_schema
+
+    function: Callable[..., Any] = TOOLS[name]
+
+    def run(**kwargs: Any) -> JSONToolOutput[Any]:
+        # Omitted optional arguments arrive as None; leave them to the function's defaults.
+        return JSONToolOutput(function(**{k: v for k, v in kwargs.items() if v is not None}))
+
+    return tool(
+        run,
+        name=name,
+        description=_description(name),
+        input_schema=get_input_schema(function, name=name),
+    )

@@ -1,0 +1,48 @@
+"""LangGraph / LangChain integration of the episodic memory (DESIGN §9).
+
+- :class:`EpisodicMemoryNode`: a node added after the crew (``graph.add_node("episodic_memory",
+  node)``); it compiles the session from the messages (or from a :class:`TrajectoryRecorder`),
+  answers ``/save`` without the crew and appends suggestions to the final AI message;
+- :class:`EpisodicMemoryMiddleware`: the same for ``langchain.agents.create_agent``, with optional
+  prompt injection (``inject=True``);
+- :func:`recall_workflows_tool`: a tool agents call to look past workflows up;
+- :func:`crew_description`: a crew description from a graph's tools, for the fallback suggester.
+
+The session is the LangGraph ``thread_id``; the scope comes from the run's context or config
+(``scope``). Memory failures never break the host graph unless ``strict=True``.
+"""
+
+from __future__ import annotations
+
+try:
+    import langchain.agents  # noqa: F401
+    import langgraph.graph  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        'integrations.langgraph needs LangGraph and LangChain: pip install "em-plugin[langgraph]"'
+    ) from exc
+
+from integrations.langgraph._messages import is_handoff, message_text, trajectory_from_messages
+from integrations.langgraph._middleware import (
+    TRACE_KEY,
+    EpisodicAgentState,
+    EpisodicMemoryMiddleware,
+)
+from integrations.langgraph._node import EpisodicMemoryNode, append_to_message
+from integrations.langgraph._recorder import TrajectoryRecorder
+from integrations.langgraph._tools import crew_description, recall_workflows_tool, tools_of
+
+__all__ = [
+    "TRACE_KEY",
+    "EpisodicAgentState",
+    "EpisodicMemoryMiddleware",
+    "EpisodicMemoryNode",
+    "TrajectoryRecorder",
+    "append_to_message",
+    "crew_description",
+    "is_handoff",
+    "message_text",
+    "recall_workflows_tool",
+    "tools_of",
+    "trajectory_from_messages",
+]

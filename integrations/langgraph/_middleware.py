@@ -1,0 +1,460 @@
+"""``EpisodicMemoryMiddleware``: episodic memory for LangChain ``create_agent`` agents.
+
+Hooks used (LangChain 1.x ``AgentMiddleware``):
+
+- ``wrap_tool_call`` / ``awrap_tool_call`` record every tool call (with its result or error) in
+  the private, checkpointed state key ``episodic_trace``, tagged with the turn's HumanMessage id.
+  A sub-agent that runs inside a tool and carries an ``EpisodicMemoryMiddleware`` too records its
+  calls *under* that tool call (a context variable links them), so handoffs nest;
+- ``before_agent`` answers ``/save`` and ``/suggest`` and jumps to the end (the model is not
+  called);
+- ``after_agent`` appends the suggestions to the final AI message;
+- with ``inject=True``, ``wrap_model_call`` adds a short "Relevant past workflows / suggested next
+  tools" block to the system prompt (recomputed only when the turn's calls change).
+
+Place it *before* ``ToolErrorMiddleware`` / ``ToolRetryMiddleware`` in the list (outermost), so it
+sees handled errors as ``ToolMessage(status="error")``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import operator
+import threading
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain.agents.middleware.types import PrivateStateAttr
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.types import Command
+
+from em_plugin.session import Judge, SessionController, check_policy
+from em_plugin.trajectory import Trajectory, is_command
+from integrations.langgraph._context import (
+    logger,
+    memory_for_scope,
+    runtime_context,
+    scope_of,
+    thread_id_of,
+)
+from integrations.langgraph._messages import message_text
+from integrations.langgraph._node import append_to_message
+
+TRACE_KEY = "episodic_trace"
+
+# The children list of the tool call currently running in this context (None at top level).
+_ENCLOSING: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
+    "episodic_memory_enclosing_call", default=None
+)
+
+
+class EpisodicAgentState(AgentState):
+    """``AgentState`` plus the private trace of tool calls."""
+
+    # The reducer must be the *last* Annotated item: LangGraph only looks there.
+
+    episodic_trace: NotRequired[Annotated[list[dict[str, Any]], PrivateStateAttr, operator.add]]
+
+
+class EpisodicMemoryMiddleware(AgentMiddleware):
+    """Episodic memory for ``create_agent``: capture, ``/save``, suggestions, optional injection.
+
+    Example:
+        >>> agent = create_agent(model, tools, middleware=[
+        ...     EpisodicMemoryMiddleware(memory, inject=True), ToolErrorMiddleware(...)],
+        ...     checkpointer=InMemorySaver())
+
+    Args:
+        memory: The :class:`~em_plugin.memory.EpisodicMemory`.
+        inject: Also put "Relevant past workflows / suggested next tools" in the system prompt.
+        strict: Raise memory failures instead of logging a warning.
+        autosave: ``"off"`` or ``"on_success"``.
+        judge: With ``autosave="on_success"``, decides which turns are saved.
+        save_command: The command that saves the session's workflow.
+        suggest_command: The command that shows suggestions.
+        limit: How many suggestions to show.
+        crew: The crew description's name, recorded on compiled workflows.
+
+    Raises:
+        ConfigurationError: On invalid settings.
+    """
+
+    state_schema = EpisodicAgentState
+
+    def __init__(
+        self,
+        memory: Any,
+        *,
+        inject: bool = False,
+        strict: bool = False,
+        autosave: str = "off",
+        judge: Judge | None = None,
+        save_command: str = "/save",
+        suggest_command: str = "/suggest",
+        limit: int = 3,
+        crew: str | None = None,
+    ) -> None:
+        super().__init__()
+        check_policy(
+            autosave=autosave,
+            judge=judge,
+            save_command=save_command,
+            suggest_command=suggest_command,
+            limit=limit,
+        )
+        self.memory = memory
+        self.inject = inject
+        self.strict = strict
+        self.autosave = autosave
+        self.judge = judge
+        self.save_command = save_command
+        self.suggest_command = suggest_command
+        self.limit = limit
+        self.crew = crew
+        self.tools = []
+        self._blocks: OrderedDict[tuple[str, str, int], str] = OrderedDict()
+        self._blocks_lock = threading.Lock()
+
+    # -- session -------------------------------------------------------------------------------
+
+    def _controller(self, state: Mapping[str, Any], runtime: Any) -> SessionController:
+        config = _current_config()
+        messages = list(state.get("messages") or [])
+        session_id = (
+            thread_id_of(config)
+            or getattr(getattr(runtime, "execution_info", None), "thread_id", None)
+            or _first_human_id(messages)
+        )
+        context = getattr(runtime, "context", None) if runtime is not None else None
+        scope = scope_of(
+            config, context or runtime_context(), getattr(self.memory, "scope", "default")
+        )
+        controller = SessionController(
+            memory_for_scope(self.memory, scope),
+            Trajectory(session_id, scope=scope, framework="langgraph"),
+            strict=self.strict,
+            autosave=self.autosave,  # type: ignore[arg-type]
+            judge=self.judge,
+            save_command=self.save_command,
+            suggest_command=self.suggest_command,
+            limit=self.limit,
+            crew=self.crew,
+            log=logger,
+        )
+        with controller.guard("compiling the session from the agent state"):
+            controller.trajectory = _trajectory(messages, state.get(TRACE_KEY) or [], controller)
+        return controller
+
+    def _command(self, state: Mapping[str, Any]) -> str | None:
+        if _ENCLOSING.get() is not None:
+            return None  # a sub-agent inside a tool call: the outer agent owns the session
+        messages = state.get("messages") or []
+        last = messages[-1] if messages else None
+        if not isinstance(last, HumanMessage):
+            return None
+        text = message_text(last).strip()
+        word = text.split(maxsplit=1)[0] if text else ""
+        return text if word in (self.save_command, self.suggest_command) else None
+
+    def _isolate(self, action: str, exc: Exception) -> None:
+        if self.strict:
+            raise exc
+        logger.warning(
+            "episodic memory: %s failed (%s: %s); the agent's answer is unchanged",
+            action,
+            type(exc).__name__,
+            exc,
+            exc_info=exc,
+        )
+
+    # -- before_agent: commands -------------------------------------------------------------
+
+    @hook_config(can_jump_to=["end"])
+    def before_agent(self, state: EpisodicAgentState, runtime: Any) -> dict[str, Any] | None:
+        """Answer ``/save`` and ``/suggest`` without calling the model."""
+        command = self._command(state)
+        if command is None:
+            return None
+        try:
+            reply = self._controller(state, runtime).handle_command(command)
+        except Exception as exc:
+            self._isolate("handling a command", exc)
+            reply = f"Episodic memory is unavailable: {type(exc).__name__}: {exc}"
+        return {"messages": [AIMessage(reply or "", name="episodic_memory")], "jump_to": "end"}
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_agent(self, state: EpisodicAgentState, runtime: Any) -> dict[str, Any] | None:
+        """Async twin of :meth:`before_agent`."""
+        command = self._command(state)
+        if command is None:
+            return None
+        try:
+            reply = await self._controller(state, runtime).ahandle_command(command)
+        except Exception as exc:
+            self._isolate("handling a command", exc)
+            reply = f"Episodic memory is unavailable: {type(exc).__name__}: {exc}"
+        return {"messages": [AIMessage(reply or "", name="episodic_memory")], "jump_to": "end"}
+
+    # -- after_agent: suggestions ------------------------------------------------------------
+
+    def _final(self, state: Mapping[str, Any]) -> AIMessage | None:
+        if _ENCLOSING.get() is not None:
+            return None
+        messages = state.get("messages") or []
+        last = messages[-1] if messages else None
+        human = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
+        if human is None or is_command(message_text(human)):
+            return None  # the /save turn (before_agent jumped here) gets no suggestions
+        if isinstance(last, AIMessage) and not last.tool_calls:
+            return last
+        return None
+
+    def after_agent(self, state: EpisodicAgentState, runtime: Any) -> dict[str, Any] | None:
+        """Append suggestions to the final answer (which itself stays unchanged)."""
+        answer = self._final(state)
+        if answer is None:
+            return None
+        try:
+            controller = self._controller(state, runtime)
+            suffix = controller.suggestion_suffix(message_text(answer), record_answer=False)
+        except Exception as exc:
+            self._isolate("suggesting next steps", exc)
+            return None
+        return {"messages": [append_to_message(answer, suffix)]} if suffix else None
+
+    async def aafter_agent(self, state: EpisodicAgentState, runtime: Any) -> dict[str, Any] | None:
+        """Async twin of :meth:`after_agent`."""
+        answer = self._final(state)
+        if answer is None:
+            return None
+        try:
+            controller = self._controller(state, runtime)
+            suffix = await controller.asuggestion_suffix(message_text(answer), record_answer=False)
+        except Exception as exc:
+            self._isolate("suggesting next steps", exc)
+            return None
+        return {"messages": [append_to_message(answer, suffix)]} if suffix else None
+
+    # -- wrap_tool_call: capture -------------------------------------------------------------
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        """Record the call (and the calls nested inside it) in the agent's state."""
+        enclosing = _ENCLOSING.get()
+        children: list[dict[str, Any]] = []
+        token = _ENCLOSING.set(children)
+        try:
+            result = handler(request)
+        except Exception as exc:
+            _ENCLOSING.reset(token)
+            if enclosing is not None:
+                enclosing.append(_entry(request, None, exc, children))
+            raise
+        _ENCLOSING.reset(token)
+        return self._recorded(request, result, children, enclosing)
+
+    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        """Async twin of :meth:`wrap_tool_call`."""
+        enclosing = _ENCLOSING.get()
+        children: list[dict[str, Any]] = []
+        token = _ENCLOSING.set(children)
+        try:
+            result = await handler(request)
+        except Exception as exc:
+            _ENCLOSING.reset(token)
+            if enclosing is not None:
+                enclosing.append(_entry(request, None, exc, children))
+            raise
+        _ENCLOSING.reset(token)
+        return self._recorded(request, result, children, enclosing)
+
+    def _recorded(
+        self,
+        request: Any,
+        result: Any,
+        children: list[dict[str, Any]],
+        enclosing: list[dict[str, Any]] | None,
+    ) -> Any:
+        try:
+            entry = _entry(request, result, None, children)
+        except Exception as exc:
+            self._isolate("recording a tool call", exc)
+            return result
+        if enclosing is not None:
+            enclosing.append(entry)  # the outer agent's call holds it; this state stays clean
+            return result
+        if isinstance(result, ToolMessage):
+            return Command(update={"messages": [result], TRACE_KEY: [entry]})
+        if isinstance(result, Command) and isinstance(result.update, dict):
+            return Command(
+                graph=result.graph,
+                update={**result.update, TRACE_KEY: [entry]},
+                resume=result.resume,
+                goto=result.goto,
+            )
+        return result
+
+    # -- wrap_model_call: injection ----------------------------------------------------------
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        """With ``inject=True``, add the memory block to the system prompt."""
+        if not self.inject or _ENCLOSING.get() is not None:
+            return handler(request)
+        return handler(self._with_block(request, self._block(request, None)))
+
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        """Async twin of :meth:`wrap_model_call`."""
+        if not self.inject or _ENCLOSING.get() is not None:
+            return await handler(request)
+        key = self._block_key(request)
+        block = self._cached(key)
+        if block is None:
+            try:
+                block = await self._controller(request.state, request.runtime).aprompt_block()
+            except Exception as exc:
+                self._isolate("retrieving past workflows", exc)
+                block = ""
+            self._remember(key, block)
+        return await handler(self._with_block(request, block))
+
+    def _block(self, request: Any, _: Any) -> str:
+        key = self._block_key(request)
+        block = self._cached(key)
+        if block is None:
+            try:
+                block = self._controller(request.state, request.runtime).prompt_block()
+            except Exception as exc:
+                self._isolate("retrieving past workflows", exc)
+                block = ""
+            self._remember(key, block)
+        return block
+
+    def _block_key(self, request: Any) -> tuple[str, str, int]:
+        # The block changes as the turn's calls accumulate: key it by the calls so far.
+        state = request.state if isinstance(request.state, Mapping) else {}
+        messages = state.get("messages") or []
+        human = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
+        turn = (human.id or "") if human is not None else ""
+        calls = len(state.get(TRACE_KEY) or [])
+        return (thread_id_of(_current_config()) or "", turn, calls)
+
+    def _cached(self, key: tuple[str, str, int]) -> str | None:
+        with self._blocks_lock:
+            return self._blocks.get(key)
+
+    def _remember(self, key: tuple[str, str, int], block: str) -> None:
+        with self._blocks_lock:
+            self._blocks[key] = block
+            while len(self._blocks) > 256:
+                self._blocks.popitem(last=False)
+
+    @staticmethod
+    def _with_block(request: Any, block: str) -> Any:
+        if not block:
+            return request
+        system = request.system_message
+        if system is None:
+            message = SystemMessage(block)
+        elif isinstance(system.content, str):
+            message = SystemMessage(system.content + "\n\n" + block)
+        else:
+            message = SystemMessage([*system.content, {"type": "text", "text": block}])
+        return request.override(system_message=message)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _entry(
+    request: Any, result: Any, exc: BaseException | None, children: list[dict[str, Any]]
+) -> dict[str, Any]:
+    call = request.tool_call
+    state = request.state if isinstance(request.state, Mapping) else {}
+    messages: Sequence[BaseMessage] = state.get("messages") or []
+    human = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
+    agent = next(
+        (
+            m.name
+            for m in reversed(messages)
+            if isinstance(m, AIMessage) and any(c.get("id") == call.get("id") for c in m.tool_calls)
+        ),
+        None,
+    )
+    entry: dict[str, Any] = {
+        "turn": human.id if human is not None else None,
+        "call_id": call.get("id"),
+        "name": call.get("name"),
+        "args": dict(call.get("args") or {}),
+        "agent": agent,
+        "children": children,
+    }
+    if exc is not None:
+        entry["error"] = f"{type(exc).__name__}: {exc}"
+    elif isinstance(result, ToolMessage) and result.status == "error":
+        entry["error"] = message_text(result)
+    elif isinstance(result, ToolMessage):
+        entry["output"] = message_text(result)
+    return entry
+
+
+def _trajectory(
+    messages: Sequence[BaseMessage], trace: Sequence[Mapping[str, Any]], controller: Any
+) -> Trajectory:
+    base = controller.trajectory
+    trajectory = Trajectory(base.session_id, scope=base.scope, framework="langgraph")
+    by_turn: dict[str | None, list[Mapping[str, Any]]] = {}
+    for entry in trace:
+        by_turn.setdefault(entry.get("turn"), []).append(entry)
+    used: set[str] = set()
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            text = message_text(message)
+            if text.strip() and not is_command(text):
+                trajectory.instruction(text)
+                for entry in by_turn.pop(message.id, []):
+                    _replay(trajectory, entry, None, used)
+        elif isinstance(message, AIMessage) and not message.tool_calls and message_text(message):
+            trajectory.final_answer(message_text(message))
+    for entries in by_turn.values():  # turns whose message is gone (trimmed history)
+        for entry in entries:
+            _replay(trajectory, entry, None, used)
+    return trajectory
+
+
+def _replay(
+    trajectory: Trajectory, entry: Mapping[str, Any], parent: str | None, used: set[str]
+) -> None:
+    base = str(entry.get("call_id") or "call")
+    call_id, n = base, 1
+    while call_id in used:
+        n += 1
+        call_id = f"{base}#{n}"
+    used.add(call_id)
+    trajectory.call_start(
+        call_id,
+        entry.get("name") or "unknown_tool",
+        entry.get("args") or {},
+        agent=entry.get("agent"),
+        parent_call_id=parent,
+    )
+    for child in entry.get("children") or []:
+        _replay(trajectory, child, call_id, used)
+    if "error" in entry:
+        trajectory.call_error(call_id, entry["error"])
+    else:
+        trajectory.call_end(call_id, entry.get("output"))
+
+
+def _first_human_id(messages: Sequence[BaseMessage]) -> str:
+    human = next((m for m in messages if isinstance(m, HumanMessage)), None)
+    return (human.id if human is not None else None) or "default"
+
+
+def _current_config() -> Any:
+    try:
+        from langgraph.config import get_config
+
+        return get_config()
+    except Exception:  # noqa: BLE001 - outside a runnable context
+        return None

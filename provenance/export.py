@@ -1,0 +1,185 @@
+"""Export workflows as RDF (Turtle, TriG, JSON-LD) or W3C PROV (PROV-JSON, PROV-N).
+
+RDF formats are written by rdflib; PROV-JSON and PROV-N by the ``prov`` package, which reads our
+RDF through its PROV-O parser. The mapping already meets that parser's three conditions
+(``notes/prov.md`` §3.3): every node is typed with a PROV class, no activity mixes qualified and
+unqualified associations (none are qualified), and every IRI falls under a bound prefix.
+
+In TriG and JSON-LD every workflow is its own named graph, and in PROV-JSON / PROV-N its own
+bundle, both named by :func:`~provenance.vocab.graph_iri`, so a re-import can split them again.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+from typing import Literal as TypingLiteral
+
+from rdflib import BNode, Dataset, Graph, URIRef
+from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
+from rdflib.namespace import NamespaceManager
+
+from provenance.errors import MappingError, ProvenanceError
+from provenance.mapping import graph_to_workflow, workflow_to_graph
+from provenance.model import Workflow
+from provenance.vocab import DCTERMS, PL, RDF, bind_prefixes, graph_iri
+
+if TYPE_CHECKING:  # prov is imported when a PROV format is used: most callers never need it
+    from prov.model import ProvDocument
+
+__all__ = [
+    "FORMATS",
+    "ExportFormat",
+    "export",
+    "provjson_to_dataset",
+    "provjson_to_graph",
+    "provjson_to_workflows",
+    "to_dataset",
+    "to_prov_document",
+]
+
+ExportFormat = TypingLiteral["ttl", "trig", "jsonld", "provjson", "provn"]
+#: The formats :func:`export` writes.
+FORMATS: tuple[str, ...] = ("ttl", "trig", "jsonld", "provjson", "provn")
+_RDFLIB_FORMATS = {"ttl": "turtle", "trig": "trig", "jsonld": "json-ld"}
+
+Exportable = Workflow | Graph
+
+
+def export(items: Exportable | Iterable[Exportable], format: str) -> str:  # noqa: A002
+    """Serialize workflows (or their graphs) in one of :data:`FORMATS`.
+
+    Args:
+        items: A workflow, a workflow graph (from ``workflow_to_graph`` or a store), or an
+            iterable of them.
+        format: ``ttl``, ``trig`` (a named graph per workflow), ``jsonld``, ``provjson`` or
+            ``provn`` (a PROV bundle per workflow).
+
+    Returns:
+        The serialized text.
+
+    Raises:
+        ProvenanceError: For an unknown format; the message lists the valid ones.
+        MappingError: When a graph does not name its workflow.
+
+    Example:
+        >>> text = export([workflow], "provjson")
+        >>> provjson_to_workflows(text) == [workflow]
+        True
+    """
+    if format not in FORMATS:
+        raise ProvenanceError(f"unknown export format {format!r}; valid: {', '.join(FORMATS)}")
+    dataset = to_dataset(items)
+    if format == "ttl":
+        merged = bind_prefixes(Graph(bind_namespaces="none"))
+        for graph in dataset.graphs():
+            merged += graph
+        return merged.serialize(format="turtle")
+    if format in _RDFLIB_FORMATS:
+        with warnings.catch_warnings():
+            # rdflib's own TriG / JSON-LD writers call its deprecated Dataset.contexts().
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return dataset.serialize(format=_RDFLIB_FORMATS[format])
+    document = to_prov_document(dataset)
+    return document.serialize(format="json" if format == "provjson" else "provn")
+
+
+def to_dataset(items: Exportable | Iterable[Exportable]) -> Dataset:
+    """Return a Dataset holding each workflow in its named graph ``graph_iri(id)``.
+
+    Raises:
+        MappingError: When a graph holds no workflow and has no IRI of its own to be named by.
+    """
+    if isinstance(items, Workflow | Graph):
+        items = [items]
+    dataset = _new_dataset()
+    for item in items:
+        graph = workflow_to_graph(item) if isinstance(item, Workflow) else item
+        target = dataset.graph(_graph_name(graph))
+        target.addN((s, p, o, target) for s, p, o in graph)
+    return dataset
+
+
+def to_prov_document(items: Exportable | Iterable[Exportable] | Dataset) -> ProvDocument:
+    """Read workflows into a ``prov`` ProvDocument, one bundle per workflow graph."""
+    from prov.model import ProvDocument
+    from prov.serializers.provrdf import ProvRDFSerializer
+
+    dataset = items if isinstance(items, Dataset) else to_dataset(items)
+    document = ProvDocument()
+    with warnings.catch_warnings():
+        # prov warns about every triple it cannot convert; a mapped graph has none, and an
+        # unexpected one should not break an export.
+        warnings.simplefilter("ignore", UserWarning)
+        ProvRDFSerializer(document).decode_document(dataset, document)
+    return document
+
+
+def provjson_to_dataset(text: str) -> Dataset:
+    """Re-import PROV-JSON through the ``prov`` package: a named graph per bundle.
+
+    Raises:
+        ProvenanceError: When the text is not PROV-JSON.
+    """
+    from prov.model import ProvDocument
+    from prov.serializers.provrdf import ProvRDFSerializer
+
+    try:
+        json.loads(text)
+        document = ProvDocument.deserialize(content=text, format="json")
+    except Exception as exc:  # prov raises a variety of errors for malformed input
+        raise ProvenanceError(f"not a PROV-JSON document: {exc}") from exc
+    encoded = ProvRDFSerializer(document).encode_document(document)
+    dataset = _new_dataset()
+    for graph in encoded.graphs():
+        name = graph.identifier
+        is_default = isinstance(name, BNode) or name == DATASET_DEFAULT_GRAPH_ID
+        target = dataset.default_graph if is_default else dataset.graph(name)
+        target.addN((s, p, o, target) for s, p, o in graph)
+    return dataset
+
+
+def provjson_to_graph(text: str) -> Graph:
+    """Re-import PROV-JSON as one graph (all bundles merged).
+
+    For the export of a single workflow, ``graph_to_workflow(provjson_to_graph(text))`` gives
+    the workflow back.
+    """
+    merged = bind_prefixes(Graph(bind_namespaces="none"))
+    for graph in provjson_to_dataset(text).graphs():
+        merged += graph
+    return merged
+
+
+def provjson_to_workflows(text: str) -> list[Workflow]:
+    """Re-import the workflows of a PROV-JSON export, one per bundle, in bundle-name order.
+
+    Raises:
+        MappingError: When a bundle does not describe a workflow.
+    """
+    dataset = provjson_to_dataset(text)
+    graphs = [g for g in dataset.graphs() if g.identifier != DATASET_DEFAULT_GRAPH_ID and len(g)]
+    return [graph_to_workflow(g) for g in sorted(graphs, key=lambda g: str(g.identifier))]
+
+
+def _new_dataset() -> Dataset:
+    dataset = Dataset()
+    # Only the layer's prefixes: rdflib's ~25 defaults would all end up in PROV-JSON / PROV-N.
+    dataset.namespace_manager = NamespaceManager(dataset, bind_namespaces="none")
+    return bind_prefixes(dataset)
+
+
+def _graph_name(graph: Graph) -> URIRef:
+    workflows = list(graph.subjects(RDF.type, PL.Workflow))
+    if len(workflows) == 1:
+        identifier = graph.value(workflows[0], DCTERMS.identifier)
+        if identifier is not None:
+            return graph_iri(str(identifier))
+    if isinstance(graph.identifier, URIRef):
+        return graph.identifier
+    raise MappingError(
+        f"cannot name the graph of {len(workflows)} workflows: export one workflow graph per "
+        "item, or give the graph an IRI identifier"
+    )

@@ -1,0 +1,179 @@
+"""RDF term conversions shared by the backends: rdflib -> text, pyoxigraph <-> rdflib.
+
+Writes go to the stores as *text* (N-Quads for the embedded store, ``INSERT DATA`` for an endpoint)
+because parsing text in Rust is several times faster than building pyoxigraph terms one by one in
+Python. :func:`term_text` is the only function that turns a value into SPARQL or N-Quads text: it
+checks IRIs and language tags and escapes literals, so that every value becomes exactly one token.
+The token syntax it emits is the common subset of N-Triples and SPARQL (``<iri>``, ``"…"`` with
+``\\\\ \\" \\n \\r`` escapes, ``@lang``, ``^^<iri>``, ``_:label``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeAlias
+
+import pyoxigraph as ox
+from rdflib import BNode, Graph, Literal, URIRef
+from rdflib.namespace import RDF, XSD
+from rdflib.term import Node
+
+#: A triple of rdflib terms, as :func:`provenance.mapping.workflow_to_triples` returns them.
+Triple: TypeAlias = tuple[Node, Node, Node]
+
+_XSD_STRING = str(XSD.string)
+_LANG_STRING = str(RDF.langString)
+# What N-Triples' IRIREF and SPARQL's IRIREF both refuse, plus the need for a scheme: a relative
+# IRI would be resolved against a base and so would not denote what the caller asked for.
+_IRI_FORBIDDEN = re.compile(r'[\x00-\x20<>"{}|^`\\]')
+_IRI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+_LANG = re.compile(r"[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*")
+_BNODE = re.compile(r"[A-Za-z0-9_]+")
+# The four characters a "…" literal cannot hold raw, in N-Triples and in SPARQL alike.
+_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
+
+
+class TermError(ValueError):
+    """A value cannot be written as one RDF term; callers turn it into their layer's error."""
+
+
+def iri_text(iri: str) -> str:
+    """Return ``<iri>`` after checking that ``iri`` is absolute and has no forbidden character.
+
+    Raises:
+        TermError: When the string is not a usable absolute IRI.
+    """
+    if _IRI_FORBIDDEN.search(iri) or not _IRI_SCHEME.match(iri):
+        raise TermError(f"{iri!r} is not an absolute IRI (or holds a character IRIs forbid)")
+    return f"<{iri}>"
+
+
+def term_text(term: Any) -> str:
+    """Return the N-Triples/SPARQL token of an rdflib term.
+
+    Args:
+        term: A ``URIRef``, ``Literal`` or ``BNode``.
+
+    Returns:
+        One token; a literal's text is escaped, so nothing in it can end the token early.
+
+    Raises:
+        TermError: For an invalid IRI, language tag or blank node label, or another type.
+    """
+    if isinstance(term, URIRef):
+        return iri_text(str(term))
+    if isinstance(term, Literal):
+        lexical = f'"{str(term).translate(_ESCAPES)}"'
+        if term.language:
+            if not _LANG.fullmatch(term.language):
+                raise TermError(f"{term.language!r} is not a valid language tag")
+            return f"{lexical}@{term.language}"
+        datatype = term.datatype
+        if datatype is None or str(datatype) == _XSD_STRING:
+            return lexical
+        return f"{lexical}^^{iri_text(str(datatype))}"
+    if isinstance(term, BNode):
+        if not _BNODE.fullmatch(str(term)):
+            raise TermError(f"{str(term)!r} is not a usable blank node label")
+        return f"_:{term}"
+    raise TermError(f"cannot write a {type(term).__name__} as an RDF term: {term!r}")
+
+
+def nquads(graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> str:
+    """Serialise named graphs as one N-Quads document.
+
+    Raises:
+        TermError: When a term cannot be written.
+    """
+    cache: dict[Node, str] = {}
+    lines: list[str] = []
+    for name, triples in graphs:
+        tail = f" {iri_text(str(name))} .\n"
+        lines.extend(
+            f"{_cached(s, cache)} {_cached(p, cache)} {_cached(o, cache)}{tail}"
+            for s, p, o in triples
+        )
+    return "".join(lines)
+
+
+def insert_data_body(graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> str:
+    """Return ``GRAPH <g> { s p o . … } …`` for an ``INSERT DATA`` block.
+
+    Raises:
+        TermError: When a term cannot be written.
+    """
+    cache: dict[Node, str] = {}
+    parts: list[str] = []
+    for name, triples in graphs:
+        parts.append(f"GRAPH {iri_text(str(name))} {{\n")
+        parts.extend(
+            f"{_cached(s, cache)} {_cached(p, cache)} {_cached(o, cache)} .\n"
+            for s, p, o in triples
+        )
+        parts.append("}\n")
+    return "".join(parts)
+
+
+def _cached(term: Node, cache: dict[Node, str]) -> str:
+    # IRIs and small literals repeat a lot within a batch (types, predicates, indexes).
+    text = cache.get(term)
+    if text is None:
+        text = cache[term] = term_text(term)
+    return text
+
+
+def to_rdflib(term: Any, cache: dict[Any, Node] | None = None) -> Node:
+    """Convert a pyoxigraph term to the equal rdflib term.
+
+    A plain ``xsd:string`` literal becomes ``Literal(value)`` with no datatype, which is what
+    the mapping writes, so a round trip gives back equal triples.
+    """
+    if cache is not None:
+        found = cache.get(term)
+        if found is not None:
+            return found
+    converted: Node
+    if isinstance(term, ox.NamedNode):
+        converted = URIRef(term.value)
+    elif isinstance(term, ox.Literal):
+        datatype = term.datatype.value
+        if term.language:
+            converted = Literal(term.value, lang=term.language)
+        elif datatype == _XSD_STRING or datatype == _LANG_STRING:
+            converted = Literal(term.value)
+        else:
+            converted = Literal(term.value, datatype=URIRef(datatype))
+    elif isinstance(term, ox.BlankNode):
+        converted = BNode(term.value)
+    else:
+        raise TermError(f"unsupported term in a result: {term!r}")
+    if cache is not None:
+        cache[term] = converted
+    return converted
+
+
+def convert_result(
+    result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples,
+) -> tuple[tuple[str, ...], list[tuple[Node | None, ...]]] | bool | Graph:
+    """Convert a pyoxigraph query result: ``(columns, rows)``, a bool, or an rdflib Graph."""
+    cache: dict[Any, Node] = {}
+    if isinstance(result, ox.QueryBoolean):
+        return bool(result)
+    if isinstance(result, ox.QuerySolutions):
+        columns = tuple(v.value for v in result.variables)
+        rows = [
+            tuple(None if v is None else to_rdflib(v, cache) for v in solution)
+            for solution in result
+        ]
+        return columns, rows
+    graph = Graph(bind_namespaces="none")
+    for triple in result:
+        graph.add(
+            (
+                to_rdflib(triple.subject, cache),
+                to_rdflib(triple.predicate, cache),
+                to_rdflib(triple.object, cache),
+            )
+        )
+    return graph

@@ -1,0 +1,211 @@
+"""Embedded Oxigraph (pyoxigraph): in memory, or persistent on disk (RocksDB).
+
+Atomicity comes from pyoxigraph itself: ``Store.load`` and ``Store.update`` each run in one
+transaction, and pyoxigraph has no other transaction API. So :meth:`OxigraphStore.replace_graphs`
+serialises the whole batch first (a bad term fails before anything is written) and then makes
+exactly one call:
+
+* none of the graphs exists yet (an import): ``load`` of one N-Quads document, the fastest path;
+* some exist: one ``update`` ``DROP SILENT GRAPH <g> ; … INSERT DATA { GRAPH <g> { … } … }``.
+
+A disk store has a single writer process (RocksDB's lock). ``read_only=True`` opens it with
+``Store.read_only``, next to a writer: the reader sees the store as it was when it was opened
+(reopen it to see later saves).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+from rdflib import Graph, URIRef
+from rdflib.term import Node
+
+from provenance.errors import QueryError, StoreError
+from provenance.stores._sparql import bind, query_form
+from provenance.stores._terms import (
+    TermError,
+    Triple,
+    insert_data_body,
+    iri_text,
+    nquads,
+    to_rdflib,
+)
+from provenance.stores.base import (
+    Bindings,
+    GraphStore,
+    QueryResult,
+    StoreConfigError,
+    check_batch,
+    result_from_oxigraph,
+)
+
+__all__ = ["OxigraphStore"]
+
+
+class OxigraphStore(GraphStore):
+    """A pyoxigraph store: in memory when ``path`` is None, else a RocksDB directory.
+
+    Args:
+        path: The store directory (created when missing, unless read-only); None for memory.
+        read_only: Open an existing disk store read-only, alongside a process that writes it.
+
+    Raises:
+        StoreConfigError: ``read_only`` without a path.
+        StoreError: The directory cannot be opened (locked by a writer, missing, not a store).
+
+    Example:
+        >>> with OxigraphStore() as store:
+        ...     store.replace_graphs([(URIRef("urn:g"), [(URIRef("urn:a"), URIRef("urn:b"),
+        ...                                                URIRef("urn:c"))])])
+        ...     store.graph_names()
+        [rdflib.term.URIRef('urn:g')]
+    """
+
+    def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
+        self.path = None if path is None else Path(path).expanduser()
+        self.read_only = read_only
+        self._lock = threading.Lock()
+        self._store: ox.Store | None = self._open()
+
+    def __repr__(self) -> str:
+        where = "memory" if self.path is None else str(self.path)
+        return f"OxigraphStore({where!r}{', read_only=True' if self.read_only else ''})"
+
+    def _open(self) -> ox.Store:
+        if self.path is None:
+            if self.read_only:
+                raise StoreConfigError("a read-only store needs a path; memory stores start empty")
+            return ox.Store()
+        try:
+            if self.read_only:
+                if not (self.path / "CURRENT").is_file():
+                    raise StoreError(f"no Oxigraph store at {self.path} to open read-only")
+                return ox.Store.read_only(str(self.path))
+            self.path.mkdir(parents=True, exist_ok=True)
+            return ox.Store(str(self.path))
+        except OSError as exc:
+            if "lock" in str(exc).lower():
+                raise StoreError(
+                    f"the store at {self.path} is open for writing in another process; "
+                    "open it with read_only=True to read it meanwhile"
+                ) from exc
+            raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
+
+    def _live(self) -> ox.Store:
+        if self._store is None:
+            raise StoreError(f"{self!r} is closed")
+        return self._store
+
+    def _writable(self) -> ox.Store:
+        if self.read_only:
+            raise StoreError(f"{self!r} is read-only; open it without read_only to write")
+        return self._live()
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def replace_graphs(self, graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> None:
+        """See :meth:`GraphStore.replace_graphs`."""
+        store = self._writable()
+        batch = check_batch(graphs)
+        if not batch:
+            return
+        with self._lock:
+            try:
+                existing = [n for n, _ in batch if store.contains_named_graph(ox.NamedNode(n))]
+                if not existing:
+                    data = nquads(batch).encode("utf-8")
+                    store.load(data, ox.RdfFormat.N_QUADS)
+                    return
+                drops = "".join(f"DROP SILENT GRAPH {iri_text(n)} ;\n" for n in existing)
+                store.update(f"{drops}INSERT DATA {{\n{insert_data_body(batch)}}}")
+            except (TermError, UnicodeEncodeError, ValueError) as exc:
+                raise StoreError(f"cannot store the graphs: {exc}") from exc
+            except (OSError, SyntaxError, RuntimeError) as exc:
+                raise StoreError(f"{self!r} failed to write: {exc}") from exc
+
+    def drop_graphs(self, names: Iterable[URIRef]) -> None:
+        """See :meth:`GraphStore.drop_graphs`."""
+        store = self._writable()
+        try:
+            update = " ;\n".join(f"DROP SILENT GRAPH {iri_text(str(n))}" for n in names)
+        except TermError as exc:
+            raise StoreError(f"cannot drop graphs: {exc}") from exc
+        if not update:
+            return
+        with self._lock:
+            try:
+                store.update(update)
+            except (OSError, SyntaxError, RuntimeError) as exc:
+                raise StoreError(f"{self!r} failed to drop graphs: {exc}") from exc
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def graph_names(self) -> list[URIRef]:
+        """See :meth:`GraphStore.graph_names`."""
+        try:
+            names = self._live().named_graphs()
+            return sorted(URIRef(g.value) for g in names if isinstance(g, ox.NamedNode))
+        except OSError as exc:
+            raise StoreError(f"{self!r} failed to list graphs: {exc}") from exc
+
+    def read_graphs(self, names: Sequence[URIRef]) -> Iterator[tuple[URIRef, list[Triple]]]:
+        """See :meth:`GraphStore.read_graphs`."""
+        store = self._live()
+        cache: dict[Any, Node] = {}
+        for name in names:
+            try:
+                quads = store.quads_for_pattern(None, None, None, ox.NamedNode(name))
+                triples = [
+                    (
+                        to_rdflib(q.subject, cache),
+                        to_rdflib(q.predicate, cache),
+                        to_rdflib(q.object, cache),
+                    )
+                    for q in quads
+                ]
+            except ValueError as exc:
+                raise StoreError(f"cannot read graph <{name}>: {exc}") from exc
+            except OSError as exc:
+                raise StoreError(f"{self!r} failed to read <{name}>: {exc}") from exc
+            if triples:
+                yield name, triples  # type: ignore[misc]
+
+    def query(
+        self,
+        sparql: str,
+        bindings: Bindings | None = None,
+        *,
+        graphs: Sequence[URIRef] | None = None,
+    ) -> QueryResult | bool | Graph:
+        """See :meth:`GraphStore.query`."""
+        store = self._live()
+        query_form(sparql)  # refuse updates before anything runs
+        text = bind(sparql, bindings)
+        try:
+            if graphs is None:
+                result = store.query(text, use_default_graph_as_union=True)
+            else:
+                dataset = [ox.NamedNode(g) for g in graphs]
+                result = store.query(text, default_graph=list(dataset), named_graphs=dataset)
+            return result_from_oxigraph(result)
+        except SyntaxError as exc:
+            raise QueryError(f"invalid SPARQL: {exc}") from exc
+        except OSError as exc:
+            raise StoreError(f"{self!r} failed to run a query: {exc}") from exc
+        except (RuntimeError, ValueError) as exc:
+            raise QueryError(f"the query failed: {exc}") from exc
+
+    def close(self) -> None:
+        """See :meth:`GraphStore.close`; releases the RocksDB lock of a disk store."""
+        with self._lock:
+            store, self._store = self._store, None
+        if store is not None and self.path is not None and not self.read_only:
+            try:
+                store.flush()
+            except OSError:
+                pass  # closing must not fail; RocksDB's WAL already holds every commit
+        del store

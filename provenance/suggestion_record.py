@@ -1,0 +1,125 @@
+"""Provenance of suggestions: which past workflows shaped which suggested next steps.
+
+Each time the engine suggests next steps in a session it records one ``wf:Suggestion``
+(a ``prov:Activity``) that ``prov:used`` the memory workflows it retrieved, and one
+``wf:SuggestedStep`` (a ``prov:Entity``) per suggestion, ``prov:wasGeneratedBy`` the activity and
+``prov:wasDerivedFrom`` the workflows of its evidence. The ``suggestion-sources`` named query reads
+them back. A session's records go in the named graph :func:`suggestion_graph_iri`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from rdflib import Graph, Literal, URIRef
+
+from provenance.errors import MappingError
+from provenance.vocab import (
+    BASE,
+    PROV,
+    RDF,
+    WF,
+    XSD,
+    bind_prefixes,
+    encode_segment,
+    workflow_iri,
+)
+
+__all__ = ["suggestion_graph_iri", "suggestion_iri", "suggestion_triples"]
+
+_XSD_TIME = re.compile(
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-](?:(?:0\d|1[0-3]):[0-5]\d|14:00))?"
+)
+
+
+def suggestion_graph_iri(session_id: str) -> URIRef:
+    """Return the IRI of the named graph holding a session's suggestion records."""
+    return URIRef(f"{BASE}suggestions/{encode_segment(session_id)}")
+
+
+def suggestion_iri(session_id: str, time: str) -> URIRef:
+    """Return the IRI of the suggestion activity of a session at a time (ISO 8601 text)."""
+    return URIRef(f"{BASE}suggestion/{encode_segment(session_id)}/{encode_segment(time)}")
+
+
+def suggestion_triples(
+    session_id: str,
+    suggestions: Sequence[Mapping[str, Any]],
+    workflow_ids: Sequence[str],
+    time: str | datetime,
+) -> Graph:
+    """Return the provenance graph of one round of suggestions.
+
+    Args:
+        session_id: The chat session the suggestions were made in.
+        suggestions: Suggestions in rank order, as ``Suggestion.to_json()`` dicts: ``text``,
+            optional ``tool``, ``args``, ``score``, ``source`` and ``evidence`` (a list of
+            ``{"workflow_id": ..., "position": ...}``). Each dict is also kept whole as JSON.
+        workflow_ids: Ids of the memory workflows retrieved for this round (``prov:used``).
+        time: When the suggestions were made (a datetime or ISO 8601 text); with the session
+            it names the activity, so record each round at a distinct time.
+
+    Returns:
+        A graph to store in the named graph ``suggestion_graph_iri(session_id)``.
+
+    Raises:
+        MappingError: When the time is not ISO 8601, or a suggestion is not a JSON object with
+            a usable ``evidence`` list.
+    """
+    stamp = time.isoformat() if isinstance(time, datetime) else str(time)
+    try:
+        datetime.fromisoformat(stamp)
+    except ValueError:
+        raise MappingError(f"suggestion time {stamp!r} is not an ISO 8601 timestamp") from None
+    activity = suggestion_iri(session_id, stamp)
+    graph = bind_prefixes(Graph(bind_namespaces="none"))
+    add = graph.add
+    add((activity, RDF.type, WF.Suggestion))
+    add((activity, RDF.type, PROV.Activity))
+    add((activity, WF.sessionId, Literal(session_id)))
+    if _XSD_TIME.fullmatch(stamp):
+        add((activity, PROV.startedAtTime, Literal(stamp, datatype=XSD.dateTime)))
+    add((activity, WF.startedText, Literal(stamp)))
+    for workflow_id in workflow_ids:
+        add((activity, PROV.used, workflow_iri(workflow_id)))
+    for rank, suggestion in enumerate(suggestions, start=1):
+        _suggested_step(graph, activity, rank, suggestion)
+    return graph
+
+
+def _suggested_step(
+    graph: Graph, activity: URIRef, rank: int, suggestion: Mapping[str, Any]
+) -> None:
+    if not isinstance(suggestion, Mapping):
+        raise MappingError(f"suggestion {rank} must be a mapping, not {type(suggestion).__name__}")
+    try:
+        value = json.dumps(dict(suggestion), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise MappingError(f"suggestion {rank} is not JSON: {exc}") from None
+    node = URIRef(f"{activity}#{rank}")
+    add = graph.add
+    add((node, RDF.type, WF.SuggestedStep))
+    add((node, RDF.type, PROV.Entity))
+    add((node, PROV.wasGeneratedBy, activity))
+    add((node, WF.rank, Literal(rank)))
+    add((node, PROV.value, Literal(value, datatype=RDF.JSON)))
+    if suggestion.get("text") is not None:
+        add((node, WF.suggestedText, Literal(str(suggestion["text"]))))
+    if suggestion.get("tool") is not None:
+        add((node, WF.suggestedTool, Literal(str(suggestion["tool"]))))
+    if isinstance(suggestion.get("score"), int | float):
+        add((node, WF.score, Literal(float(suggestion["score"]), datatype=XSD.double)))
+    if suggestion.get("source") is not None:
+        add((node, WF.suggestionSource, Literal(str(suggestion["source"]))))
+    evidence = suggestion.get("evidence") or []
+    if not isinstance(evidence, Sequence) or isinstance(evidence, str):
+        raise MappingError(f"suggestion {rank} evidence must be a list")
+    for item in evidence:
+        workflow_id = item.get("workflow_id") if isinstance(item, Mapping) else None
+        if not isinstance(workflow_id, str):
+            raise MappingError(f"suggestion {rank} evidence items need a 'workflow_id' string")
+        add((node, PROV.wasDerivedFrom, workflow_iri(workflow_id)))

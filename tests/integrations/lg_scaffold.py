@@ -1,0 +1,176 @@
+"""Scripted chat models, tools and crews shared by the LangGraph tests and the benchmark.
+
+The chat model is written against LangChain's interfaces (a ``GenericFakeChatModel`` that accepts
+``bind_tools``); scripts decide every tool call. Tools fail on demand, like a flaky service.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware, ToolErrorMiddleware
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from pydantic import Field
+
+from integrations.langgraph import EpisodicMemoryNode
+
+EXTRACT = "Extract the ingredients from the SDS file acme.pdf"
+CLASSIFY = "Classify the extracted ingredients as PFAS or not"
+EXTRACT_NEW = "Extract the ingredients from the SDS file beta.pdf"
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    """A fake chat model that accepts ``bind_tools`` and answers from a reloadable script."""
+
+    seen: list = Field(default_factory=list)
+    disable_streaming: bool = True  # GenericFakeChatModel's stream path drops tool calls
+
+    def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
+        return self  # the script decides which tool is called
+
+    def load(self, script: Iterable[AIMessage]) -> ScriptedChatModel:
+        self.messages = iter(list(script))
+        return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # noqa: ANN001
+        self.seen.append(list(messages))
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+
+def call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
+    """An AI message making one tool call."""
+    return AIMessage(
+        "", tool_calls=[{"name": name, "args": args, "id": call_id, "type": "tool_call"}]
+    )
+
+
+class Flaky:
+    """Which tools fail on their next call (each listed name fails once)."""
+
+    def __init__(self) -> None:
+        self.pending: list[str] = []
+
+    def fail_once(self, name: str) -> None:
+        self.pending.append(name)
+
+    def check(self, name: str) -> None:
+        if name in self.pending:
+            self.pending.remove(name)
+            raise TimeoutError(f"{name}: upstream timeout")
+
+
+FLAKY = Flaky()
+
+
+@tool
+def product_extractor(file: str) -> str:
+    """Extract the ingredient list from a safety data sheet (SDS) file."""
+    FLAKY.check("product_extractor")
+    return json.dumps({"file": file, "ingredients": ["PFOA", "water"]})
+
+
+@tool
+def pfas_classifier(names: list[str]) -> str:
+    """Classify chemical names as PFAS or not."""
+    FLAKY.check("pfas_classifier")
+    return json.dumps({n: n.startswith("PF") for n in names})
+
+
+@tool
+def write_report(summary: str) -> str:
+    """Write a short report."""
+    return f"report: {summary}"
+
+
+TOOLS = [product_extractor, pfas_classifier, write_report]
+
+
+def on_tool_error(exc: Exception, request: Any) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def extract_turn(file: str = "acme.pdf", prefix: str = "e") -> list[AIMessage]:
+    return [
+        call("product_extractor", {"file": file}, f"{prefix}1"),
+        AIMessage(f"{file} contains PFOA and water."),
+    ]
+
+
+def classify_turn(prefix: str = "k") -> list[AIMessage]:
+    """pfas_classifier fails once (flaky service), the model retries, then answers."""
+    return [
+        call("pfas_classifier", {"names": ["PFOA", "water"]}, f"{prefix}1"),
+        call("pfas_classifier", {"names": ["PFOA", "water"]}, f"{prefix}2"),
+        AIMessage("PFOA is a PFAS; water is not."),
+    ]
+
+
+def agent_crew(
+    model: ScriptedChatModel,
+    *,
+    tools: Sequence[Any] = TOOLS,
+    middleware: Sequence[AgentMiddleware] = (),
+    name: str = "crew",
+    **kwargs: Any,
+) -> Any:
+    """A ``create_agent`` crew; tool exceptions become error ToolMessages."""
+    return create_agent(
+        model,
+        list(tools),
+        system_prompt="You are a chemistry crew.",
+        middleware=[*middleware, ToolErrorMiddleware(on_error=on_tool_error)],
+        name=name,
+        **kwargs,
+    )
+
+
+def react_crew(
+    model: ScriptedChatModel, *, tools: Sequence[Any] = TOOLS, name: str = "react"
+) -> Any:
+    """A hand-built ReAct subgraph: model node, ``ToolNode(handle_tool_errors=True)``, loop."""
+    bound = model.bind_tools(list(tools))
+
+    def agent(state: MessagesState) -> dict:
+        reply = bound.invoke(state["messages"])
+        reply.name = name
+        return {"messages": [reply]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode(list(tools), handle_tool_errors=True))
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    return builder.compile(name=name)
+
+
+def with_memory(crew: Any, node: EpisodicMemoryNode, *, checkpointer: Any = True) -> Any:
+    """``START -(commands?)-> crew -> episodic_memory -> END``, as the README shows."""
+    builder = StateGraph(MessagesState)
+    builder.add_node("crew", crew)
+    builder.add_node("episodic_memory", node)
+    builder.add_conditional_edges(START, node.router("crew"), ["crew", "episodic_memory"])
+    builder.add_edge("crew", "episodic_memory")
+    builder.add_edge("episodic_memory", END)
+    return builder.compile(checkpointer=InMemorySaver() if checkpointer is True else checkpointer)
+
+
+def without_memory(crew: Any) -> Any:
+    """The same graph without the memory node (the benchmark's baseline)."""
+    builder = StateGraph(MessagesState)
+    builder.add_node("crew", crew)
+    builder.add_edge(START, "crew")
+    builder.add_edge("crew", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def thread(thread_id: str, **configurable: Any) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id, **configurable}}
