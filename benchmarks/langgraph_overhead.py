@@ -85,8 +85,10 @@ def main() -> None:
     parser.add_argument("--store", default="memory:", help="store spec (memory: or a path)")
     args = parser.parse_args()
 
-    embedder = FakeEmbedder(384) if args.embedder == "fake" else resolve_embedder(
-        None if args.embedder == "minilm" else args.embedder
+    embedder = (
+        FakeEmbedder(384)
+        if args.embedder == "fake"
+        else resolve_embedder(None if args.embedder == "minilm" else args.embedder)
     )
     memory = EpisodicMemory(store=open_store(args.store), embedder=embedder)
     seed(memory, args.saved)

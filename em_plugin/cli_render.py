@@ -11,9 +11,11 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
@@ -29,24 +31,34 @@ def term_to_json(value: Any) -> Any:
     IRIs and blank nodes become their string; numeric and boolean literals become numbers and
     booleans; every other literal becomes its lexical form; unbound variables become ``None``.
     """
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
     # Imported lazily so the CLI module stays cheap to import for --help.
     from rdflib import Literal
+    from rdflib.term import Node
 
-    if isinstance(value, Literal):
+    if isinstance(value, Literal):  # before the str check: a Literal is a str
         python = value.toPython()
         if isinstance(python, bool | int | float) and not isinstance(python, Literal):
             return python
+        if isinstance(python, Decimal):
+            return float(python)
         return str(value)
-    return str(value)
+    if isinstance(value, Node):
+        return str(value)
+    return value
 
 
 def rows_to_records(
-    columns: Sequence[str], rows: Iterable[Mapping[str, Any]]
+    columns: Sequence[str], rows: Iterable[Sequence[Any] | Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Return query rows as JSON-ready objects keyed by column, in column order."""
-    return [{c: term_to_json(row.get(c)) for c in columns} for row in rows]
+    """Return query rows (tuples aligned with ``columns``, or dicts) as JSON-ready objects.
+
+    Every object has every column, in column order; unbound values are ``None``.
+    """
+    records = []
+    for row in rows:
+        values = [row.get(c) for c in columns] if isinstance(row, Mapping) else list(row)
+        records.append({c: term_to_json(v) for c, v in zip(columns, values, strict=True)})
+    return records
 
 
 def records_to_csv(columns: Sequence[str], records: Iterable[Mapping[str, Any]]) -> str:
@@ -69,6 +81,27 @@ def records_table(
     for record in records:
         table.add_row(*(Text(_cell(record.get(c))) for c in columns))
     return table
+
+
+def query_listing(records: Iterable[Mapping[str, Any]]) -> Group:
+    """Return the named queries as readable entries: name and columns, description, parameters.
+
+    Args:
+        records: Objects with ``name``, ``description``, ``columns`` (list) and ``parameters``
+            (list of ``"name (kind): description"`` strings).
+    """
+    parts: list[Any] = []
+    for record in records:
+        title = Text(record["name"], style="bold")
+        title.append(f"  -> {', '.join(record['columns'])}", style="dim")
+        parts.append(title)
+        parts.append(Padding(Text(record["description"]), (0, 0, 0, 4), expand=False))
+        for parameter in record["parameters"]:
+            parts.append(
+                Padding(Text(f"--bind {parameter}", style="cyan"), (0, 0, 0, 4), expand=False)
+            )
+        parts.append(Text(""))
+    return Group(*parts)
 
 
 def mapping_table(data: Mapping[str, Any], *, title: str | None = None) -> Table:
@@ -131,7 +164,8 @@ def _step_label(step: Step) -> Text:
     assert isinstance(step, CallStep)
     label = Text("call ", style="bold green")
     label.append(step.name, style="green")
-    label.append(f"({_short(json.dumps(dict(step.args), ensure_ascii=False)[1:-1])})")
+    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in step.args.items())
+    label.append(f"({_short(args)})")
     if step.agent:
         label.append(f"  agent={step.agent}", style="magenta")
     if step.output is not None:

@@ -323,7 +323,8 @@ class ContinuationIndex:
         stored: np.ndarray,
     ) -> list[Candidate]:
         size = len(names)
-        probability = np.full(size, 1.0 / size) if size else np.zeros(0)
+        voted = counts[0] > 0  # P_-1: uniform over the tools anything voted for
+        probability = voted / max(int(voted.sum()), 1)
         order = np.full(size, -1)
         for k, c in enumerate(counts):
             total = float(c.sum())

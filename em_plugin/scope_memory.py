@@ -48,9 +48,7 @@ class ScopeMemory:
         self.use_text = use_text
         self.contexts = ContextTable(dimension)
         self.continuation = ContinuationIndex(self.contexts, config)
-        self.graph = ProceduralGraph(
-            self.contexts, c=c, similarity_threshold=similarity_threshold
-        )
+        self.graph = ProceduralGraph(self.contexts, c=c, similarity_threshold=similarity_threshold)
         self._context_ids: dict[str, list[int]] = {}
 
     def __len__(self) -> int:

@@ -28,7 +28,8 @@ Rules:
 - ``autosave="on_success"`` saves after every turn without a failed call (H-EPM's online update);
   a ``judge(workflow, outcome) -> bool`` replaces that rule;
 - each time suggestions are shown, ``memory.record_suggestions`` records a suggestion activity in
-  the session's retrospective provenance, citing the memory workflows behind them;
+  the session's retrospective provenance, citing the memory workflows behind them; suggestions
+  whose record cannot be written are not shown;
 - with ``strict=False`` (the default) a failing store, embedder, LLM or inconsistent trajectory
   never breaks the host: the failure is logged as a warning and the answer goes through unchanged;
   with ``strict=True`` the error propagates.
@@ -207,7 +208,7 @@ class SessionController:
             return self._save_reply(lambda wf: self.memory.save(wf))
         if command == "suggest":
             suggestions = self._suggest(lambda wf: self.memory.suggest(wf, limit=self.limit))
-            return self._suggest_reply(suggestions)
+            return self._suggest_reply(self._record(suggestions))
         return None
 
     async def ahandle_command(self, text: str) -> str | None:
@@ -231,8 +232,7 @@ class SessionController:
                     suggestions = list(await self.memory.asuggest(workflow, limit=self.limit))
                 except Exception as exc:
                     self._failed("suggesting next steps", exc)
-            await self._arecord(suggestions)
-            return self._suggest_reply(suggestions)
+            return self._suggest_reply(await self._arecord(suggestions))
         return None
 
     def _save_reply(self, save: Callable[[Workflow], Workflow]) -> str:
@@ -300,8 +300,7 @@ class SessionController:
             with self.guard("autosaving the workflow"):
                 self.last_saved = self.memory.save(workflow)
         suggestions = self._suggest(lambda wf: self.memory.suggest(wf, limit=self.limit), workflow)
-        self._record(suggestions)
-        return self._suffix(suggestions)
+        return self._suffix(self._record(suggestions))
 
     async def asuggestion_suffix(self, answer: str, *, record_answer: bool = True) -> str:
         """Async twin of :meth:`suggestion_suffix`."""
@@ -318,8 +317,7 @@ class SessionController:
             suggestions = list(await self.memory.asuggest(workflow, limit=self.limit))
         except Exception as exc:
             self._failed("suggesting next steps", exc)
-        await self._arecord(suggestions)
-        return self._suffix(suggestions)
+        return self._suffix(await self._arecord(suggestions))
 
     def _end_turn(self, answer: str, record_answer: bool) -> Workflow | None:
         if record_answer:
@@ -367,15 +365,22 @@ class SessionController:
             return list(suggest(workflow))
         return []
 
-    def _record(self, suggestions: Sequence[Suggestion]) -> None:
+    def _record(self, suggestions: Sequence[Suggestion]) -> list[Suggestion]:
+        """Record the suggestions' provenance; return what may be shown.
+
+        Suggestions whose provenance cannot be recorded are not shown, so that every shown
+        suggestion can later be traced to the workflows behind it.
+        """
         if not suggestions:
-            return
+            return []
         with self.guard("recording suggestion provenance"):
             self.memory.record_suggestions(self.trajectory.session_id, list(suggestions))
+            return list(suggestions)
+        return []
 
-    async def _arecord(self, suggestions: Sequence[Suggestion]) -> None:
+    async def _arecord(self, suggestions: Sequence[Suggestion]) -> list[Suggestion]:
         if not suggestions:
-            return
+            return []
         record = getattr(self.memory, "arecord_suggestions", None)
         try:
             if record is not None:
@@ -386,6 +391,8 @@ class SessionController:
                 )
         except Exception as exc:
             self._failed("recording suggestion provenance", exc)
+            return []
+        return list(suggestions)
 
     def prompt_block(self) -> str:
         """Return the "Relevant past workflows / suggested next tools" block for a system prompt.
@@ -467,44 +474,83 @@ def check_policy(
 # -- recall ---------------------------------------------------------------------------------
 
 
-def recall_text(memory: Any, query: str, *, scope: str | None = None, limit: int = 3) -> str:
+def recall_text(
+    memory: Any,
+    query: str,
+    *,
+    scope: str | None = None,
+    limit: int = 3,
+    min_similarity: float | None = None,
+) -> str:
     """Look past workflows up deliberately; the text a recall tool returns to the agent.
 
+    Two routes are merged, best score per workflow: the paper's retrieval with the query as a
+    one-instruction workflow, and the cosine between the query and every instruction of the
+    scope's workflows (at any depth: instructions with calls under them are not leaves, so the
+    paper's rule alone would never see them). The second route reads the scope's workflows from
+    the store; embeddings come from the memory's cache.
+
     Args:
-        memory: The episodic memory.
+        memory: The episodic memory (a view of the scope to search).
         query: What the agent is about to do, in words.
-        scope: The scope to search (default: the memory's own).
+        scope: The scope, when ``memory`` has no ``scope`` of its own.
         limit: How many workflows to describe.
+        min_similarity: Instruction cosine a workflow must exceed (default: the memory's
+            retrieval threshold).
 
     Returns:
         A short description of the most similar past workflows and their steps.
     """
     if not isinstance(query, str) or not query.strip():
         return "Give a non-empty query describing the task."
-    probe = Workflow(
-        id="recall/query",
-        steps=(InstructionStep(text=query),),
-        scope=scope or getattr(memory, "scope", "default"),
-    )
-    matches = list(memory.retrieve(probe))[:limit]
-    if not matches:
+    scope = getattr(memory, "scope", None) or scope or "default"
+    threshold = min_similarity if min_similarity is not None else getattr(memory, "threshold", 0.65)
+    probe = Workflow(id="recall/query", steps=(InstructionStep(text=query),), scope=scope)
+    scores: dict[str, float] = {m.workflow_id: m.score for m in memory.retrieve(probe)}
+    found: dict[str, Workflow] = {}
+    for workflow_id, score, workflow in _instruction_matches(memory, query, scope, threshold):
+        found[workflow_id] = workflow
+        scores[workflow_id] = max(score, scores.get(workflow_id, score))
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+    if not ranked:
         return f"No past workflow is similar to {query!r}."
     lines = [f"Past workflows similar to {query!r}:"]
-    for number, match in enumerate(matches, start=1):
-        lines.append(f"{number}. {match.workflow_id} (similarity {match.score:.2f})")
-        workflow = _load(memory, match.workflow_id, probe.scope)
+    for number, (workflow_id, score) in enumerate(ranked, start=1):
+        lines.append(f"{number}. {workflow_id} (similarity {score:.2f})")
+        workflow = found.get(workflow_id) or _load(memory, workflow_id)
         if workflow is not None:
             lines.append("   steps: " + " -> ".join(_leaf_label(s) for s in workflow.leaves()))
     return "\n".join(lines)
 
 
-def _load(memory: Any, workflow_id: str, scope: str) -> Workflow | None:
-    load = getattr(memory, "load", None) or getattr(getattr(memory, "store", None), "load", None)
-    if load is None:
-        return None
+def _instruction_matches(
+    memory: Any, query: str, scope: str, threshold: float
+) -> list[tuple[str, float, Workflow]]:
+    store = getattr(memory, "store", None)
+    embedder = getattr(memory, "embedder", None)
+    if store is None or embedder is None or not hasattr(store, "iter_workflows"):
+        return []
+    workflows = list(store.iter_workflows(scope))
+    texts = {
+        w.id: [s.text for _, s in w.walk() if isinstance(s, InstructionStep)] for w in workflows
+    }
+    distinct = list(dict.fromkeys(t for ts in texts.values() for t in ts))
+    if not distinct:
+        return []
+    vectors = embedder.embed([query, *distinct])
+    cosine = dict(zip(distinct, (vectors[1:] @ vectors[0]).tolist(), strict=True))
+    out: list[tuple[str, float, Workflow]] = []
+    for workflow in workflows:
+        best = max((cosine[t] for t in texts[workflow.id]), default=-1.0)
+        if best > threshold:
+            out.append((workflow.id, float(best), workflow))
+    return out
+
+
+def _load(memory: Any, workflow_id: str) -> Workflow | None:
     try:
-        return load(workflow_id)
-    except Exception:  # noqa: BLE001 - the description is best effort; the ids already help
+        return memory.load(workflow_id)
+    except Exception:  # noqa: BLE001 - the description is best effort; the id already helps
         return None
 
 

@@ -18,19 +18,32 @@ __all__ = ["cli", "main"]
     "--store",
     "store_spec",
     metavar="S",
+    envvar="EM_PLUGIN_STORE",
     default=None,
-    help="Store to import the sample into (default: a fresh temporary directory).",
+    help="Store of the demo's memory, seeded with the bootstrap workflows on first run "
+    "(default: $EM_PLUGIN_STORE, else ~/.em-plugin/store).",
+)
+@click.option(
+    "--framework",
+    "frameworks",
+    multiple=True,
+    type=click.Choice(("langgraph", "beeai")),
+    help="Run only this framework (repeatable; default: LangGraph, then BeeAI).",
 )
 @click.pass_context
-def demo(ctx: click.Context, store_spec: str | None) -> None:
-    """Import the bundled PFAS-assessment workflows and show what SPARQL finds in them.
+def demo(ctx: click.Context, store_spec: str | None, frameworks: tuple[str, ...]) -> None:
+    """Run the paper's PFAS crew with episodic memory on LangGraph and BeeAI (Figures 3 and 4).
 
-    Example: em-plugin demo
+    Offline: the crew's chat model routes by embedding similarity unless $EM_PLUGIN_LLM names
+    one (ollama:<model> or openai:<model>@<base_url>). Exits 1 if a scene went wrong.
+
+    Example: em-plugin demo --store /tmp/em-demo
     """
     from em_plugin.cli_render import make_console
-    from integrations.demo import run_demo
+    from integrations.demo import FRAMEWORKS, run_demo
 
-    run_demo(store_spec, make_console(), embedder=ctx.obj.embedder)
+    code = run_demo(store_spec, make_console(), frameworks or FRAMEWORKS, embedder=ctx.obj.embedder)
+    ctx.exit(code)
 
 
 def main(argv: list[str] | None = None) -> None:

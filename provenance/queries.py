@@ -10,14 +10,17 @@ Each file starts with a comment header::
 
 Parameters are variables a caller may bind; they are bound by variable substitution
 (rdflib ``initBindings``, pyoxigraph ``substitutions``), never by editing the query text, so
-user-supplied names cannot change a query. Every parameter is also a result column, because
-pyoxigraph only substitutes projected variables. The queries run over the union of the named
-graphs (one per workflow).
+user-supplied names cannot change a query. Every parameter is also a result column (and a group
+key of aggregates) bound in a required pattern, so binding it before evaluation (substitution,
+a ``VALUES`` block at the top of the WHERE group) or filtering the rows after gives the same
+answer; pyoxigraph's ``substitutions`` also insists on projected variables. The queries run over
+the union of the named graphs (one per workflow).
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -29,7 +32,14 @@ from rdflib.term import Node
 
 from provenance.errors import QueryError
 
-__all__ = ["NamedQuery", "QueryParameter", "list_queries", "load_query"]
+__all__ = [
+    "NamedQuery",
+    "QueryParameter",
+    "list_queries",
+    "load_query",
+    "parse_query",
+    "query_text",
+]
 
 _PARAMETER = re.compile(r"(?P<name>\w+)\s*\((?P<kind>literal|iri)\)\s*:\s*(?P<description>.*)")
 
@@ -102,11 +112,14 @@ class NamedQuery:
         """
         bindings = self.bindings(**values)
         try:
-            result = graph.query(self.text, initBindings=bindings)
-            rows = [
-                {column: row.get(column) for column in self.columns}  # type: ignore[union-attr]
-                for row in result
-            ]
+            with warnings.catch_warnings():
+                # rdflib's SPARQL engine calls its own deprecated Dataset.default_context.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                result = graph.query(self.text, initBindings=bindings)
+                rows = [
+                    {column: row.get(column) for column in self.columns}  # type: ignore[union-attr]
+                    for row in result
+                ]
         except Exception as exc:  # rdflib raises parser and evaluation errors of many types
             raise QueryError(f"query {self.name!r} failed: {exc}") from exc
         return rows
@@ -137,6 +150,15 @@ def load_query(name_or_path: str | Path) -> NamedQuery:
     if text not in queries:
         raise QueryError(f"unknown query {text!r}; valid: {', '.join(queries)}")
     return queries[text]
+
+
+def query_text(name_or_path: str | Path) -> str:
+    """Return the SPARQL text of a named query (what stores run).
+
+    Raises:
+        QueryError: As :func:`load_query`.
+    """
+    return load_query(name_or_path).text
 
 
 def parse_query(text: str, default_name: str = "query") -> NamedQuery:

@@ -155,3 +155,13 @@ def store(store_spec: str) -> Iterator[object]:
         yield workflow_store
     finally:
         workflow_store.close()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--update-golden``: rewrite tests/provenance/golden/*.ttl from the current mapping."""
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="regenerate the golden RDF files in tests/provenance/golden/ instead of comparing",
+    )

@@ -36,14 +36,21 @@ def test_import_is_light_and_fast() -> None:
     extra = [name for name in OPTIONAL if _present(name)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     # Warm the bytecode cache first so the measurement is import work, not compilation.
-    subprocess.run([sys.executable, "-c", _PROBE, *extra], cwd=ROOT, env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-c", _PROBE, *extra], cwd=ROOT, env=env, check=True, capture_output=True
+    )
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE, *extra], cwd=ROOT, env=env, check=True,
-        capture_output=True, text=True,
+        [sys.executable, "-c", _PROBE, *extra],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    print(f"import em_plugin+integrations: {result['core']:.3f} s; with {extra}: "
-          f"{result['total']:.3f} s")
+    print(
+        f"import em_plugin+integrations: {result['core']:.3f} s; with {extra}: "
+        f"{result['total']:.3f} s"
+    )
     assert result["heavy"] == [], f"importing the packages pulled in {result['heavy']}"
     assert result["core"] < 1.0, f"import em_plugin, integrations took {result['core']:.2f} s"

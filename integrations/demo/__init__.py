@@ -165,7 +165,12 @@ def _explore_commands(store: str | None, frameworks: Sequence[str]) -> list[tupl
 
 
 def _quiet_frameworks() -> None:
-    # BeeAI logs tool-call retries at ERROR level to stderr; the demo reports problems itself.
+    # Nothing may touch the network: the default embedder is bundled with the package.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # Model-loading progress bars and BeeAI's retry logs (ERROR level, on stderr) would bury the
+    # demo's output; the demo reports its own problems.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("BEEAI_LOG_LEVEL", "CRITICAL")
     for name in ("beeai_framework", "httpx", "sentence_transformers"):
         logging.getLogger(name).setLevel(logging.WARNING)

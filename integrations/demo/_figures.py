@@ -80,9 +80,10 @@ def figure3(
         session.close()
     if workflow_id not in context.store:
         return [*problems, f"{title}: /save did not store {workflow_id}"]
-    columns, rows = workflow_steps(context.store, workflow_id, "workflow-steps")
+    _, rows = workflow_steps(context.store, workflow_id, "workflow-steps")
     console.print()
-    render.records(console, f"SPARQL workflow-steps for {workflow_id}", columns, rows)
+    title = f"SPARQL query workflow-steps, workflow={workflow_id} (from the store)"
+    render.steps_table(console, title, rows)
     if not rows:
         problems.append(f"{title}: the workflow-steps query found no steps in {workflow_id}")
     return problems

@@ -6,7 +6,7 @@ rich markup, so an answer containing ``[...]`` prints as written.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Console, Group
@@ -26,6 +26,7 @@ _SOURCE_STYLE = {
     "fallback": "yellow",
 }
 _MAX_EVIDENCE = 4
+_MAX_CELL = 60
 
 
 def section(console: Console, title: str, subtitle: str | None = None) -> None:
@@ -98,29 +99,39 @@ def suggestion_sources(console: Console, suggestions: Sequence[Suggestion]) -> N
     console.print(table)
 
 
-def records(
-    console: Console, title: str, columns: Sequence[str], rows: Iterable[Mapping[str, Any]]
-) -> int:
-    """Print query rows as a table; return how many there were."""
+def steps_table(console: Console, title: str, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Print ``workflow-steps`` query rows as a tree-like table (indented by nesting depth)."""
     table = Table(title=title, title_justify="left")
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    count = 0
+    table.add_column("seq", justify="right")
+    table.add_column("step (indented by depth)", overflow="fold")
+    table.add_column("agent")
+    table.add_column("args", overflow="fold", max_width=48)
     for row in rows:
-        table.add_row(*(Text("" if row.get(c) is None else str(row.get(c))) for c in columns))
-        count += 1
+        depth = int(str(row.get("depth") or 0))
+        if row.get("kind") == "instruction":
+            step = Text("  " * depth + f"instruction: {row.get('text')}", style="bold")
+        else:
+            step = Text("  " * depth + f"call {row.get('tool')}", style="cyan")
+        table.add_row(
+            str(row.get("seq")), step, Text(_cell(row.get("agent"))), _cell(row.get("args"))
+        )
     console.print(table)
-    return count
 
 
 def commands(console: Console, lines: Sequence[tuple[str, str]]) -> None:
-    """Print the commands to explore further, each with what it shows."""
-    table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold cyan", no_wrap=True)
-    table.add_column(style="dim")
+    """Print the commands to explore further, each after a comment saying what it shows.
+
+    Commands are printed whole (soft-wrapped, never cut), so they can be copied.
+    """
+    section(console, "explore further")
     for command, what in lines:
-        table.add_row(Text(command), Text(what))
-    console.print(Panel(table, title="explore further", title_align="left"))
+        console.print(Text(f"# {what}", style="dim"), soft_wrap=True)
+        console.print(Text(command, style="bold cyan"), soft_wrap=True)
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return text if len(text) <= _MAX_CELL else text[: _MAX_CELL - 1] + "…"
 
 
 def _split(text: str, crew_answer: str | None) -> tuple[str, str]:

@@ -52,7 +52,7 @@ def store_label(spec: str | None) -> str:
 def workflow_steps(store: Any, workflow_id: str, query: str) -> tuple[list[str], list[dict]]:
     """Run a named query about one workflow; return its columns and rows as plain values.
 
-    The query's first parameter is bound to the workflow's IRI (never spliced into the text).
+    The workflow id is bound to the query's ``workflow`` parameter (never spliced into the text).
 
     Args:
         store: The :class:`~provenance.stores.WorkflowStore`.
@@ -64,10 +64,8 @@ def workflow_steps(store: Any, workflow_id: str, query: str) -> tuple[list[str],
     """
     from em_plugin.cli_render import rows_to_records
     from provenance.queries import load_query
-    from provenance.vocab import workflow_iri
 
     named = load_query(query)
-    parameter = named.parameters[0] if named.parameters else "workflow"
-    result = store.query(named.text, {parameter: workflow_iri(workflow_id)})
-    columns = [str(c) for c in (getattr(named, "columns", None) or result.columns)]
+    result = store.query(named.text, named.bindings(workflow=workflow_id))
+    columns = list(named.columns) or [str(c) for c in result.columns]
     return columns, rows_to_records(columns, result.dicts())

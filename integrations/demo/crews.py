@@ -164,6 +164,10 @@ def _langchain_handoff(agent: AgentDescription, sub_agent: Any) -> Any:
         state = sub_agent.invoke({"messages": [HumanMessage(task)]}, config)
         return message_text(state["messages"][-1])
 
+    # Real types, not the postponed strings: LangChain reads them (get_type_hints) to inject the
+    # config, and RunnableConfig is imported here, not at module level.
+    delegate.__annotations__ = {"task": str, "config": RunnableConfig, "return": str}
+
     return StructuredTool.from_function(
         delegate, name=agent.name, description=agent.description, args_schema=Handoff
     )

@@ -166,7 +166,8 @@ class WorkflowStore:
         """Run SPARQL text or a named query from ``provenance/queries/``.
 
         Args:
-            sparql_or_name: Query text, or a bare query name such as ``"workflows_using_tool"``.
+            sparql_or_name: Query text, a query name such as ``"workflows-using"``, or the path
+                of a ``.rq`` file (see :mod:`provenance.queries`).
             bindings: Variable values (rdflib terms or plain str/int/float/bool literals); they
                 never get spliced into the text.
             scope: Confine the query to that scope's workflow graphs (see module doc).
@@ -225,8 +226,8 @@ def _count(result: QueryResult) -> int:
 
 
 def _resolve(sparql_or_name: str) -> str:
-    """Return query text: the argument itself, or the named query's text."""
-    if not _QUERY_NAME.fullmatch(sparql_or_name):
+    """Return query text: the argument itself, or the text of a named query or ``.rq`` file."""
+    if not (_QUERY_NAME.fullmatch(sparql_or_name) or sparql_or_name.endswith(".rq")):
         return sparql_or_name
     try:
         from provenance import queries  # imported late: the store works without named queries

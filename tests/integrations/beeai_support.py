@@ -129,7 +129,9 @@ class Crew:
 
 # The flaky tool is retried with the same arguments (a transient timeout); BeeAI's tool-call
 # cycle checker would refuse an identical consecutive call, so the test crews turn it off.
-def build_crew(*, middlewares: list[Any] | None = None, sub_middlewares: list[Any] | None = None) -> Crew:
+def build_crew(
+    *, middlewares: list[Any] | None = None, sub_middlewares: list[Any] | None = None
+) -> Crew:
     """Build a fresh crew with empty scripts and its own conversation memory."""
     extractor_llm = ScriptedChatModel(name="extractor_llm")
     classifier_llm = ScriptedChatModel(name="classifier_llm")

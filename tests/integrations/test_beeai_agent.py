@@ -101,7 +101,7 @@ async def test_saving_the_same_session_again_replaces_it() -> None:
     await em.run(CLASSIFY)
     await em.run("/save")
 
-    assert list(memory.store.ids("default")) == ["session/s-2"]
+    assert list(memory.ids()) == ["session/s-2"]
     assert leaf_names(memory.load("session/s-2")) == ["product_extractor", "pfas_classifier"]
 
 

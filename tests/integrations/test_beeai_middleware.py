@@ -44,7 +44,11 @@ async def test_captures_every_depth_and_drops_the_failed_call() -> None:
     assert handoff.args == {"task": "Extract the ingredients of acme.pdf"}
     assert handoff.output == "PFOA, water"
     (call,) = handoff.steps
-    assert (call.name, call.agent, call.args) == ("product_extractor", "extractor", {"file": "acme.pdf"})
+    assert (call.name, call.agent, call.args) == (
+        "product_extractor",
+        "extractor",
+        {"file": "acme.pdf"},
+    )
     assert '"ingredients"' in call.output
     (failed,) = workflow.failed
     assert failed.call.name == "product_extractor"
@@ -122,9 +126,13 @@ async def test_session_and_scope_come_from_the_run_context() -> None:
 
     assert "session/ticket-42" in reply.last_message.text
     workflow = mw.workflow("ticket-42")
-    assert (workflow.id, workflow.scope, workflow.session) == ("session/ticket-42", "alice", "ticket-42")
+    assert (workflow.id, workflow.scope, workflow.session) == (
+        "session/ticket-42",
+        "alice",
+        "ticket-42",
+    )
     assert memory.with_scope("alice").load("session/ticket-42").scope == "alice"
-    assert "session/ticket-42" not in memory.store.ids("default")
+    assert "session/ticket-42" not in memory.ids()
 
 
 async def test_subagents_carrying_the_middleware_do_not_open_sessions() -> None:
@@ -171,14 +179,14 @@ async def test_autosave_on_success_saves_each_clean_turn_and_replaces_it() -> No
     crew.turn_extract(flaky=True)
     await crew.coordinator.run(EXTRACT)
     workflow_id = mw.workflow().id
-    assert workflow_id not in memory.store.ids("default")  # a call failed: not saved
+    assert workflow_id not in memory.ids()  # a call failed: not saved
 
     crew.turn_classify()
     await crew.coordinator.run(CLASSIFY)
     crew.turn_report()
     await crew.coordinator.run("Write a report")
 
-    assert list(memory.store.ids("default")) == [workflow_id]  # one workflow, replaced
+    assert list(memory.ids()) == [workflow_id]  # one workflow, replaced
     assert leaf_names(memory.load(workflow_id)) == [
         "product_extractor",
         "pfas_classifier",
@@ -200,7 +208,7 @@ async def test_autosave_judge_decides() -> None:
     await crew.coordinator.run(EXTRACT)
 
     assert seen and seen[0][0] == EXTRACT and "TimeoutError" in seen[0][1][0]
-    assert mw.workflow().id in memory.store.ids("default")
+    assert mw.workflow().id in memory.ids()
 
 
 async def test_suggestions_are_recorded_as_provenance() -> None:
@@ -219,9 +227,11 @@ async def test_suggestions_are_recorded_as_provenance() -> None:
     await crew.coordinator.run(EXTRACT_NEW)
 
     session = mw.workflow().session
-    activities = memory.suggestion_activities(session)
-    assert activities, "no suggestion activity was recorded"
-    assert saved_id in activities[-1].used
+    shown = mw.suggestions()
+    rows = memory.store.query("suggestion-sources", {"session": session}).dicts()
+    assert rows, "no suggestion activity was recorded"
+    assert {str(r["workflow"]) for r in rows} == {saved_id}
+    assert [str(r["tool"]) for r in rows if int(r["rank"]) == 1] == [shown[0].tool]
 
 
 def test_bad_settings_fail_at_construction() -> None:

@@ -100,10 +100,11 @@ def test_async_invocation_and_prompt_injection(memory) -> None:
 
     answer = asyncio.run(run())
     assert answer.startswith("beta.pdf contains PFOA and water.\n\nSuggested next steps")
-    # The first model call of the new thread had nothing similar yet (no calls made); the second
-    # call, after product_extractor, saw the block with the past workflow and the next tool.
+    # The first model call of the new thread retrieved nothing (a lone instruction matches no
+    # calls) but got the procedural suggestions; the second call, after product_extractor, saw
+    # the past workflow and its next tool.
     systems = [m[0] for m in model.seen if isinstance(m[0], SystemMessage)]
-    assert systems[0].text == "You are a chemistry crew."  # a lone instruction matches no calls
+    assert "- none similar enough" in systems[0].text
     block = systems[-1].text
     assert block.startswith("You are a chemistry crew.\n\nRelevant past workflows")
     assert "session/i1" in block

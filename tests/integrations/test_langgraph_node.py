@@ -351,3 +351,24 @@ def test_same_session_twice_compiles_to_equal_workflows(memory) -> None:
         ask(graph, "/save", thread("same"))
         results.append(memory.load("session/same"))
     assert without_run_details(results[0]) == without_run_details(results[1])
+
+
+def test_shown_suggestions_are_recorded_as_provenance_queryable_with_sparql(memory) -> None:
+    model = ScriptedChatModel(messages=iter([]))
+    graph = with_memory(agent_crew(model), EpisodicMemoryNode(memory))
+    model.load(extract_turn())
+    ask(graph, EXTRACT, thread("p1"))
+    model.load(classify_turn())
+    ask(graph, CLASSIFY, thread("p1"))
+    ask(graph, "/save", thread("p1"))
+    model.load(extract_turn("beta.pdf"))
+    answer = ask(graph, EXTRACT_NEW, thread("p2"))
+    assert "pfas_classifier" in answer
+
+    result = memory.store.query("suggestion-sources", {"session": "p2"})
+    rows = [{k: str(v) for k, v in row.items() if v is not None} for row in result.dicts()]
+    assert rows, "no suggestion activity was recorded"
+    assert {"session": "p2", "workflow": "session/p1", "tool": "pfas_classifier"}.items() <= (
+        rows[0].items()
+    )
+    assert rows[0]["rank"] == "1"

@@ -221,6 +221,8 @@ def test_hostile_strings_round_trip_and_touch_nothing_else(store: WorkflowStore,
     )
     store.save(hostile)
     assert store.load(hostile.id) == hostile
+    store.save(hostile)  # again: the replace path (DROP + INSERT DATA text) must keep it too
+    assert store.load(hostile.id) == hostile
     assert store.load(hostile.id).title == text  # byte-identical, not just equal after normalising
     after = snapshot(store)
     assert after.pop(graph_iri(hostile.id))
@@ -267,6 +269,21 @@ def test_query_restricted_to_scope(store: WorkflowStore) -> None:
     escape = ID_QUERY.replace("WHERE", f"FROM <{graph_iri('wf-1')}> WHERE")
     assert store.query(escape, scope="user/bob").column("wf") == [workflow_iri("helpdesk/3 [x]|y")]
     assert len(store.query(ID_QUERY, scope="nobody")) == 0
+
+
+def test_named_queries_with_bindings_and_scope(store: WorkflowStore) -> None:
+    store.save_many(sample_workflows())
+    using = store.query("workflows-using", {"tool": "A1"})
+    assert sorted(str(w) for w in using.column("workflow")) == ["helpdesk/3 [x]|y", "wf-2"]
+    in_scope = store.query("workflows-using", {"tool": "A1"}, scope="tenant-a")
+    assert [str(w) for w in in_scope.column("workflow")] == ["wf-2"]
+    scopes = store.query("scopes")
+    assert {str(r["scope"]): int(r["workflows"]) for r in scopes.dicts()} == {
+        "tenant-a": 2,
+        "user/bob": 1,
+    }
+    with pytest.raises(QueryError, match="unknown query 'no-such-query'"):
+        store.query("no-such-query")
 
 
 def test_bad_sparql_is_a_query_error(store: WorkflowStore) -> None:

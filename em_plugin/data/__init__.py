@@ -1,1 +1,0 @@
-"""Bundled data files (the sample workflows used by ``em-plugin demo``)."""

@@ -1,0 +1,511 @@
+"""``EpisodicMemory``: the facade that users and the integrations hold (DESIGN §1, §7, §8, §11).
+
+It owns the workflow store (provenance), the embedder (cached by text hash), the step index
+(retrieval by the paper's rule), and per scope the continuation index and the H-EPM graph
+(suggestions). Everything is scoped: a memory reads and writes its ``scope``; retrieval and
+suggestions never see another scope; :meth:`EpisodicMemory.forget` removes a scope's graphs,
+vectors and suggestion records.
+
+Example:
+    >>> from em_plugin.memory import EpisodicMemory
+    >>> from provenance.model import CallStep, InstructionStep, Workflow
+    >>> memory = EpisodicMemory(store="memory:", embedder="fake", scope="team")
+    >>> calls = (CallStep("product_extractor"), CallStep("pfas_classifier"))
+    >>> _ = memory.save(Workflow(id="w1", steps=(InstructionStep("classify the SDS", calls),)))
+    >>> current = Workflow(id="now", steps=(InstructionStep("classify this SDS", calls[:1]),))
+    >>> [s.tool for s in memory.suggest(current)][:1]
+    ['pfas_classifier']
+    >>> memory.close()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from em_plugin import memory_support as support
+from em_plugin.continuation import ContinuationConfig
+from em_plugin.crew import CrewDescription, coerce_crew
+from em_plugin.embedding import Embedder, resolve_embedder
+from em_plugin.embedding_cache import CachedEmbedder
+from em_plugin.errors import ConfigurationError
+from em_plugin.matching import DEFAULT_MAX_WORKFLOWS, DEFAULT_THRESHOLD, Match, MatchConfig
+from em_plugin.procedural import DEFAULT_C, DEFAULT_SIMILARITY
+from em_plugin.redaction import redact_workflow
+from em_plugin.scope_memory import ScopeMemory
+from em_plugin.suggesters import SuggestionChain, SuggestionRequest, default_chain
+from em_plugin.suggestions import Suggestion
+from provenance.errors import ProvenanceError, WorkflowFormatError, WorkflowNotFound
+from provenance.model import DEFAULT_SCOPE, InstructionStep, Workflow
+from provenance.stores import WorkflowStore, open_store
+
+__all__ = ["EpisodicMemory"]
+
+
+@dataclass
+class _Engine:
+    """What every scope view of one memory shares."""
+
+    store: WorkflowStore
+    owns_store: bool
+    embedder: CachedEmbedder
+    index: Any
+    make_scope: Callable[[], ScopeMemory]
+    scopes: dict[str, ScopeMemory] = field(default_factory=dict)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    closed: bool = False
+
+
+class EpisodicMemory:
+    """Episodic memory of one scope: save workflows, retrieve similar ones, suggest next steps.
+
+    Args:
+        store: A store spec (``memory:``, a directory, ``http(s)://...``; ``None`` for the
+            default store) or an open :class:`~provenance.stores.WorkflowStore` (not closed by
+            :meth:`close`).
+        embedder: Anything :func:`~em_plugin.embedding.resolve_embedder` accepts.
+        scope: The scope this memory reads and writes.
+        threshold: Retrieval threshold ``T`` (mean step similarity must exceed it).
+        max_workflows: At most this many retrieved workflows.
+        llm: A LangChain chat model, a BeeAI ChatModel or a callable; ``None`` keeps
+            suggestions deterministic.
+        crew: The crew description (a :class:`~em_plugin.crew.CrewDescription` or a mapping).
+        window: Match only the last ``window`` leaves of long workflows (``None``: all).
+        validate: Check every saved workflow against the SHACL shapes (slower).
+        strict: Let a failing LLM suggester raise instead of falling back.
+        use_text: ``False`` ignores instruction words in suggestions (an evaluation ablation).
+        continuation: Parameters of the continuation model.
+        c: H-EPM efficiency weight of the procedural graph.
+        edge_similarity: Context cosine from which a graph edge ranks by similarity.
+        chain: A custom suggestion chain (overrides ``llm``).
+
+    Raises:
+        ConfigurationError: On an invalid setting (the message names the valid values).
+        StoreError: When the store cannot be opened.
+    """
+
+    def __init__(
+        self,
+        store: str | Path | WorkflowStore | None = None,
+        embedder: Any = None,
+        scope: str = DEFAULT_SCOPE,
+        threshold: float = DEFAULT_THRESHOLD,
+        max_workflows: int = DEFAULT_MAX_WORKFLOWS,
+        llm: Any = None,
+        crew: CrewDescription | Any = None,
+        *,
+        window: int | None = None,
+        validate: bool = False,
+        strict: bool = False,
+        use_text: bool = True,
+        continuation: ContinuationConfig | None = None,
+        c: float = DEFAULT_C,
+        edge_similarity: float = DEFAULT_SIMILARITY,
+        chain: SuggestionChain | None = None,
+        _engine: _Engine | None = None,
+    ) -> None:
+        _check_scope(scope)
+        self.scope = scope
+        self.config = MatchConfig(threshold=threshold, max_workflows=max_workflows, window=window)
+        self.crew = coerce_crew(crew)
+        self.validate = validate
+        self.use_text = use_text
+        self.chain = chain if chain is not None else default_chain(llm, strict=strict)
+        self._settings = dict(
+            threshold=threshold, max_workflows=max_workflows, window=window, validate=validate,
+            use_text=use_text, crew=self.crew, chain=self.chain,
+        )  # fmt: skip
+        self._engine = _engine or self._open(store, embedder, continuation, c, edge_similarity)
+
+    def _open(
+        self,
+        store: Any,
+        embedder: Any,
+        continuation: ContinuationConfig | None,
+        c: float,
+        edge_similarity: float,
+    ) -> _Engine:
+        owns = not isinstance(store, WorkflowStore)
+        opened = open_store(store) if owns else store
+        try:
+            directory = support.derived_dir(opened)
+            cached = support.open_cache(resolve_embedder(embedder), directory)
+            index = support.open_step_index(opened, cached, directory)
+        except BaseException:
+            if owns:
+                opened.close()
+            raise
+        dimension = cached.dimension
+
+        def make_scope() -> ScopeMemory:
+            return ScopeMemory(
+                dimension, cached.embed, config=continuation, c=c,
+                similarity_threshold=edge_similarity, use_text=self.use_text,
+            )  # fmt: skip
+
+        return _Engine(opened, owns, cached, index, make_scope)
+
+    # ------------------------------------------------------------------------------ views
+
+    @property
+    def store(self) -> WorkflowStore:
+        """The workflow store."""
+        return self._engine.store
+
+    @property
+    def embedder(self) -> Embedder:
+        """The (cached) embedder."""
+        return self._engine.embedder
+
+    @property
+    def index(self) -> Any:
+        """The :class:`~em_plugin.step_index.StepIndex` used for retrieval."""
+        return self._engine.index
+
+    @property
+    def threshold(self) -> float:
+        """The retrieval threshold ``T``."""
+        return self.config.threshold
+
+    @threshold.setter
+    def threshold(self, value: float) -> None:
+        self.config = dataclasses.replace(self.config, threshold=value)
+
+    def with_scope(self, scope: str) -> EpisodicMemory:
+        """Return a view of this memory that reads and writes ``scope`` (same store and index)."""
+        if scope == self.scope:
+            return self
+        return EpisodicMemory(scope=scope, _engine=self._engine, **self._settings)
+
+    def scope_memory(self, scope: str | None = None) -> ScopeMemory:
+        """Return a scope's suggestion state, building it from the store on first use."""
+        scope = self.scope if scope is None else scope
+        engine = self._engine
+        with engine.lock:
+            found = engine.scopes.get(scope)
+            if found is None:
+                found = engine.scopes[scope] = engine.make_scope()
+                if scope in engine.index.scopes():
+                    found.add_many(engine.store.iter_workflows(scope))
+            return found
+
+    # ------------------------------------------------------------------------------ writes
+
+    def save(self, workflow: Workflow, *, validate: bool | None = None) -> Workflow:
+        """Store a workflow and index it (one unit: on an index failure the store is restored).
+
+        The workflow gets this memory's scope unless it has its own, and secrets in tool args
+        are redacted first.
+
+        Args:
+            workflow: The workflow; an existing id is replaced.
+            validate: Override the memory's ``validate`` setting for this call.
+
+        Returns:
+            The workflow as stored (scoped, redacted).
+
+        Raises:
+            WorkflowFormatError: When validation fails.
+            StoreError: When the store fails (nothing is stored).
+        """
+        return self.save_many([workflow], validate=validate)[0]
+
+    def save_many(
+        self,
+        workflows: Iterable[Workflow],
+        *,
+        validate: bool | None = None,
+        batch_size: int = 1000,
+        progress: Callable[[int], None] | None = None,
+    ) -> list[Workflow]:
+        """Store and index workflows in batches (each batch is one store transaction).
+
+        Returns:
+            The workflows as stored.
+        """
+        saved: list[Workflow] = []
+        batch: list[Workflow] = []
+        for workflow in workflows:
+            batch.append(self._prepare(workflow, self.validate if validate is None else validate))
+            if len(batch) >= batch_size:
+                saved.extend(self._write(batch))
+                batch = []
+                if progress is not None:
+                    progress(len(saved))
+        if batch:
+            saved.extend(self._write(batch))
+            if progress is not None:
+                progress(len(saved))
+        return saved
+
+    def _prepare(self, workflow: Workflow, validate: bool) -> Workflow:
+        if not isinstance(workflow, Workflow):
+            raise ConfigurationError(
+                f"save() needs a provenance.model.Workflow, not {type(workflow).__name__}"
+            )
+        if workflow.scope == DEFAULT_SCOPE and self.scope != DEFAULT_SCOPE:
+            workflow = workflow.replace(scope=self.scope)
+        workflow = redact_workflow(workflow)
+        if validate:
+            from provenance.mapping import workflow_to_graph
+            from provenance.validation import validate_graph
+
+            problems = validate_graph(workflow_to_graph(workflow))
+            if problems:
+                raise WorkflowFormatError(
+                    f"workflow {workflow.id!r} violates the shapes: {'; '.join(problems[:5])}"
+                )
+        return workflow
+
+    def _write(self, batch: list[Workflow]) -> list[Workflow]:
+        engine = self._engine
+        batch = list({w.id: w for w in batch}.values())
+        with engine.lock:
+            states = {w.scope: self.scope_memory(w.scope) for w in batch}
+            # Embed first (through the cache) so that indexing after the store write cannot
+            # fail on the model; then store; then index, restoring the store if that fails.
+            texts = [s.text for w in batch for _, s in w.walk() if isinstance(s, InstructionStep)]
+            if texts:
+                engine.embedder.embed(list(dict.fromkeys(texts)))
+            old = {w.id: self._load_any(w.id) for w in batch if w.id in engine.index}
+            engine.store.save_many(batch)
+            try:
+                self._index(batch, old, states)
+            except BaseException:
+                self._restore(batch, old)
+                raise
+        return batch
+
+    def _index(
+        self, batch: list[Workflow], old: dict[str, Workflow | None], states: dict[str, Any]
+    ) -> None:
+        engine = self._engine
+        for workflow in batch:
+            previous = old.get(workflow.id)
+            if previous is not None and previous.scope != workflow.scope:
+                self.scope_memory(previous.scope).remove(workflow.id)
+        engine.index.add_many(batch, batch_size=max(1, len(batch)))
+        for scope, state in states.items():
+            released = state.add_many(w for w in batch if w.scope == scope)
+            self._discard(released)
+
+    def _restore(self, batch: list[Workflow], old: dict[str, Workflow | None]) -> None:
+        engine = self._engine
+        for workflow in batch:
+            engine.index.remove(workflow.id)
+            engine.scopes.get(workflow.scope, _NO_SCOPE).remove(workflow.id)
+            previous = old.get(workflow.id)
+            if previous is None:
+                engine.store.delete(workflow.id)
+            else:
+                engine.store.save(previous)
+                engine.index.add(previous)
+                self.scope_memory(previous.scope).add_many([previous])
+
+    def delete(self, workflow_id: str) -> bool:
+        """Delete a workflow of this memory's scope (graph, index entries, vectors).
+
+        Returns:
+            Whether it existed in this scope.
+        """
+        engine = self._engine
+        with engine.lock:
+            if engine.index.scope_of(workflow_id) != self.scope:
+                return False
+            removed = engine.store.delete(workflow_id)
+            engine.index.remove(workflow_id)
+            self._discard(self.scope_memory().remove(workflow_id))
+            return removed
+
+    def forget(self, scope: str | None = None) -> list[str]:
+        """Delete a whole scope: its workflows, vectors, graphs and suggestion records.
+
+        Args:
+            scope: The scope; this memory's own by default.
+
+        Returns:
+            The deleted workflow ids, sorted.
+        """
+        scope = self.scope if scope is None else scope
+        _check_scope(scope)
+        engine = self._engine
+        with engine.lock:
+            removed = engine.store.delete_scope(scope)
+            engine.index.remove_scope(scope)
+            state = engine.scopes.pop(scope, None)
+            if state is not None:
+                self._discard(state.contexts.texts())
+            support.drop_suggestion_records(engine.store, scope)
+            return removed
+
+    def _discard(self, texts: Iterable[str]) -> None:
+        """Drop cached vectors of texts that no scope uses any more."""
+        engine = self._engine
+        unused = [t for t in texts if not any(t in s.contexts for s in engine.scopes.values())]
+        if unused:
+            engine.embedder.discard(unused)
+
+    # ------------------------------------------------------------------------------ reads
+
+    def load(self, workflow_id: str) -> Workflow:
+        """Return a stored workflow of this scope.
+
+        Raises:
+            WorkflowNotFound: When it is not stored in this scope.
+        """
+        return self._engine.store.load(workflow_id, scope=self.scope)
+
+    def ids(self) -> list[str]:
+        """Return the ids of this scope's workflows, sorted."""
+        return self._engine.index.ids(self.scope)
+
+    def __len__(self) -> int:
+        return len(self.ids())
+
+    def __contains__(self, workflow_id: object) -> bool:
+        return self._engine.index.scope_of(workflow_id) == self.scope
+
+    def retrieve(self, workflow: Workflow) -> list[Match]:
+        """Retrieve this scope's workflows similar to ``workflow`` (DESIGN §7), best first."""
+        with self._engine.lock:
+            found = self._engine.index.match(workflow, scope=self.scope, config=self.config)
+        return [m for m in found if m.workflow_id != workflow.id]
+
+    def request(self, workflow: Workflow) -> SuggestionRequest:
+        """Return what the suggesters see for ``workflow`` (retrieval included)."""
+        with self._engine.lock:
+            state = self.scope_memory()
+            matches = tuple(self.retrieve(workflow))
+            query = state.query(workflow, exclude=(workflow.id,))
+        return SuggestionRequest(workflow, matches, state, query, self.crew, self._load_quiet)
+
+    def suggest(self, workflow: Workflow, limit: int | None = 3) -> list[Suggestion]:
+        """Suggest next steps for the current workflow.
+
+        Args:
+            workflow: The current workflow (retrieval uses this memory's scope).
+            limit: How many suggestions (``None``: every candidate, as the evaluation uses).
+
+        Returns:
+            Structured suggestions, best first (see :class:`~em_plugin.suggestions.Suggestion`).
+        """
+        return self.suggest_from(self.request(workflow), limit)
+
+    def suggest_from(self, request: SuggestionRequest, limit: int | None = 3) -> list[Suggestion]:
+        """Run the suggestion chain on a request from :meth:`request` (what :meth:`suggest` does
+        after retrieval; the evaluation uses both halves to also see the matches)."""
+        return self.chain.suggest(request, limit, guard=self._engine.lock)
+
+    # ------------------------------------------------------------------------------ provenance
+
+    def record_suggestions(
+        self,
+        session_id: str,
+        suggestions: Sequence[Suggestion],
+        *,
+        workflow_ids: Sequence[str] | None = None,
+        time: datetime | None = None,
+    ) -> str | None:
+        """Record a round of shown suggestions as PROV (which memory workflows shaped them).
+
+        Args:
+            session_id: The chat session.
+            suggestions: The suggestions shown, in rank order.
+            workflow_ids: The retrieved workflows (``prov:used``); default: the evidence ones.
+            time: When they were shown (default: now).
+
+        Returns:
+            The timestamp naming the record, or ``None`` when there was nothing to record.
+        """
+        if not suggestions:
+            return None
+        if workflow_ids is None:
+            seen = {e.workflow_id: None for s in suggestions for e in s.evidence}
+            workflow_ids = list(seen)
+        with self._engine.lock:
+            return support.write_suggestion_record(
+                self._engine.store, session_id, suggestions, workflow_ids, self.scope, time
+            )
+
+    # ------------------------------------------------------------------------------ async
+
+    async def asave(self, workflow: Workflow, *, validate: bool | None = None) -> Workflow:
+        """Async twin of :meth:`save` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.save, workflow, validate=validate)
+
+    async def asave_many(self, workflows: Iterable[Workflow], **kwargs: Any) -> list[Workflow]:
+        """Async twin of :meth:`save_many`."""
+        return await asyncio.to_thread(self.save_many, list(workflows), **kwargs)
+
+    async def aretrieve(self, workflow: Workflow) -> list[Match]:
+        """Async twin of :meth:`retrieve`."""
+        return await asyncio.to_thread(self.retrieve, workflow)
+
+    async def asuggest(self, workflow: Workflow, limit: int | None = 3) -> list[Suggestion]:
+        """Async twin of :meth:`suggest`; an async chat model is awaited on the caller's loop."""
+        request = await asyncio.to_thread(self.request, workflow)
+        return await self.chain.asuggest(request, limit, offload=self._locked)
+
+    async def arecord_suggestions(
+        self, session_id: str, suggestions: Sequence[Suggestion], **kw: Any
+    ) -> str | None:
+        """Async twin of :meth:`record_suggestions`."""
+        return await asyncio.to_thread(self.record_suggestions, session_id, suggestions, **kw)
+
+    async def _locked(self, function: Callable[[], Any]) -> Any:
+        def run() -> Any:
+            with self._engine.lock:
+                return function()
+
+        return await asyncio.to_thread(run)
+
+    # ------------------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        """Persist the index and release the store (a store passed in stays open)."""
+        engine = self._engine
+        with engine.lock:
+            if engine.closed:
+                return
+            engine.closed = True
+            engine.index.close()
+            engine.embedder.close()
+            if engine.owns_store:
+                engine.store.close()
+
+    def __enter__(self) -> EpisodicMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _load_any(self, workflow_id: str) -> Workflow | None:
+        try:
+            return self._engine.store.load(workflow_id)
+        except WorkflowNotFound:
+            return None
+
+    def _load_quiet(self, workflow_id: str) -> Workflow | None:
+        try:
+            return self.load(workflow_id)
+        except ProvenanceError:
+            return None
+
+
+class _NoScope:
+    def remove(self, workflow_id: str) -> list[str]:
+        return []
+
+
+_NO_SCOPE: Any = _NoScope()
+
+
+def _check_scope(scope: Any) -> None:
+    if not isinstance(scope, str) or not scope.strip():
+        raise ConfigurationError(f"scope must be a non-empty string, got {scope!r}")

@@ -1,0 +1,256 @@
+"""Workflow <-> PROV RDF mapping: lossless round trips, IRIs, structure, golden files, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rdflib import BNode, Graph, Literal, URIRef
+from rdflib.compare import graph_diff, isomorphic
+
+from provenance import MappingError, Workflow, read_jsonl
+from provenance.mapping import (
+    graph_iri,
+    graph_to_workflow,
+    triples_to_workflow,
+    workflow_id_from_graph_iri,
+    workflow_iri,
+    workflow_to_graph,
+    workflow_to_triples,
+)
+from provenance.vocab import DCTERMS, PL, PPLAN, PROV, RDF, WF, agent_iri, bind_prefixes
+from provenance.workflow_json import loads_workflow
+from tests.strategies import workflows
+
+GOLDEN = Path(__file__).parent / "golden"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "workflows"
+
+
+def golden_workflows() -> list[tuple[str, Workflow]]:
+    return [
+        (path.stem, loads_workflow(json.dumps(json.loads(path.read_text(encoding="utf-8")))))
+        for path in sorted(GOLDEN.glob("*.json"))
+    ]
+
+
+def step_path(node: URIRef) -> str:
+    return str(node).rsplit("#step-", 1)[1]
+
+
+# -- round trips -------------------------------------------------------------------------------
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workflows)
+def test_graph_round_trip_is_lossless(workflow: Workflow) -> None:
+    assert graph_to_workflow(workflow_to_graph(workflow)) == workflow
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workflows)
+def test_round_trip_through_oxigraph_is_lossless(workflow: Workflow) -> None:
+    # Oxigraph canonicalises typed literals (e.g. "+00:00" -> "Z"); the mapping must not care.
+    # ox.NamedNode also checks that every IRI the mapping writes is a valid IRI.
+    store = ox.Store()
+    store.extend(
+        ox.Quad(_to_ox(s), _to_ox(p), _to_ox(o), ox.NamedNode(str(graph_iri(workflow.id))))
+        for s, p, o in workflow_to_triples(workflow)
+    )
+    triples = [(_from_ox(q.subject), _from_ox(q.predicate), _from_ox(q.object)) for q in store]
+    assert triples_to_workflow(triples) == workflow
+
+
+@pytest.mark.parametrize("name", ["helpdesk", "galaxy_iwc", "tau2_retail", "tau2_telecom"])
+def test_real_workflows_round_trip(name: str) -> None:
+    originals = read_jsonl(DATA / f"{name}.jsonl")[:40]
+    assert [graph_to_workflow(workflow_to_graph(w)) for w in originals] == originals
+
+
+def test_mapping_is_deterministic_and_has_no_blank_nodes() -> None:
+    for _, workflow in golden_workflows():
+        first, second = workflow_to_triples(workflow), workflow_to_triples(workflow)
+        assert first == second
+        assert not any(isinstance(term, BNode) for triple in first for term in triple)
+
+
+# -- IRIs --------------------------------------------------------------------------------------
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1))
+def test_graph_iri_is_reversible(workflow_id: str) -> None:
+    iri = graph_iri(workflow_id)
+    ox.NamedNode(str(iri))
+    assert "/" not in str(iri).rsplit("/graph/", 1)[1]
+    assert workflow_id_from_graph_iri(iri) == workflow_id
+
+
+def test_iri_scheme() -> None:
+    assert str(workflow_iri("tau2/telecom/[x]|y z")) == (
+        "https://w3id.org/em-plugin/id/workflow/tau2%2Ftelecom%2F%5Bx%5D%7Cy%20z"
+    )
+    assert str(graph_iri("..")) == "https://w3id.org/em-plugin/id/graph/%2E%2E"
+    assert workflow_id_from_graph_iri(graph_iri("..")) == ".."
+    assert str(agent_iri("chemist agent")) == "https://w3id.org/em-plugin/id/agent/chemist%20agent"
+
+
+@pytest.mark.parametrize(
+    "iri",
+    [
+        "https://w3id.org/em-plugin/id/workflow/w1",
+        "https://w3id.org/em-plugin/id/graph/",
+        "https://w3id.org/em-plugin/id/graph/a/b",
+        "https://w3id.org/em-plugin/id/graph/a%2fb",  # not the canonical (upper-case) escape
+        "https://w3id.org/em-plugin/id/graph/%FF",
+    ],
+)
+def test_graph_iri_errors(iri: str) -> None:
+    with pytest.raises(MappingError, match="not a workflow graph IRI"):
+        workflow_id_from_graph_iri(iri)
+
+
+# -- structure ---------------------------------------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(workflows)
+def test_plan_order_and_next_call_chain(workflow: Workflow) -> None:
+    graph = workflow_to_graph(workflow)
+    steps = {step_path(s): s for s in graph.subjects(PPLAN.isStepOfPlan, workflow_iri(workflow.id))}
+    walked = [path for path, _ in workflow.walk()]
+    assert sorted(steps, key=lambda p: int(graph.value(steps[p], WF.seq))) == walked
+    for path, node in steps.items():
+        assert int(graph.value(node, WF.depth)) == path.count(".")
+        assert int(graph.value(node, WF.index)) == int(path.rsplit(".", 1)[-1]) + 1
+    call_leaves = [p for p, s in workflow.walk() if s.kind == "call" and not s.steps]
+    pairs = {(step_path(a), step_path(b)) for a, b in graph.subject_objects(WF.nextCall)}
+    assert pairs == set(zip(call_leaves, call_leaves[1:], strict=False))
+
+
+def test_golden_pfas_session_prov_structure() -> None:
+    workflow = dict(golden_workflows())["pfas-session"]
+    graph = workflow_to_graph(workflow)
+    wf = workflow_iri(workflow.id)
+    assert {PL.Workflow, PROV.Plan, PROV.Entity, PPLAN.Plan} <= set(graph.objects(wf, RDF.type))
+    assert graph.value(wf, WF.scope) == Literal("acme-regulatory")
+    # the sub-agent of the handoff acts on behalf of the coordinator
+    assert (agent_iri("sds_agent"), PROV.actedOnBehalfOf, agent_iri("coordinator")) in graph
+    # every node is typed with a PROV-O class
+    prov_classes = {PROV.Entity, PROV.Activity, PROV.Agent}
+    for node in set(graph.subjects()):
+        assert prov_classes & set(graph.objects(node, RDF.type)), node
+    # outputs are generated by their call, instruction texts are used by their instruction
+    for output in graph.subjects(PROV.wasGeneratedBy, None):
+        if output != wf:
+            execution = graph.value(output, PROV.wasGeneratedBy)
+            assert (execution, RDF.type, WF.FunctionCall) in graph
+
+
+def test_golden_failed_call_and_revision() -> None:
+    cases = dict(golden_workflows())
+    graph = workflow_to_graph(cases["failed-call"])
+    (failed,) = graph.subjects(RDF.type, WF.FailedCall)
+    assert graph.value(failed, PL.status) == Literal("ERRORED")
+    assert graph.value(failed, WF.error) == Literal("ValueError: invalid SMILES 'PFOA'")
+    assert graph.value(failed, PPLAN.correspondsToStep) is None
+    assert str(graph.value(failed, DCTERMS.isPartOf)).endswith("#exec-0.0")
+
+    graph = workflow_to_graph(cases["revision"])
+    (revising, revised) = next(iter(graph.subject_objects(PROV.wasRevisionOf)))
+    assert graph.value(revising, PROV.value) == Literal("Actually, use mushrooms instead")
+    assert graph.value(revised, PROV.value) == Literal("Suggest a recipe with chicken")
+    assert not list(graph.subjects(WF.instructionText, Literal("Suggest a recipe with chicken")))
+
+
+# -- golden files ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "workflow"), golden_workflows(), ids=lambda v: str(v)[:20])
+def test_golden_files(name: str, workflow: Workflow, request: pytest.FixtureRequest) -> None:
+    path = GOLDEN / f"{name}.ttl"
+    graph = workflow_to_graph(workflow)
+    if request.config.getoption("--update-golden"):
+        path.write_text(graph.serialize(format="turtle"), encoding="utf-8")
+    expected = Graph().parse(path, format="turtle")
+    if not isomorphic(graph, expected):
+        _, missing, extra = graph_diff(expected, graph)
+        pytest.fail(
+            f"{path.name} differs (rerun with --update-golden if intended):\n"
+            f"missing: {sorted(missing)[:5]}\nextra: {sorted(extra)[:5]}"
+        )
+    assert graph_to_workflow(expected) == workflow
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+
+def _without(graph: Graph, predicate: URIRef, subject: URIRef | None = None) -> Graph:
+    out = bind_prefixes(Graph())
+    out += graph
+    out.remove((subject, predicate, None))
+    return out
+
+
+def test_errors_name_the_node_and_property() -> None:
+    workflow = dict(golden_workflows())["pfas-session"]
+    graph = workflow_to_graph(workflow)
+    wf = workflow_iri(workflow.id)
+    with pytest.raises(MappingError, match="no workflow"):
+        graph_to_workflow(Graph())
+    with pytest.raises(MappingError, match=r"has no dcterms:identifier"):
+        graph_to_workflow(_without(graph, DCTERMS.identifier))
+    with pytest.raises(MappingError, match=r"has no wf:toolName"):
+        graph_to_workflow(_without(graph, WF.toolName))
+    with pytest.raises(MappingError, match=r"has no prov:wasGeneratedBy"):
+        graph_to_workflow(_without(graph, PROV.wasGeneratedBy, wf))
+    broken = _without(graph, PROV.value)
+    with pytest.raises(MappingError, match=r"has no prov:value"):
+        graph_to_workflow(broken)
+    bad_json = _without(graph, PROV.value)
+    for subject in set(graph.subjects(PROV.value, None)):
+        bad_json.add((subject, PROV.value, Literal("{not json", datatype=RDF.JSON)))
+    with pytest.raises(MappingError, match="is not JSON"):
+        graph_to_workflow(bad_json)
+
+
+def test_two_workflows_in_one_graph_are_refused() -> None:
+    graph = Graph()
+    for workflow in golden_workflows()[:2]:
+        graph += workflow_to_graph(workflow[1])
+    with pytest.raises(MappingError, match="2 workflows .*session/sess-4.*one named graph"):
+        graph_to_workflow(graph)
+
+
+def test_invalid_workflow_values_become_mapping_errors() -> None:
+    workflow = dict(golden_workflows())["revision"]
+    graph = workflow_to_graph(workflow)
+    wf = workflow_iri(workflow.id)
+    graph.set((wf, DCTERMS.created, Literal("yesterday")))
+    graph.set((wf, WF.createdText, Literal("yesterday")))
+    with pytest.raises(MappingError, match="invalid workflow.*not an ISO 8601"):
+        graph_to_workflow(graph)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _to_ox(term: object) -> ox.NamedNode | ox.Literal:
+    if isinstance(term, URIRef):
+        return ox.NamedNode(str(term))
+    assert isinstance(term, Literal)
+    if term.datatype is not None:
+        return ox.Literal(str(term), datatype=ox.NamedNode(str(term.datatype)))
+    return ox.Literal(str(term))
+
+
+def _from_ox(term: object) -> URIRef | Literal:
+    if isinstance(term, ox.NamedNode):
+        return URIRef(term.value)
+    assert isinstance(term, ox.Literal)
+    datatype = term.datatype.value
+    if datatype == "http://www.w3.org/2001/XMLSchema#string":
+        return Literal(term.value)
+    return Literal(term.value, datatype=URIRef(datatype))
