@@ -11,6 +11,7 @@ Run::
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/langgraph_overhead.py            # FakeEmbedder
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/langgraph_overhead.py --embedder minilm
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/langgraph_overhead.py --store /tmp/em-store
 """
 
 from __future__ import annotations
@@ -72,8 +73,7 @@ def seed(memory: EpisodicMemory, count: int) -> None:
             for k in range(4)
         )
         workflows.append(Workflow(id=f"seed/{i}", steps=steps))
-    for workflow in workflows:
-        memory.save(workflow)
+    memory.save_many(workflows)
 
 
 def main() -> None:
@@ -83,7 +83,17 @@ def main() -> None:
     parser.add_argument("--saved", type=int, default=200, help="workflows in memory")
     parser.add_argument("--embedder", default="fake", help="'fake' or an embedder spec")
     parser.add_argument("--store", default="memory:", help="store spec (memory: or a path)")
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="torch threads for a real embedder (on a shared machine more threads contend)",
+    )
     args = parser.parse_args()
+    if args.embedder != "fake":
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
 
     embedder = (
         FakeEmbedder(384)
@@ -120,6 +130,7 @@ def main() -> None:
         "saved_workflows": args.saved,
         "embedder": embedder.name,
         "store": args.store,
+        "turns_per_session": args.turns_per_session,
         "median_turn_ms_without_memory": round(statistics.median(base), 2),
         "median_turn_ms_with_memory": round(statistics.median(em), 2),
         "median_overhead_ms": round(statistics.median(diffs), 2),

@@ -61,8 +61,9 @@ def _wait_until_up(url: str, process: subprocess.Popen[bytes]) -> None:
         request = urllib.request.Request(
             url, data=b"ASK {}", headers={"Content-Type": "application/sparql-query"}
         )
+        local = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # no env proxy
         with contextlib.suppress(urllib.error.URLError, OSError):
-            with urllib.request.urlopen(request, timeout=1):
+            with local.open(request, timeout=1):
                 return
         time.sleep(0.05)
     raise SystemExit(f"oxigraph serve did not answer on {url}")

@@ -18,6 +18,17 @@ import click
 from em_plugin.errors import EpisodicMemoryError
 from provenance.errors import ProvenanceError
 
+__all__ = [
+    "DEFAULT_STORE",
+    "cli",
+    "echo_json",
+    "embedder_setting",
+    "open_cli_memory",
+    "open_cli_store",
+    "store_options",
+    "store_path",
+]
+
 DEFAULT_STORE = "~/.em-plugin/store"
 """Where the store lives when neither ``--store`` nor ``$EM_PLUGIN_STORE`` is given."""
 
@@ -104,7 +115,17 @@ def store_path(store_spec: str) -> str:
 def open_cli_store(
     store_spec: str, update_url: str | None, *, read_only: bool = False
 ) -> Iterator[Any]:
-    """Open the store named by the CLI options and close it afterwards."""
+    """Open the store named by the CLI options and close it afterwards.
+
+    Args:
+        store_spec: ``--store`` (a directory, ``memory:`` or an endpoint URL; ``~`` expanded).
+        update_url: ``--update-url`` of a remote store.
+        read_only: Open a disk store read-only, so the command works beside a process that
+            holds it open for writing (ignored for ``memory:``, which would only be empty).
+
+    Yields:
+        The :class:`~provenance.stores.WorkflowStore`.
+    """
     from provenance.stores import open_store
 
     spec = store_path(store_spec)
@@ -121,7 +142,19 @@ def open_cli_store(
 def open_cli_memory(
     ctx: click.Context, store_spec: str, update_url: str | None, *, scope: str | None = None
 ) -> Iterator[Any]:
-    """Open an :class:`~em_plugin.memory.EpisodicMemory` over the CLI's store."""
+    """Open an :class:`~em_plugin.memory.EpisodicMemory` over the CLI's store (writable).
+
+    Writes go through the memory so the step index beside the store stays in sync.
+
+    Args:
+        ctx: The click context (its ``--embedder`` setting is used).
+        store_spec: ``--store``.
+        update_url: ``--update-url``.
+        scope: The memory's scope (default: ``"default"``).
+
+    Yields:
+        The memory; it and the store are closed afterwards.
+    """
     from em_plugin.memory import EpisodicMemory
 
     with open_cli_store(store_spec, update_url) as store:
@@ -142,16 +175,5 @@ def embedder_setting(ctx: click.Context) -> str | None:
 
 
 def echo_json(data: Any) -> None:
+    """Print ``data`` as indented JSON (non-ASCII kept as is)."""
     click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
-
-
-__all__ = [
-    "DEFAULT_STORE",
-    "cli",
-    "echo_json",
-    "embedder_setting",
-    "open_cli_memory",
-    "open_cli_store",
-    "store_options",
-    "store_path",
-]

@@ -20,6 +20,19 @@ if TYPE_CHECKING:
     from provenance.queries import NamedQuery
     from provenance.stores import WorkflowStore
 
+__all__ = [
+    "NumberedWorkflow",
+    "check_shapes",
+    "export_text",
+    "jsonl_text",
+    "parse_binding",
+    "read_one_workflow",
+    "read_workflows",
+    "rebuild_index",
+    "resolve_query",
+    "validate_store",
+]
+
 NumberedWorkflow = tuple[int, Workflow]
 """A workflow with the 1-based line it was read from."""
 

@@ -19,6 +19,13 @@ from em_plugin.cli_base import (
     store_path,
 )
 
+__all__ = [
+    "bench",
+    "eval_",
+    "reindex",
+    "suggest",
+]
+
 
 @cli.command()
 @store_options
@@ -26,13 +33,20 @@ from em_plugin.cli_base import (
 def reindex(ctx: click.Context, store_spec: str, update_url: str | None) -> None:
     """Rebuild the step index from the store alone.
 
-    Example: em-plugin reindex
+    A disk store keeps its index beside it (STORE.em-index/); use this after copying a store,
+    changing the embedding model, or writing to it without em-plugin. In-memory and remote
+    stores have no persisted index: theirs is rebuilt whenever they are opened.
+
+    \b
+    Example:
+      em-plugin reindex
     """
     from em_plugin.cli_io import rebuild_index
 
     start = time.perf_counter()
     with open_cli_store(store_spec, update_url) as store:
         count, where = rebuild_index(store, embedder=embedder_setting(ctx))
+    where = "memory (not persisted for this store)" if where == "memory" else where
     click.echo(
         f"indexed {count} workflow{'s' if count != 1 else ''} into {where}"
         f" in {time.perf_counter() - start:.2f} s"
@@ -46,7 +60,13 @@ def reindex(ctx: click.Context, store_spec: str, update_url: str | None) -> None
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @store_options
 @click.option("--scope", default=None, help="Retrieve from this scope (default: the workflow's).")
-@click.option("--limit", default=3, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--limit",
+    default=3,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="How many suggestions.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print Suggestion.to_json objects.")
 @click.pass_context
 def suggest(
@@ -60,7 +80,9 @@ def suggest(
 ) -> None:
     """Suggest next steps for the workflow in FILE (one Workflow JSON object or a one-line .jsonl).
 
-    Example: em-plugin suggest current.json --limit 5
+    \b
+    Example:
+      em-plugin suggest current.json --limit 5
     """
     from em_plugin.cli_io import read_one_workflow
     from em_plugin.suggestions import format_suggestions
@@ -106,10 +128,12 @@ def eval_(
     """Evaluate next-tool suggestions on a file with train/test splits (hit@1, hit@3, MRR).
 
     Memory is the file's train split; every call leaf of a test workflow is a target, predicted
-    from the steps before it (DESIGN §10). Bigram and longest-suffix baselines run on the same
+    from the steps before it . Bigram and longest-suffix baselines run on the same
     targets.
 
-    Example: em-plugin eval tau2_airline.jsonl --json
+    \b
+    Example:
+      em-plugin eval tau2_airline.jsonl --json
     """
     from em_plugin import evaluation
 
@@ -176,7 +200,9 @@ def bench(
     The embedder is a fake 384-dimension one unless --embedder names a model ('default' for
     all-MiniLM-L6-v2), so the figures measure the matcher.
 
-    Example: em-plugin bench --workflows 10000 --queries 50
+    \b
+    Example:
+      em-plugin bench --workflows 10000 --queries 50
     """
     from em_plugin.bench import run_bench
 

@@ -22,6 +22,17 @@ from rich.tree import Tree
 
 from provenance.model import CallStep, InstructionStep, Step, Workflow
 
+__all__ = [
+    "make_console",
+    "mapping_table",
+    "query_listing",
+    "records_table",
+    "records_to_csv",
+    "rows_to_records",
+    "term_to_json",
+    "workflow_tree",
+]
+
 _MAX_VALUE_CHARS = 120
 
 

@@ -19,6 +19,17 @@ from em_plugin.cli_base import (
 )
 from provenance.errors import WorkflowNotFound
 
+__all__ = [
+    "EXPORT_FORMATS",
+    "delete",
+    "export",
+    "import_",
+    "query",
+    "show",
+    "stats",
+    "validate",
+]
+
 # --------------------------------------------------------------------------- import / export
 
 
@@ -38,13 +49,16 @@ def import_(
     skip_invalid: bool,
     validate: bool,
 ) -> None:
-    """Import workflows from a Workflow JSON ``.jsonl`` file.
+    """Import workflows from a Workflow JSON .jsonl file.
 
     A malformed line stops the import before anything is stored and is reported as
-    ``file:line: reason``; with --skip-invalid the valid lines are imported and the skipped ones
-    are listed on stderr. Saving an id that exists replaces that workflow.
+    file:line: reason; with --skip-invalid the valid lines are imported and the skipped ones
+    are listed on stderr. Saving an id that exists replaces that workflow. Secrets in tool
+    args (API keys, tokens, passwords) are redacted before anything is stored.
 
-    Example: em-plugin import workflows.jsonl --scope team-a
+    \b
+    Example:
+      em-plugin import workflows.jsonl --scope team-a
     """
     from em_plugin.cli_io import check_shapes, read_workflows
 
@@ -55,8 +69,10 @@ def import_(
         skipped = sorted([*skipped, *invalid], key=lambda e: e.line or 0)
     for error in skipped:
         click.echo(f"skipped {error}", err=True)
+    workflows = [w for _, w in numbered]
     with open_cli_memory(ctx, store_spec, update_url) as memory:
-        memory.save_many(w for _, w in numbered)
+        # One batch = one store transaction: the file is imported whole or not at all.
+        memory.save_many(workflows, batch_size=max(1, len(workflows)))
     elapsed = time.perf_counter() - start
     count = len(numbered)
     click.echo(
@@ -73,7 +89,12 @@ EXPORT_FORMATS = ("jsonl", "ttl", "trig", "jsonld", "provjson", "provn")
 @store_options
 @click.option("--scope", default=None, help="Export only this scope (default: every scope).")
 @click.option(
-    "--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="jsonl", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(EXPORT_FORMATS),
+    default="jsonl",
+    show_default=True,
+    help="Workflow JSON lines, Turtle, TriG, JSON-LD, PROV-JSON or PROV-N.",
 )
 @click.option(
     "-o",
@@ -88,9 +109,11 @@ def export(
     """Export stored workflows as Workflow JSON lines or as PROV/RDF.
 
     jsonl gives back the imported lines (same ids and keys); ttl, trig and jsonld are the PROV
-    graphs; provjson and provn go through the ``prov`` package.
+    graphs; provjson and provn go through the prov package.
 
-    Example: em-plugin export --format trig -o memory.trig
+    \b
+    Example:
+      em-plugin export --format trig -o memory.trig
     """
     from em_plugin.cli_io import export_text
 
@@ -115,16 +138,18 @@ def export(
     "binds",
     multiple=True,
     metavar="K=V",
-    help="Bind ?K to a string literal V, or to an IRI with K=<iri>. Repeatable.",
+    help="Bind ?K to the string V, or to an IRI with K=<iri> (or for an (iri) parameter). "
+    "Repeatable.",
 )
 @click.option(
     "--format",
     "fmt",
     type=click.Choice(("table", "json", "csv")),
+    help="json: a list of objects keyed by column.",
     default="table",
     show_default=True,
 )
-@click.option("--scope", default=None, help="Bind ?scope to this scope (queries that take it).")
+@click.option("--scope", default=None, help="Query only the workflows of this scope.")
 @click.option("--list", "list_", is_flag=True, help="List the named queries and their parameters.")
 def query(
     name: str | None,
@@ -138,11 +163,13 @@ def query(
 ) -> None:
     """Run a named query, a .rq file or SPARQL text against the store (read-only).
 
-    Bindings are plain string literals (``--bind tool=product_extractor``) or IRIs
-    (``--bind wf=<https://...>``); numbers stay strings. JSON output is a list of objects keyed
-    by column.
+    --bind k=v binds the plain string literal "v" (k=3 is the string "3"); --bind k=<iri>
+    binds an IRI, and so does a plain value for a parameter that --list documents as (iri).
+    JSON output is a list of objects keyed by column.
 
-    Example: em-plugin query tool-pairs --bind tool=product_extractor --format csv
+    \b
+    Example:
+      em-plugin query tool-pairs --bind tool=product_extractor --format csv
     """
     from em_plugin.cli_io import parse_binding, resolve_query
 
@@ -158,7 +185,10 @@ def query(
 
 def _print_result(result: Any, fmt: str) -> None:
     if isinstance(result, bool):
-        echo_json(result) if fmt == "json" else click.echo("true" if result else "false")
+        if fmt == "json":
+            echo_json(result)
+        else:
+            click.echo("true" if result else "false")
         return
     if not hasattr(result, "columns"):  # CONSTRUCT / DESCRIBE: an rdflib Graph
         click.echo(result.serialize(format="json-ld" if fmt == "json" else "turtle"), nl=False)
@@ -209,7 +239,9 @@ def _list_queries(fmt: str) -> None:
 def show(workflow_id: str, store_spec: str, update_url: str | None) -> None:
     """Print a stored workflow as an indented tree (failed calls are marked).
 
-    Example: em-plugin show sample/pfas-1
+    \b
+    Example:
+      em-plugin show sample/pfas-1
     """
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         workflow = store.load(workflow_id)
@@ -222,11 +254,12 @@ def show(workflow_id: str, store_spec: str, update_url: str | None) -> None:
 def stats(store_spec: str, update_url: str | None, as_json: bool) -> None:
     """Show how many workflows, steps, tools and triples the store holds.
 
-    Example: em-plugin stats --json
+    \b
+    Example:
+      em-plugin stats --json
     """
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         data = store.stats()
-    data = dict(data) if not hasattr(data, "to_json") else data.to_json()
     if as_json:
         echo_json(data)
     else:
@@ -234,7 +267,7 @@ def stats(store_spec: str, update_url: str | None, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("workflow_id", metavar="ID", required=False)
+@click.argument("workflow_id", metavar="[ID]", required=False)
 @store_options
 @click.option("--scope", default=None, help="Delete every workflow of this scope.")
 @click.pass_context
@@ -247,7 +280,9 @@ def delete(
 ) -> None:
     """Delete one workflow by id, or a whole scope (its graphs and its index entries).
 
-    Example: em-plugin delete --scope team-a
+    \b
+    Example:
+      em-plugin delete --scope team-a
     """
     if (workflow_id is None) == (scope is None):
         raise click.UsageError("give either ID or --scope, not both and not neither")
@@ -271,7 +306,9 @@ def delete(
 def validate(store_spec: str, update_url: str | None, scope: str | None) -> None:
     """Check every stored workflow against the SHACL shapes; exit 1 listing the violations.
 
-    Example: em-plugin validate
+    \b
+    Example:
+      em-plugin validate
     """
     from em_plugin.cli_io import validate_store
 

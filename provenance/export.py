@@ -15,7 +15,6 @@ import json
 import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
-from typing import Literal as TypingLiteral
 
 from rdflib import BNode, Dataset, Graph, URIRef
 from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
@@ -24,14 +23,13 @@ from rdflib.namespace import NamespaceManager
 from provenance.errors import MappingError, ProvenanceError
 from provenance.mapping import graph_to_workflow, workflow_to_graph
 from provenance.model import Workflow
-from provenance.vocab import DCTERMS, PL, RDF, bind_prefixes, graph_iri
+from provenance.vocab import BASE, DCTERMS, PL, RDF, bind_prefixes, graph_iri
 
 if TYPE_CHECKING:  # prov is imported when a PROV format is used: most callers never need it
     from prov.model import ProvDocument
 
 __all__ = [
     "FORMATS",
-    "ExportFormat",
     "export",
     "provjson_to_dataset",
     "provjson_to_graph",
@@ -40,15 +38,15 @@ __all__ = [
     "to_prov_document",
 ]
 
-ExportFormat = TypingLiteral["ttl", "trig", "jsonld", "provjson", "provn"]
 #: The formats :func:`export` writes.
 FORMATS: tuple[str, ...] = ("ttl", "trig", "jsonld", "provjson", "provn")
 _RDFLIB_FORMATS = {"ttl": "turtle", "trig": "trig", "jsonld": "json-ld"}
+_GRAPH_FOLDER = f"{BASE}graph/"
 
 Exportable = Workflow | Graph
 
 
-def export(items: Exportable | Iterable[Exportable], format: str) -> str:  # noqa: A002
+def export(items: Exportable | Iterable[Exportable], format: str) -> str:
     """Serialize workflows (or their graphs) in one of :data:`FORMATS`.
 
     Args:
@@ -89,16 +87,25 @@ def export(items: Exportable | Iterable[Exportable], format: str) -> str:  # noq
 def to_dataset(items: Exportable | Iterable[Exportable]) -> Dataset:
     """Return a Dataset holding each workflow in its named graph ``graph_iri(id)``.
 
+    A Dataset given as ``items`` contributes each of its non-empty named graphs.
+
     Raises:
         MappingError: When a graph holds no workflow and has no IRI of its own to be named by.
     """
-    if isinstance(items, Workflow | Graph):
+    if isinstance(items, Dataset):  # e.g. a store's dump: one item per non-empty named graph
+        items = [g for g in items.graphs() if g.identifier != DATASET_DEFAULT_GRAPH_ID and len(g)]
+    elif isinstance(items, Workflow | Graph):
         items = [items]
     dataset = _new_dataset()
-    for item in items:
+    for number, item in enumerate(items, start=1):
         graph = workflow_to_graph(item) if isinstance(item, Workflow) else item
-        target = dataset.graph(_graph_name(graph))
+        name = _graph_name(graph)
+        target = dataset.graph(name)
         target.addN((s, p, o, target) for s, p, o in graph)
+        if str(name).startswith(_GRAPH_FOLDER):
+            # w1:, w2:, ... abbreviate each workflow's own nodes (fragments of its IRI).
+            workflow = URIRef(f"{BASE}workflow/{str(name)[len(_GRAPH_FOLDER) :]}#")
+            dataset.bind(f"w{number}", workflow, override=True, replace=True)
     return dataset
 
 

@@ -121,6 +121,8 @@ def workflow_to_graph(workflow: Workflow) -> Graph:
         True
     """
     store = _new_store()
+    # "this:" abbreviates the workflow's own nodes (fragments of its IRI) in Turtle.
+    store.bind("this", URIRef(f"{workflow_iri(workflow.id)}#"))
     graph = Graph(store=store, bind_namespaces="none")
     add = store.add  # Graph.addN re-checks every term; the triples are known to be good
     for triple in workflow_to_triples(workflow):

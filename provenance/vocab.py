@@ -20,6 +20,8 @@ Resources live under ``https://w3id.org/em-plugin/id/``, one folder per kind::
     id/suggestion/{session}/{time}   a suggestion activity (see suggestion_record.py)
     id/suggestions/{session}         the named graph of a session's suggestion activities
 
+Graphs made by the mapping also bind ``this:`` to the workflow's own ``#`` namespace.
+
 Ids are percent-encoded as one path segment (every character outside ``A-Za-z0-9-._~`` is
 escaped, and so are the dot segments ``.`` and ``..``), so workflow ids such as
 ``tau2/telecom/[x]|y`` give valid IRIs and :func:`decode_segment` gives the id back.
@@ -38,11 +40,15 @@ __all__ = [
     "DCTERMS",
     "ID",
     "PL",
+    "PL_NS",
     "PPLAN",
+    "PPLAN_NS",
+    "PREFIXES",
     "PROV",
     "RDF",
     "RDFS",
     "WF",
+    "WF_NS",
     "XSD",
     "agent_iri",
     "bind_prefixes",

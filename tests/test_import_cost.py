@@ -35,10 +35,10 @@ def _present(name: str) -> bool:
 def test_import_is_light_and_fast() -> None:
     extra = [name for name in OPTIONAL if _present(name)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    # Warm the bytecode cache first so the measurement is import work, not compilation.
-    subprocess.run(
-        [sys.executable, "-c", _PROBE, *extra], cwd=ROOT, env=env, check=True, capture_output=True
-    )
+    # Warm the bytecode cache of the timed packages, so the figure is import work, not
+    # compilation (the optional submodules are checked for torch, not timed).
+    warm = [sys.executable, "-c", _PROBE]
+    subprocess.run(warm, cwd=ROOT, env=env, check=True, capture_output=True)
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, *extra],
         cwd=ROOT,

@@ -2,11 +2,15 @@
 
 Candidates come from the continuation model (:mod:`em_plugin.continuation`), which matches the
 most recent leaves at every stored position, and from the workflows the paper's rule retrieved
-(the step right after each one's matched subsequence). A tool is suggested when at least
-``min_order`` recent leaves agree with a stored position that continues with it, when the current
-workflow's own earlier steps continue with it, or when a retrieved workflow continues with it;
-tools known only from overall frequency are left to the procedural and fallback suggesters.
-Ranking is by the model's probability; evidence lists the retrieved workflows first.
+(the step right after each one's matched subsequence). Ranking is by the model's probability;
+evidence lists the retrieved workflows first, then the best-agreeing stored positions.
+
+By default every tool the model ranks is suggested: at agreement 0 its votes are still weighted
+by instruction similarity ("used in workflows with similar instructions"), and on the benchmark
+files that ranking fills places better than the procedural graph or the crew's tool list
+(telecom hit@3 0.885 vs 0.877, Galaxy 0.502 vs 0.482). ``min_order=1`` keeps only tools
+whose stored positions agree with at least the last leaf (or that the current workflow or a
+retrieved workflow continues with), leaving the rest to the procedural and fallback suggesters.
 """
 
 from __future__ import annotations
@@ -23,12 +27,13 @@ class EpisodicSuggester:
     """Suggests the continuations of matching stored states.
 
     Args:
-        min_order: Agreement (recent leaves) a stored position needs to propose a tool.
+        min_order: Agreement (recent leaves) a stored position needs to propose a tool;
+            0 suggests every ranked tool.
     """
 
     name = "episodic"
 
-    def __init__(self, min_order: int = 1) -> None:
+    def __init__(self, min_order: int = 0) -> None:
         if min_order < 0:
             raise ConfigurationError(f"min_order must be >= 0, got {min_order}")
         self.min_order = min_order

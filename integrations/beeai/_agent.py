@@ -110,7 +110,7 @@ class EpisodicMemoryAgent(SessionViews, BaseAgent[EpisodicMemoryAgentOutput]):
             max_sessions=max_sessions,
         )
         self.crew = crew
-        self.memory_store = memory
+        self.episodic_memory = memory
         self.strict = strict
         self.session_id = session_id or f"beeai-{uuid.uuid4().hex[:12]}"
         self.scope = scope
@@ -134,7 +134,7 @@ class EpisodicMemoryAgent(SessionViews, BaseAgent[EpisodicMemoryAgentOutput]):
         """
         ctx = RunContext.get()
         session_id = ctx.context.get("session_id") or self.session_id
-        scope = scope_of(ctx, self.scope, self.memory_store)
+        scope = scope_of(ctx, self.scope, self.episodic_memory)
         controller = self.sessions.get(str(session_id), scope=scope, crew=self.crew_name)
         text = instruction_text(input)
         command = controller.command_of(text)

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from beeai_framework.agents import BaseAgent
 from beeai_framework.agents.requirement.utils._tool import FinalAnswerTool
-from beeai_framework.backend import UserMessage
+from beeai_framework.backend import ChatModel, UserMessage
 from beeai_framework.context import RunContext
 from beeai_framework.emitter import EmitterOptions, EventMeta
 from beeai_framework.emitter.utils import create_internal_event_matcher
@@ -131,17 +131,19 @@ class CallRecorder:
         instance = ctx.instance
         node = _Node(ctx.parent_id, agent_name(instance), None)
         self._nodes[ctx.run_id] = node
-        self._subscribe(ctx)
+        if not isinstance(instance, ChatModel):  # a model call runs no tools: nothing to follow
+            self._subscribe(ctx)
         if isinstance(instance, Tool) and not isinstance(instance, self._skip):
-            node.call_id = self._call_id(ctx)
-            self.calls += 1
+            call_id = self._call_id(ctx)
             self._sink.call_start(
-                node.call_id,
+                call_id,
                 instance.name,
                 _json_args(run_input.get("input")),
                 agent=self._enclosing(ctx.parent_id, "agent"),
                 parent_call_id=self._enclosing(ctx.parent_id, "call_id"),
             )
+            node.call_id = call_id  # only once the sink accepted the start
+            self.calls += 1
 
     def _call_id(self, ctx: RunContext) -> str:
         # The model's tool-call id, as LangGraph records it; the run id when the model gave none

@@ -74,7 +74,7 @@ def run_demo(
     from em_plugin.errors import ConfigurationError
     from em_plugin.memory import EpisodicMemory
     from integrations.demo._llm_env import langchain_chat_model, llm_spec_from_env
-    from integrations.demo._setup import load_bootstrap, store_label
+    from integrations.demo._setup import load_bootstrap, paper_chain, store_label
     from provenance.stores import open_store
 
     unknown = [f for f in frameworks if f not in FRAMEWORKS]
@@ -93,7 +93,7 @@ def run_demo(
             store=workflow_store,
             embedder=embedder,
             crew=CREW_DESCRIPTION,
-            llm=None if llm.offline else langchain_chat_model(llm),
+            chain=paper_chain(None if llm.offline else langchain_chat_model(llm)),
         )
         try:
             loaded = load_bootstrap(memory, workflow_store)
@@ -106,9 +106,7 @@ def run_demo(
                     model=str(llm),
                 )
             )
-            problems = _run_all(
-                console, memory, workflow_store, embedder, llm, frameworks, question
-            )
+            problems = _run_all(console, memory, workflow_store, llm, frameworks, question)
             render.commands(console, _explore_commands(store, frameworks))
         finally:
             memory.close()
@@ -124,7 +122,6 @@ def _run_all(
     console: Console,
     memory: Any,
     store: Any,
-    embedder: Any,
     llm: Any,
     frameworks: Sequence[str],
     question: str,
@@ -136,7 +133,7 @@ def _run_all(
     context = DemoContext(
         memory=memory,
         store=store,
-        router=OfflineRouter(embedder),
+        router=OfflineRouter(memory.embedder),  # the memory's cached embedder
         llm=llm,
         tap=SuggestionTap(memory),
     )
@@ -157,6 +154,10 @@ def _explore_commands(store: str | None, frameworks: Sequence[str]) -> list[tupl
             "the saved workflow's steps (SPARQL over its PROV graph)",
         ),
         (f"em-plugin show {first}{option}", "the saved workflow as a tree"),
+        (
+            f"em-plugin query suggestion-sources --bind session={first.split('/', 1)[1]}{option}",
+            "which memory workflows shaped the suggestions shown in that session (PROV)",
+        ),
         (f"em-plugin show bootstrap/0007{option}", "one of the bootstrap workflows"),
         (f"em-plugin query --list{option}", "every named SPARQL query"),
         (f"em-plugin stats{option}", "what the store holds"),

@@ -109,6 +109,6 @@ def figure4(console: Console, context: DemoContext, framework: str, question: st
         session.close()
     render.answer(console, _ANSWER, turn.text, turn.crew_answer)
     render.suggestion_sources(console, turn.suggestions)
-    if not any(s.source == "fallback" for s in turn.suggestions):
-        return [f"{title}: no fallback suggestions for {question!r}"]
+    if not turn.suggestions or any(s.source != "fallback" for s in turn.suggestions):
+        return [f"{title}: the suggestions for {question!r} are not all fallback ones"]
     return []

@@ -1,4 +1,4 @@
-"""Seeding the demo's memory with the bootstrap workflows, and reading a saved workflow back."""
+"""The demo's memory: its bootstrap workflows, its suggestion chain, its saved workflows' steps."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["bootstrap_path", "load_bootstrap", "store_label", "workflow_steps"]
+__all__ = ["bootstrap_path", "load_bootstrap", "paper_chain", "store_label", "workflow_steps"]
 
 
 def bootstrap_path() -> Path:
@@ -69,3 +69,46 @@ def workflow_steps(store: Any, workflow_id: str, query: str) -> tuple[list[str],
     result = store.query(named.text, named.bindings(workflow=workflow_id))
     columns = list(named.columns) or [str(c) for c in result.columns]
     return columns, rows_to_records(columns, result.dicts())
+
+
+class _WhenRetrieved:
+    """Runs a suggester only when the paper's rule retrieved similar workflows."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def suggest(self, request: Any, limit: int | None = None) -> list[Any]:
+        return self.inner.suggest(request, limit) if request.matches else []
+
+
+def paper_chain(llm: Any = None) -> Any:
+    """The suggestion chain of the paper's flow (§2, Figures 3 and 4).
+
+    Memory-based suggestions (episodic, then the procedural graph) only when similar workflows
+    were retrieved (mean step similarity > T); otherwise the fallback on the crew description.
+    With a chat model, the LLM suggester goes first (it prompts with the retrieved workflows, or
+    with the crew description when there are none).
+
+    Args:
+        llm: A LangChain or BeeAI chat model, or ``None`` for deterministic suggestions.
+
+    Returns:
+        A :class:`~em_plugin.suggesters.SuggestionChain` for ``EpisodicMemory(chain=...)``.
+    """
+    from em_plugin.suggesters import (
+        EpisodicSuggester,
+        FallbackSuggester,
+        LLMSuggester,
+        ProceduralSuggester,
+        SuggestionChain,
+    )
+
+    suggesters: list[Any] = [
+        _WhenRetrieved(EpisodicSuggester()),
+        _WhenRetrieved(ProceduralSuggester()),
+        FallbackSuggester(),
+    ]
+    if llm is not None:
+        suggesters.insert(0, LLMSuggester(llm))
+    return SuggestionChain(suggesters)

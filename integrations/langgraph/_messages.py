@@ -59,7 +59,7 @@ def trajectory_from_messages(
     session_id: str,
     scope: str,
     handoff: Callable[[str], bool] = is_handoff,
-    nested: Mapping[str, Sequence[TrajectoryEvent]] | None = None,
+    nested: Mapping[str, Sequence[Sequence[TrajectoryEvent]]] | None = None,
 ) -> Trajectory:
     """Replay a session's messages into a fresh :class:`Trajectory`.
 
@@ -68,14 +68,17 @@ def trajectory_from_messages(
         session_id: The LangGraph thread id.
         scope: The memory scope.
         handoff: Tells whether a tool name is a handoff to another agent.
-        nested: For a tool call id, the events of calls recorded *inside* that call (a sealed
-            sub-agent, seen only by the callback recorder); they nest under the call.
+        nested: For a tool call id, per successful run with that id, the events of calls
+            recorded *inside* it (a sub-agent behind a tool, seen only by the callback recorder);
+            they nest under the call. Runs and the messages' calls with the same id are paired
+            from the most recent backwards (the recorder may have missed early turns).
 
     Returns:
         The trajectory.
     """
     trajectory = Trajectory(session_id, scope=scope, framework="langgraph")
     results = _results_by_call(messages)
+    inside = _pair_nested(messages, results, nested or {})
     used: set[str] = set()
     open_handoffs: list[_Open] = []
     for index, message in enumerate(messages):
@@ -106,7 +109,9 @@ def trajectory_from_messages(
                     trajectory.call_error(call_id, message_text(result))
                     continue
                 trajectory.call_end(call_id, _output(result))
-                _replay_nested(trajectory, call.get("id"), call_id, nested)
+                replay_events(
+                    trajectory, inside.get((call.get("id"), index), ()), root_parent=call_id
+                )
                 if handoff(name):
                     open_handoffs.append(_Open(call_id, agent))
             for bad in message.invalid_tool_calls:
@@ -155,15 +160,27 @@ def _output(message: ToolMessage) -> Any:
     return message_text(message)
 
 
-def _replay_nested(
-    trajectory: Trajectory,
-    tool_call_id: str | None,
-    call_id: str,
-    nested: Mapping[str, Sequence[TrajectoryEvent]] | None,
-) -> None:
-    if not nested or tool_call_id is None or tool_call_id not in nested:
-        return
-    replay_events(trajectory, nested[tool_call_id], root_parent=call_id)
+def _pair_nested(
+    messages: Sequence[BaseMessage],
+    results: Mapping[tuple[str | None, int], ToolMessage],
+    nested: Mapping[str, Sequence[Sequence[TrajectoryEvent]]],
+) -> dict[tuple[str | None, int], Sequence[TrajectoryEvent]]:
+    """Pair successful message calls with recorded runs of the same id, most recent first."""
+    if not nested:
+        return {}
+    occurrences: dict[str, list[tuple[str, int]]] = {}
+    for index, message in enumerate(messages):
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                result = results.get((call.get("id"), index))
+                if call.get("id") in nested and result is not None and result.status != "error":
+                    occurrences.setdefault(call["id"], []).append((call["id"], index))
+    paired: dict[tuple[str | None, int], Sequence[TrajectoryEvent]] = {}
+    for call_id, places in occurrences.items():
+        runs = nested[call_id]
+        for place, run in zip(reversed(places), reversed(runs), strict=False):
+            paired[place] = run
+    return paired
 
 
 def replay_events(

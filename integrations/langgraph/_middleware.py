@@ -22,12 +22,12 @@ import contextvars
 import operator
 import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain.agents.middleware.types import PrivateStateAttr
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.types import Command
 
 from em_plugin.session import Judge, SessionController, check_policy
@@ -41,8 +41,13 @@ from integrations.langgraph._context import (
 )
 from integrations.langgraph._messages import message_text
 from integrations.langgraph._node import append_to_message
-
-TRACE_KEY = "episodic_trace"
+from integrations.langgraph._trace import (
+    TRACE_KEY,
+    current_config,
+    first_human_id,
+    trace_entry,
+    trajectory_from_trace,
+)
 
 # The children list of the tool call currently running in this context (None at top level).
 _ENCLOSING: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
@@ -120,12 +125,12 @@ class EpisodicMemoryMiddleware(AgentMiddleware):
     # -- session -------------------------------------------------------------------------------
 
     def _controller(self, state: Mapping[str, Any], runtime: Any) -> SessionController:
-        config = _current_config()
+        config = current_config()
         messages = list(state.get("messages") or [])
         session_id = (
             thread_id_of(config)
             or getattr(getattr(runtime, "execution_info", None), "thread_id", None)
-            or _first_human_id(messages)
+            or first_human_id(messages)
         )
         context = getattr(runtime, "context", None) if runtime is not None else None
         scope = scope_of(
@@ -144,7 +149,9 @@ class EpisodicMemoryMiddleware(AgentMiddleware):
             log=logger,
         )
         with controller.guard("compiling the session from the agent state"):
-            controller.trajectory = _trajectory(messages, state.get(TRACE_KEY) or [], controller)
+            controller.trajectory = trajectory_from_trace(
+                messages, state.get(TRACE_KEY) or [], session_id=session_id, scope=scope
+            )
         return controller
 
     def _command(self, state: Mapping[str, Any]) -> str | None:
@@ -249,7 +256,7 @@ class EpisodicMemoryMiddleware(AgentMiddleware):
         except Exception as exc:
             _ENCLOSING.reset(token)
             if enclosing is not None:
-                enclosing.append(_entry(request, None, exc, children))
+                enclosing.append(trace_entry(request, None, exc, children))
             raise
         _ENCLOSING.reset(token)
         return self._recorded(request, result, children, enclosing)
@@ -264,7 +271,7 @@ class EpisodicMemoryMiddleware(AgentMiddleware):
         except Exception as exc:
             _ENCLOSING.reset(token)
             if enclosing is not None:
-                enclosing.append(_entry(request, None, exc, children))
+                enclosing.append(trace_entry(request, None, exc, children))
             raise
         _ENCLOSING.reset(token)
         return self._recorded(request, result, children, enclosing)
@@ -277,7 +284,7 @@ class EpisodicMemoryMiddleware(AgentMiddleware):
         enclosing: list[dict[str, Any]] | None,
     ) -> Any:
         try:
-            entry = _entry(request, result, None, children)
+            entry = trace_entry(request, result, None, children)
         except Exception as exc:
             self._isolate("recording a tool call", exc)
             return result
@@ -337,7 +344,7 @@ class EpisodicMemoryMiddleware(AgentMiddleware):
         human = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
         turn = (human.id or "") if human is not None else ""
         calls = len(state.get(TRACE_KEY) or [])
-        return (thread_id_of(_current_config()) or "", turn, calls)
+        return (thread_id_of(current_config()) or "", turn, calls)
 
     def _cached(self, key: tuple[str, str, int]) -> str | None:
         with self._blocks_lock:
@@ -361,100 +368,3 @@ class EpisodicMemoryMiddleware(AgentMiddleware):
         else:
             message = SystemMessage([*system.content, {"type": "text", "text": block}])
         return request.override(system_message=message)
-
-
-# -- helpers -----------------------------------------------------------------------------------
-
-
-def _entry(
-    request: Any, result: Any, exc: BaseException | None, children: list[dict[str, Any]]
-) -> dict[str, Any]:
-    call = request.tool_call
-    state = request.state if isinstance(request.state, Mapping) else {}
-    messages: Sequence[BaseMessage] = state.get("messages") or []
-    human = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
-    agent = next(
-        (
-            m.name
-            for m in reversed(messages)
-            if isinstance(m, AIMessage) and any(c.get("id") == call.get("id") for c in m.tool_calls)
-        ),
-        None,
-    )
-    entry: dict[str, Any] = {
-        "turn": human.id if human is not None else None,
-        "call_id": call.get("id"),
-        "name": call.get("name"),
-        "args": dict(call.get("args") or {}),
-        "agent": agent,
-        "children": children,
-    }
-    if exc is not None:
-        entry["error"] = f"{type(exc).__name__}: {exc}"
-    elif isinstance(result, ToolMessage) and result.status == "error":
-        entry["error"] = message_text(result)
-    elif isinstance(result, ToolMessage):
-        entry["output"] = message_text(result)
-    return entry
-
-
-def _trajectory(
-    messages: Sequence[BaseMessage], trace: Sequence[Mapping[str, Any]], controller: Any
-) -> Trajectory:
-    base = controller.trajectory
-    trajectory = Trajectory(base.session_id, scope=base.scope, framework="langgraph")
-    by_turn: dict[str | None, list[Mapping[str, Any]]] = {}
-    for entry in trace:
-        by_turn.setdefault(entry.get("turn"), []).append(entry)
-    used: set[str] = set()
-    for message in messages:
-        if isinstance(message, HumanMessage):
-            text = message_text(message)
-            if text.strip() and not is_command(text):
-                trajectory.instruction(text)
-                for entry in by_turn.pop(message.id, []):
-                    _replay(trajectory, entry, None, used)
-        elif isinstance(message, AIMessage) and not message.tool_calls and message_text(message):
-            trajectory.final_answer(message_text(message))
-    for entries in by_turn.values():  # turns whose message is gone (trimmed history)
-        for entry in entries:
-            _replay(trajectory, entry, None, used)
-    return trajectory
-
-
-def _replay(
-    trajectory: Trajectory, entry: Mapping[str, Any], parent: str | None, used: set[str]
-) -> None:
-    base = str(entry.get("call_id") or "call")
-    call_id, n = base, 1
-    while call_id in used:
-        n += 1
-        call_id = f"{base}#{n}"
-    used.add(call_id)
-    trajectory.call_start(
-        call_id,
-        entry.get("name") or "unknown_tool",
-        entry.get("args") or {},
-        agent=entry.get("agent"),
-        parent_call_id=parent,
-    )
-    for child in entry.get("children") or []:
-        _replay(trajectory, child, call_id, used)
-    if "error" in entry:
-        trajectory.call_error(call_id, entry["error"])
-    else:
-        trajectory.call_end(call_id, entry.get("output"))
-
-
-def _first_human_id(messages: Sequence[BaseMessage]) -> str:
-    human = next((m for m in messages if isinstance(m, HumanMessage)), None)
-    return (human.id if human is not None else None) or "default"
-
-
-def _current_config() -> Any:
-    try:
-        from langgraph.config import get_config
-
-        return get_config()
-    except Exception:  # noqa: BLE001 - outside a runnable context
-        return None

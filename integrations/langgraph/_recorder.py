@@ -76,12 +76,14 @@ class TrajectoryRecorder(BaseCallbackHandler):
             root = self._root_of.get(run_id) if run_id is not None else None
             return self._root_session.get(root) if root is not None else None
 
-    def nested_calls(self, session_id: str) -> dict[str, list[TrajectoryEvent]]:
+    def nested_calls(self, session_id: str) -> dict[str, list[list[TrajectoryEvent]]]:
         """Group the events of calls made inside other calls by the outermost call's tool-call id.
 
         Returns:
-            For each top-level call's model tool-call id, the events of the calls nested in it;
-            direct children have no parent (the caller re-roots them), deeper ones keep theirs.
+            For each model tool-call id, one group per successful top-level run with that id (in
+            run order; models may reuse ids across turns), holding the events of the calls nested
+            in it. Direct children have no parent (the caller re-roots them); deeper ones keep
+            theirs.
         """
         with self._lock:
             session = self._sessions.get(session_id)
@@ -90,25 +92,33 @@ class TrajectoryRecorder(BaseCallbackHandler):
             events = session.trajectory.events
             tool_call_ids = dict(session.tool_call_ids)
         top_of: dict[str, str] = {}
-        grouped: dict[str, list[TrajectoryEvent]] = {}
+        groups: dict[str, list[TrajectoryEvent]] = {}  # top-level call id -> nested events
+        succeeded: list[str] = []
         for event in events:
             if isinstance(event, CallStart):
                 if event.parent_call_id is None:
                     top_of[event.call_id] = event.call_id
+                    groups[event.call_id] = []
                     continue
                 top = top_of.get(event.parent_call_id)
-                key = tool_call_ids.get(top) if top is not None else None
-                if top is None or key is None:
+                if top is None:
                     continue
                 top_of[event.call_id] = top
                 parent = None if event.parent_call_id == top else event.parent_call_id
-                grouped.setdefault(key, []).append(
-                    dataclasses.replace(event, parent_call_id=parent)
-                )
+                groups[top].append(dataclasses.replace(event, parent_call_id=parent))
             elif isinstance(event, CallEnd | CallError):
                 top = top_of.get(event.call_id)
-                if top is not None and top != event.call_id and tool_call_ids.get(top):
-                    grouped.setdefault(tool_call_ids[top], []).append(event)  # type: ignore[index]
+                if top is None:
+                    continue
+                if top != event.call_id:
+                    groups[top].append(event)
+                elif isinstance(event, CallEnd):
+                    succeeded.append(top)
+        grouped: dict[str, list[list[TrajectoryEvent]]] = {}
+        for top in succeeded:
+            key = tool_call_ids.get(top)
+            if key is not None:
+                grouped.setdefault(key, []).append(groups[top])
         return grouped
 
     def forget(self, session_id: str) -> None:

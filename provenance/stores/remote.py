@@ -61,7 +61,10 @@ class SparqlEndpointStore(GraphStore):
         query_url: The query endpoint, e.g. ``http://127.0.0.1:7878/query``.
         update_url: The update endpoint; by default ``query_url`` with a trailing ``/query``
             replaced by ``/update`` (or ``query_url`` itself).
-        timeout: Seconds to wait for each answer.
+        timeout: Seconds to wait for a query's answer.
+        update_timeout: Seconds to wait for an update's answer; longer, since a server runs a
+            whole import batch as one transaction before it answers. After a timeout the
+            outcome is unknown: the server may still commit the update.
         union_default_graph: Send Oxigraph's ``union-default-graph`` parameter (see module doc).
         read_only: Refuse writes without asking the server.
         batch_size: Graphs fetched per request by :meth:`read_graphs`.
@@ -76,6 +79,7 @@ class SparqlEndpointStore(GraphStore):
         update_url: str | None = None,
         *,
         timeout: float = 30.0,
+        update_timeout: float = 600.0,
         union_default_graph: bool = True,
         read_only: bool = False,
         batch_size: int = 200,
@@ -87,6 +91,7 @@ class SparqlEndpointStore(GraphStore):
                 update_url = query_url.rstrip("/")[: -len("query")] + "update"
         self.update_url = _check_url(update_url, "update")
         self.timeout = timeout
+        self.update_timeout = update_timeout
         self.union_default_graph = union_default_graph
         self.read_only = read_only
         self.batch_size = max(1, batch_size)
@@ -118,15 +123,16 @@ class SparqlEndpointStore(GraphStore):
             raise StoreError(f"cannot send text that is not valid Unicode: {exc}") from exc
         request = urllib.request.Request(url, data=data, headers=headers, method="POST")
         endpoint = self.query_url if is_query else self.update_url  # the URL the user gave
+        timeout = self.timeout if is_query else self.update_timeout
         try:
-            with self._opener.open(request, timeout=self.timeout) as response:
+            with self._opener.open(request, timeout=timeout) as response:
                 return bytes(response.read())
         except urllib.error.HTTPError as exc:
             raise _http_error(exc, endpoint, is_query) from exc
         except urllib.error.URLError as exc:
-            raise _network_error(exc.reason, endpoint, self.timeout) from exc
+            raise _network_error(exc.reason, endpoint, timeout) from exc
         except (OSError, http.client.HTTPException) as exc:
-            raise _network_error(exc, endpoint, self.timeout) from exc
+            raise _network_error(exc, endpoint, timeout) from exc
 
     def _update(self, update: str) -> None:
         if self.read_only:

@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from em_plugin.cli import cli
+from provenance.errors import QueryError
 from provenance.model import CallStep, FailedCall, InstructionStep, Workflow
 from provenance.stores import open_store
 from provenance.workflow_json import dumps_workflow
@@ -36,7 +37,8 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
+def store_dir(tmp_path: Path) -> Path:
+    """Where a test's disk store goes (also ``$EM_PLUGIN_STORE``); not created yet."""
     return tmp_path / "store"
 
 
@@ -64,13 +66,13 @@ def _imported_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def imported(_imported_template: Path, store: Path) -> Path:
+def imported(_imported_template: Path, store_dir: Path) -> Path:
     """A disk store holding the sample (a copy of one import, with its step index)."""
     for suffix in ("", ".em-index"):
         source = _imported_template.with_name(_imported_template.name + suffix)
         if source.exists():
-            shutil.copytree(source, store.with_name(store.name + suffix))
-    return store
+            shutil.copytree(source, store_dir.with_name(store_dir.name + suffix))
+    return store_dir
 
 
 # ------------------------------------------------------------------------------------ help
@@ -93,7 +95,7 @@ def test_every_command_has_help(name: str) -> None:
     assert result.output.startswith(f"Usage: cli {name}")
     command = cli.commands[name]
     assert command.help and command.help.split("\n")[0] in " ".join(result.output.split())
-    assert "Example: em-plugin" in result.output
+    assert "Example:" in result.output and f"em-plugin {name}" in result.output
 
 
 def test_group_help_lists_commands_and_hides_the_embedder_option() -> None:
@@ -106,22 +108,22 @@ def test_group_help_lists_commands_and_hides_the_embedder_option() -> None:
 # ----------------------------------------------------------------------------- import/export
 
 
-def test_import_then_export_reproduces_every_line(store: Path) -> None:
-    result = run("import", SAMPLE, "--store", store)
+def test_import_then_export_reproduces_every_line(store_dir: Path) -> None:
+    result = run("import", SAMPLE, "--store", store_dir)
     assert result.stdout.startswith("imported 7 workflows into ")
-    exported = run("export", "--store", store).stdout
+    exported = run("export", "--store", store_dir).stdout
     assert lines_by_id(exported) == lines_by_id(SAMPLE.read_text(encoding="utf-8"))
 
 
-def test_import_export_round_trip_on_tau2_airline(store: Path) -> None:
-    run("import", AIRLINE, "--store", store)
+def test_import_export_round_trip_on_tau2_airline(store_dir: Path) -> None:
+    run("import", AIRLINE, "--store", store_dir)
     original = lines_by_id(AIRLINE.read_text(encoding="utf-8"))
-    exported = lines_by_id(run("export", "--store", store).stdout)
+    exported = lines_by_id(run("export", "--store", store_dir).stdout)
     assert len(original) == 50
     assert exported == original
 
 
-def test_hostile_strings_round_trip_byte_identical(store: Path, tmp_path: Path) -> None:
+def test_hostile_strings_round_trip_byte_identical(store_dir: Path, tmp_path: Path) -> None:
     hostile = [
         '"; DROP ALL ; SELECT * WHERE { ?s ?p ?o } #',
         "line1\nline2\r\n\ttab",
@@ -151,28 +153,28 @@ def test_hostile_strings_round_trip_byte_identical(store: Path, tmp_path: Path) 
     source = tmp_path / "hostile.jsonl"
     line = dumps_workflow(workflow) + "\n"
     source.write_bytes(line.encode("utf-8"))
-    run("import", source, "--store", store)
-    exported = run("export", "--store", store, "--scope", workflow.scope).stdout_bytes
+    run("import", source, "--store", store_dir)
+    exported = run("export", "--store", store_dir, "--scope", workflow.scope).stdout_bytes
     assert exported == line.encode("utf-8")
-    shown = run("show", workflow.id, "--store", store).stdout
+    shown = run("show", workflow.id, "--store", store_dir).stdout
     assert "[bold red]rich markup[/]" in shown  # printed as text, not parsed as markup
 
 
 def test_malformed_file_imports_nothing_and_names_file_and_line(
-    store: Path, tmp_path: Path
+    store_dir: Path, tmp_path: Path
 ) -> None:
     bad = tmp_path / "bad.jsonl"
     good = SAMPLE.read_text(encoding="utf-8").splitlines()
     bad.write_text(
         "\n".join([good[0], good[1], '{"id": "x", "steps": [{"kind": "nope"}]}', good[2]])
     )
-    result = run("import", bad, "--store", store, ok=False)
+    result = run("import", bad, "--store", store_dir, ok=False)
     assert result.exit_code != 0
     assert result.stderr.strip() == (
         f"Error: {bad}:3: steps[0].kind must be one of instruction, call; got 'nope'"
     )
     assert "Traceback" not in result.output
-    with open_store(store) as opened:
+    with open_store(store_dir) as opened:
         assert len(opened) == 0
 
 
@@ -185,24 +187,24 @@ def test_malformed_file_imports_nothing_and_names_file_and_line(
         ('{"id": "sample/pfas-1", "steps": []}', "duplicate workflow id 'sample/pfas-1'"),
     ],
 )
-def test_malformed_line_reasons(store: Path, tmp_path: Path, line: str, reason: str) -> None:
+def test_malformed_line_reasons(store_dir: Path, tmp_path: Path, line: str, reason: str) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text(SAMPLE.read_text(encoding="utf-8") + line + "\n", encoding="utf-8")
-    result = run("import", bad, "--store", store, ok=False)
+    result = run("import", bad, "--store", store_dir, ok=False)
     assert result.exit_code == 1
     assert result.stderr.startswith(f"Error: {bad}:8: {reason}")
     assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_skip_invalid_imports_the_valid_lines_and_lists_the_rest(
-    store: Path, tmp_path: Path
+    store_dir: Path, tmp_path: Path
 ) -> None:
     bad = tmp_path / "mixed.jsonl"
     lines = SAMPLE.read_text(encoding="utf-8").splitlines()
     lines.insert(2, "{broken")
     lines.append('{"id": "sample/pfas-1", "steps": []}')
     bad.write_bytes(("\n".join(lines) + "\n").encode() + b'{"id": "\xff", "steps": []}\n')
-    result = run("import", bad, "--store", store, "--skip-invalid")
+    result = run("import", bad, "--store", store_dir, "--skip-invalid")
     skipped = result.stderr.strip().splitlines()
     assert [s.split(": ")[0] for s in skipped] == [
         f"skipped {bad}:3",
@@ -212,22 +214,22 @@ def test_skip_invalid_imports_the_valid_lines_and_lists_the_rest(
     assert "duplicate workflow id 'sample/pfas-1' (first on line 1)" in skipped[1]
     assert "not UTF-8" in skipped[2]
     assert "imported 7 workflows, skipped 3" in result.stdout
-    with open_store(store, read_only=True) as opened:
+    with open_store(store_dir, read_only=True) as opened:
         assert opened.ids() == SAMPLE_IDS
 
 
-def test_import_scope_and_export_scope(store: Path) -> None:
-    run("import", SAMPLE, "--store", store, "--scope", "team-a")
-    assert lines_by_id(run("export", "--store", store, "--scope", "other").stdout) == {}
-    exported = lines_by_id(run("export", "--store", store, "--scope", "team-a").stdout)
+def test_import_scope_and_export_scope(store_dir: Path) -> None:
+    run("import", SAMPLE, "--store", store_dir, "--scope", "team-a")
+    assert lines_by_id(run("export", "--store", store_dir, "--scope", "other").stdout) == {}
+    exported = lines_by_id(run("export", "--store", store_dir, "--scope", "team-a").stdout)
     assert sorted(exported) == SAMPLE_IDS
     assert {obj["scope"] for obj in exported.values()} == {"team-a"}
 
 
-def test_import_validate_runs_shacl(store: Path, tmp_path: Path) -> None:
+def test_import_validate_runs_shacl(store_dir: Path, tmp_path: Path) -> None:
     small = tmp_path / "two.jsonl"
     small.write_text("\n".join(SAMPLE.read_text(encoding="utf-8").splitlines()[:2]) + "\n")
-    result = run("import", small, "--store", store, "--validate")
+    result = run("import", small, "--store", store_dir, "--validate")
     assert "imported 2 workflows" in result.stdout
 
 
@@ -290,12 +292,12 @@ def test_query_bind_iri_and_unknown_parameter(imported: Path) -> None:
     assert "--bind expects NAME=VALUE" in bad.stderr
 
 
-def test_query_scope_confines_the_dataset(store: Path, tmp_path: Path) -> None:
-    run("import", SAMPLE, "--store", store, "--scope", "team-a")
+def test_query_scope_confines_the_dataset(store_dir: Path, tmp_path: Path) -> None:
+    run("import", SAMPLE, "--store", store_dir, "--scope", "team-a")
     other = tmp_path / "other.jsonl"
     other.write_text('{"id": "o1", "steps": [{"kind": "call", "name": "zz_tool"}]}\n')
-    run("import", other, "--store", store, "--scope", "team-b")
-    query = ["query", "workflows", "--store", store, "--format", "json"]
+    run("import", other, "--store", store_dir, "--scope", "team-b")
+    query = ["query", "workflows", "--store", store_dir, "--format", "json"]
     assert {r["workflow"] for r in json.loads(run(*query, "--scope", "team-b").stdout)} == {"o1"}
     assert len(json.loads(run(*query).stdout)) == 8
 
@@ -308,6 +310,23 @@ def test_query_list(imported: Path) -> None:
     assert by_name["tool-pairs"]["parameters"][0].startswith("tool (literal): ")
     table = run("query", "--list").stdout
     assert "tool-pairs" in table and "--bind tool (literal)" in table
+
+
+def test_bind_values_become_literals_or_iris() -> None:
+    from rdflib import Literal, URIRef
+
+    from em_plugin.cli_io import parse_binding
+    from provenance.queries import load_query
+
+    assert parse_binding("tool=3") == ("tool", Literal("3"))
+    assert parse_binding("?tool=a=b") == ("tool", Literal("a=b"))
+    assert parse_binding("g=<urn:x:1>") == ("g", URIRef("urn:x:1"))
+    lineage = load_query("lineage")  # documents `value (iri)`
+    assert parse_binding("value=urn:x:out", lineage) == ("value", URIRef("urn:x:out"))
+    assert parse_binding("tool=<urn:t>", lineage) == ("tool", URIRef("urn:t"))
+    for bad in ("novalue", "=x", "a b=c", "g=<has space>"):
+        with pytest.raises(QueryError):
+            parse_binding(bad)
 
 
 def test_query_needs_exactly_one_source(imported: Path) -> None:
@@ -347,41 +366,41 @@ def test_stats(imported: Path) -> None:
     assert "scopes.default" in table
 
 
-def test_delete_by_id_and_by_scope(store: Path, tmp_path: Path) -> None:
-    run("import", SAMPLE, "--store", store, "--scope", "team-a")
+def test_delete_by_id_and_by_scope(store_dir: Path, tmp_path: Path) -> None:
+    run("import", SAMPLE, "--store", store_dir, "--scope", "team-a")
     other = tmp_path / "other.jsonl"
     other.write_text('{"id": "o1", "steps": [{"kind": "call", "name": "zz_tool"}]}\n')
-    run("import", other, "--store", store)
-    assert run("delete", "sample/pfas-2", "--store", store).stdout.startswith(
+    run("import", other, "--store", store_dir)
+    assert run("delete", "sample/pfas-2", "--store", store_dir).stdout.startswith(
         "deleted sample/pfas-2 (scope 'team-a')"
     )
-    again = run("delete", "sample/pfas-2", "--store", store, ok=False)
+    again = run("delete", "sample/pfas-2", "--store", store_dir, ok=False)
     assert again.exit_code == 1 and "no workflow 'sample/pfas-2'" in again.stderr
-    out = run("delete", "--scope", "team-a", "--store", store).stdout
+    out = run("delete", "--scope", "team-a", "--store", store_dir).stdout
     assert out.strip() == "deleted 6 workflows of scope 'team-a'"
-    assert sorted(lines_by_id(run("export", "--store", store).stdout)) == ["o1"]
-    both = run("delete", "o1", "--scope", "x", "--store", store, ok=False)
+    assert sorted(lines_by_id(run("export", "--store", store_dir).stdout)) == ["o1"]
+    both = run("delete", "o1", "--scope", "x", "--store", store_dir, ok=False)
     assert both.exit_code == 2 and "either ID or --scope" in both.stderr
 
 
 # ------------------------------------------------------------------- validate / reindex / suggest
 
 
-def test_validate_store(store: Path, tmp_path: Path) -> None:
+def test_validate_store(store_dir: Path, tmp_path: Path) -> None:
     small = tmp_path / "two.jsonl"
     small.write_text("\n".join(SAMPLE.read_text(encoding="utf-8").splitlines()[:2]) + "\n")
-    run("import", small, "--store", store)
-    assert run("validate", "--store", store).stdout.strip() == "2 workflows valid"
+    run("import", small, "--store", store_dir)
+    assert run("validate", "--store", store_dir).stdout.strip() == "2 workflows valid"
 
 
-def test_validate_reports_violations_with_exit_1(store: Path, tmp_path: Path) -> None:
+def test_validate_reports_violations_with_exit_1(store_dir: Path, tmp_path: Path) -> None:
     small = tmp_path / "three.jsonl"
     small.write_text("\n".join(SAMPLE.read_text(encoding="utf-8").splitlines()[2:5]) + "\n")
-    run("import", small, "--store", store)
+    run("import", small, "--store", store_dir)
     # Corrupt one stored graph: a second index on a step breaks the "exactly one" shape.
     from provenance.mapping import graph_iri
 
-    with open_store(store) as opened:
+    with open_store(store_dir) as opened:
         graph = opened.backend.triples(graph_iri("sample/pfas-4"))
         from rdflib import Literal, URIRef
 
@@ -389,17 +408,20 @@ def test_validate_reports_violations_with_exit_1(store: Path, tmp_path: Path) ->
         index = URIRef("https://w3id.org/em-plugin/ns#index")
         triples = [*graph, (step, index, Literal(99))]
         opened.backend.replace_graphs([(graph_iri("sample/pfas-4"), triples)])
-    result = run("validate", "--store", store, "--scope", "default", ok=False)
+    result = run("validate", "--store", store_dir, "--scope", "default", ok=False)
     assert result.exit_code == 1
     assert result.stdout.startswith("sample/pfas-4: ")
     assert "violation(s) in 3 workflow(s)" in result.stderr
 
 
 def test_reindex_rebuilds_from_the_store(imported: Path) -> None:
-    index_dir = imported.with_name(imported.name + ".em-index")
-    assert index_dir.is_dir()
+    steps = imported.with_name(imported.name + ".em-index") / "steps"
+    assert (steps / "meta.json").is_file()
+    shutil.rmtree(steps)
     out = run("reindex", "--store", imported).stdout
-    assert out.startswith("indexed 7 workflows into ")
+    assert out.startswith(f"indexed 7 workflows into {steps} in ")
+    meta = json.loads((steps / "meta.json").read_text(encoding="utf-8"))
+    assert "fake" in json.dumps(meta)  # built with the configured embedder
 
 
 def test_suggest_json_keys(imported: Path, tmp_path: Path) -> None:
@@ -457,6 +479,18 @@ def test_bench_json_keys() -> None:
     assert report["identical"] is True
 
 
+@pytest.mark.integration
+def test_remote_store_through_update_url(oxigraph_server: Any) -> None:
+    oxigraph_server.wipe()
+    remote = ["--store", oxigraph_server.query_url, "--update-url", oxigraph_server.update_url]
+    run("import", SAMPLE, *remote)
+    assert lines_by_id(run("export", *remote).stdout) == lines_by_id(SAMPLE.read_text("utf-8"))
+    usage = json.loads(run("query", "tool-usage", *remote, "--format", "json").stdout)
+    assert {r["tool"] for r in usage} >= {"product_extractor", "pfas_classifier"}
+    run("delete", "--scope", "default", *remote)
+    assert json.loads(run("stats", *remote, "--json").stdout)["workflows"] == 0
+
+
 # ---------------------------------------------------------------------------------- errors
 
 
@@ -506,6 +540,9 @@ def test_read_only_query_beside_a_writing_process(imported: Path) -> None:
         from provenance.model import CallStep, Workflow
         store = open_store({str(imported)!r})
         store.save(Workflow(id="from-writer", steps=(CallStep(name="writer_tool"),)))
+        # Finish RocksDB's background compaction first: pyoxigraph documents a reader beside a
+        # compacting writer as undefined behaviour (an SST can vanish under the reader).
+        store.backend._live().optimize()
         print("ready", flush=True)
         sys.stdin.readline()
         store.close()

@@ -81,8 +81,11 @@ def test_episodic_suggests_the_continuation_with_args_text_and_evidence() -> Non
     assert top.args == {"mode": "strict"}
     assert {e.workflow_id for e in top.evidence} <= {"past0", "past1", "past2"}
     assert all(e.position == 1 for e in top.evidence)
-    # hazard_assessment only ever followed pfas_classifier: no agreement, left to the others
-    assert all(s.tool != "hazard_assessment" for s in found)
+    # hazard_assessment only ever followed pfas_classifier: frequency only, ranked after it,
+    # and left to the other suggesters when agreement is required.
+    assert [s.tool for s in found[:2]] == ["pfas_classifier", "hazard_assessment"]
+    strict = EpisodicSuggester(min_order=1).suggest(request_for(CURRENT, state))
+    assert [s.tool for s in strict] == ["pfas_classifier"]
 
 
 def test_episodic_cites_retrieved_workflows_first() -> None:

@@ -97,3 +97,19 @@ def test_crew_description_covers_the_coordinator_and_its_handoff_agents() -> Non
     assert "Extract the ingredient list" in description.tool("product_extractor").description
     with pytest.raises(ConfigurationError, match="BeeAI agent"):
         crew_description(object())
+
+
+async def test_crew_description_feeds_the_fallback_when_memory_has_nothing_similar() -> None:
+    crew = build_crew()
+    memory = make_memory(crew=crew_description(crew.coordinator))
+    mw = EpisodicMemoryMiddleware(memory)
+    answer = crew.turn_extract()
+
+    response = await crew.coordinator.run(EXTRACT).middleware(mw)
+
+    head, _, tail = response.last_message.text.partition("\n\n")
+    assert head == answer
+    assert tail.startswith("Suggested next steps (from the crew's tools):")
+    shown = mw.suggestions()
+    assert {s.source for s in shown} == {"fallback"}
+    assert {s.tool for s in shown} <= set(crew_description(crew.coordinator).tool_names)

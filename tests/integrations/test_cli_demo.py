@@ -30,7 +30,7 @@ def test_demo_has_help() -> None:
     result = CliRunner().invoke(integrations.cli.cli, ["demo", "--help"])
     assert result.exit_code == 0, result.output
     assert result.output.startswith("Usage: cli demo")
-    assert "--store" in result.output and "Example: em-plugin demo" in result.output
+    assert "--store" in result.output and "em-plugin demo" in result.output
 
 
 def test_main_runs_the_group(capsys: pytest.CaptureFixture[str]) -> None:

@@ -21,7 +21,7 @@ from integrations.demo import FIGURE3, run_demo
 from integrations.demo._figures import DemoContext, open_session
 from integrations.demo._llm_env import LLMSpec
 from integrations.demo._sessions import SuggestionTap
-from integrations.demo._setup import load_bootstrap
+from integrations.demo._setup import load_bootstrap, paper_chain
 from provenance.model import CallStep, InstructionStep
 from provenance.stores import open_store
 
@@ -33,7 +33,9 @@ FRAMEWORKS = ("langgraph", "beeai")
 def context() -> Iterator[DemoContext]:
     store = open_store("memory:")
     embedder = FakeEmbedder()
-    memory = EpisodicMemory(store=store, embedder=embedder, crew=CREW_DESCRIPTION)
+    memory = EpisodicMemory(
+        store=store, embedder=embedder, crew=CREW_DESCRIPTION, chain=paper_chain()
+    )
     assert load_bootstrap(memory, store) == 64
     yield DemoContext(memory, store, OfflineRouter(embedder), LLMSpec(), SuggestionTap(memory))
     memory.close()
@@ -127,7 +129,9 @@ def test_figure4_answers_with_fallback_suggestions_from_the_crew(
         session.close()
 
     assert turn.text.startswith("None of the crew's tools covers")
-    assert any(s.source == "fallback" and not s.evidence for s in turn.suggestions)
+    # Nothing similar was retrieved: every suggestion comes from the crew description.
+    assert turn.suggestions and all(s.source == "fallback" for s in turn.suggestions)
+    assert not any(s.evidence for s in turn.suggestions)
     assert {s.tool for s in turn.suggestions} <= set(CREW_DESCRIPTION.tool_names)
     assert turn.text.endswith(SEPARATOR + format_suggestions(turn.suggestions))
 

@@ -55,9 +55,15 @@ def test_named_graph_formats_keep_one_graph_per_workflow(fmt: str, rdflib_format
         assert graph_to_workflow(graph) == workflow
 
 
-def test_graphs_and_workflows_export_alike() -> None:
+def test_graphs_datasets_and_workflows_export_alike() -> None:
     graphs = [workflow_to_graph(w) for w in GOLDEN]
     assert export(graphs, "provjson") == export(GOLDEN, "provjson")
+    dump = Dataset()
+    for workflow, graph in zip(GOLDEN, graphs, strict=True):
+        dump.graph(graph_iri(workflow.id)).__iadd__(graph)
+    assert isomorphic(
+        Graph().parse(data=export(dump, "ttl")), Graph().parse(data=export(GOLDEN, "ttl"))
+    )
 
 
 def test_provjson_reimports_with_the_same_prov_statements() -> None:

@@ -13,7 +13,7 @@ import pytest
 from rdflib import Dataset, Literal, URIRef
 from rdflib.term import Node
 
-from provenance import QueryError, Workflow, read_jsonl
+from provenance import MappingError, QueryError, Workflow, read_jsonl
 from provenance.mapping import graph_iri, workflow_to_triples
 from provenance.queries import NamedQuery, list_queries, load_query, parse_query, query_text
 from provenance.suggestion_record import suggestion_graph_iri, suggestion_triples
@@ -213,6 +213,20 @@ def test_golden_answers(dataset: Dataset) -> None:
         (2.0, "session/sess-42"),
         (2.0, "session/sess-43"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("suggestions", "time", "message"),
+    [
+        ([{"text": "x"}], "tomorrow", "not an ISO 8601 timestamp"),
+        (["x"], "2025-01-01", "must be a mapping"),
+        ([{"text": "x", "evidence": [{"position": 1}]}], "2025-01-01", "'workflow_id' string"),
+        ([{"text": "x", "score": float("nan")}], "2025-01-01", "is not JSON"),
+    ],
+)
+def test_bad_suggestion_records_are_refused(suggestions: Any, time: str, message: str) -> None:
+    with pytest.raises(MappingError, match=message):
+        suggestion_triples("s", suggestions, [], time)
 
 
 def test_tool_counts_agree_with_the_json() -> None:

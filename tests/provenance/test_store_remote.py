@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from rdflib import Literal, URIRef
 
 from provenance.errors import QueryError, StoreError
 from provenance.model import CallStep, Workflow
-from provenance.stores import SparqlEndpointStore, StoreConfigError, open_store
-from tests.conftest import OxigraphServer, free_port
+from provenance.stores import SparqlEndpointStore, StoreConfigError, WorkflowStore, open_store
+from tests.conftest import OxigraphServer, free_port, start_oxigraph, stop_oxigraph
 
 pytestmark = pytest.mark.integration
 
@@ -54,6 +55,9 @@ def test_timeout_names_the_url_and_the_limit(silent_port: int) -> None:
     store = SparqlEndpointStore(url, timeout=0.3)
     with pytest.raises(StoreError, match=f"{url} did not answer within 0.3 s"):
         store.graph_names()
+    writer = SparqlEndpointStore(url, timeout=0.3, update_timeout=0.2)
+    with pytest.raises(StoreError, match="/update did not answer within 0.2 s"):
+        writer.drop_graphs([URIRef("urn:x:g")])
 
 
 def test_http_error_status_is_a_store_error(oxigraph_server: OxigraphServer) -> None:
@@ -95,3 +99,19 @@ def test_reads_many_graphs_in_batches(oxigraph_server: OxigraphServer) -> None:
     names = [URIRef(f"urn:x:g{i}") for i in (7, 0, 99, 3)]
     assert [name for name, _ in store.read_graphs(names)] == [names[0], names[1], names[3]]
     assert len(store.graph_names()) == 8
+
+
+def test_server_that_serves_the_union_itself(tmp_path: Path) -> None:
+    server = start_oxigraph(tmp_path / "union-server", "--union-default-graph")
+    try:
+        backend = SparqlEndpointStore(server.query_url, union_default_graph=False)
+        with WorkflowStore(backend) as store:
+            workflow = Workflow(id="w", scope="s", steps=(CallStep(name="A1"),))
+            store.save(workflow)
+            assert store.load("w") == workflow
+            assert store.ids(scope="s") == ["w"]
+            assert store.query("workflows-using", {"tool": "A1"}).column("workflow") == [
+                Literal("w")
+            ]
+    finally:
+        stop_oxigraph(server)

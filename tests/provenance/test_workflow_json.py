@@ -38,9 +38,12 @@ def test_unknown_keys_survive_unchanged() -> None:
         "id": "w1",
         "custom": {"nested": [1, 2]},
         "steps": [
-            {"kind": "instruction", "text": "go", "mood": "ok", "steps": [
-                {"kind": "call", "name": "t", "args": {}, "output": None, "x-cost": 3}
-            ]}
+            {
+                "kind": "instruction",
+                "text": "go",
+                "mood": "ok",
+                "steps": [{"kind": "call", "name": "t", "args": {}, "output": None, "x-cost": 3}],
+            }
         ],
     }
     workflow = workflow_from_json(line)
@@ -63,9 +66,15 @@ def test_defaults_args_and_scope() -> None:
         ('{"id": "a"}', "needs 'steps'"),
         ('{"id": "a", "steps": [{"kind": "tool"}]}', "steps[0].kind must be one of"),
         ('{"id": "a", "steps": [{"kind": "call"}]}', "steps[0]: a call needs 'name'"),
-        ('{"id": "a", "steps": [{"kind": "call", "name": "t", "args": [1]}]}', "args must be a JSON object"),
+        (
+            '{"id": "a", "steps": [{"kind": "call", "name": "t", "args": [1]}]}',
+            "args must be a JSON object",
+        ),
         ('{"id": "a", "steps": [{"kind": "instruction", "text": "  "}]}', "must not be empty"),
-        ('{"id": "a", "steps": [{"kind": "instruction", "text": "x", "steps": [{"kind": "call", "name": 3}]}]}', "steps[0].steps[0]: call name must be a string"),
+        (
+            '{"id": "a", "steps": [{"kind": "instruction", "text": "x", "steps": [{"kind": "call", "name": 3}]}]}',
+            "steps[0].steps[0]: call name must be a string",
+        ),
         ('{"id": "a", "created": "yesterday", "steps": []}', "not an ISO 8601"),
     ],
 )
@@ -114,7 +123,9 @@ def test_leaves_prefix_and_paths() -> None:
     workflow = Workflow(
         id="w",
         steps=(
-            InstructionStep("extract", steps=(CallStep("a"), CallStep("h", steps=(CallStep("b"),)))),
+            InstructionStep(
+                "extract", steps=(CallStep("a"), CallStep("h", steps=(CallStep("b"),)))
+            ),
             InstructionStep("answer without tools"),
             CallStep("c"),
         ),
