@@ -42,7 +42,9 @@ def _check_json(value: Any, what: str) -> None:
     except (TypeError, ValueError) as exc:
         raise WorkflowFormatError(f"{what} is not a JSON value: {exc}") from None
     if len(text.encode("utf-8")) > MAX_JSON_BYTES:
-        raise LimitError(f"{what} is {len(text)} characters of JSON, over the limit {MAX_JSON_BYTES}")
+        raise LimitError(
+            f"{what} is {len(text)} characters of JSON, over the limit {MAX_JSON_BYTES}"
+        )
 
 
 def _check_text(value: Any, what: str, *, limit: int = MAX_TEXT_CHARS, empty: bool = False) -> None:

@@ -135,9 +135,7 @@ def workflow_from_json(obj: Any) -> Workflow:
     known = {"steps", "failed", "revised", *_WORKFLOW_KEYS}
     fields = {k: obj[k] for k in _WORKFLOW_KEYS if obj.get(k) is not None}
     fields.setdefault("scope", DEFAULT_SCOPE)
-    return Workflow(
-        steps=steps, failed=failed, revised=revised, extra=_extra(obj, known), **fields
-    )
+    return Workflow(steps=steps, failed=failed, revised=revised, extra=_extra(obj, known), **fields)
 
 
 def workflow_to_json(workflow: Workflow) -> dict[str, Any]:

@@ -94,5 +94,7 @@ workflows = st.builds(
         max_size=2,
     ).map(tuple),
     revised=st.lists(instructions, max_size=1).map(tuple),
-    extra=st.dictionaries(st.sampled_from(["x_note", "tags", "synthetic"]), json_values, max_size=2),
+    extra=st.dictionaries(
+        st.sampled_from(["x_note", "tags", "synthetic"]), json_values, max_size=2
+    ),
 )
