@@ -72,7 +72,7 @@ def test_defaults_args_and_scope() -> None:
         ),
         ('{"id": "a", "steps": [{"kind": "instruction", "text": "  "}]}', "must not be empty"),
         (
-            '{"id": "a", "steps": [{"kind": "instruction", "text": "x", "steps": [{"kind": "call", "name": 3}]}]}',
+            '{"id": "a", "steps": [{"kind": "instruction", "text": "x", "steps": [{"kind": "call", "name": 3}]}]}',  # noqa: E501
             "steps[0].steps[0]: call name must be a string",
         ),
         ('{"id": "a", "created": "yesterday", "steps": []}', "not an ISO 8601"),
