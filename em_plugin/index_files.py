@@ -16,11 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import tempfile
-import urllib.parse
-import urllib.request
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,34 +45,6 @@ def fingerprint(pairs: Iterable[tuple[str, str]]) -> str:
         digest.update(f"{scope}\x00{workflow_id}\n".encode())
         count += 1
     return f"{count}:{digest.hexdigest()[:32]}"
-
-
-def sidecar_paths(store_spec: str | Path | None) -> tuple[Path, Path] | None:
-    """Return ``(index directory, embedding cache file)`` kept beside a store.
-
-    A disk store ``/data/store`` gets ``/data/store.index/`` and ``/data/store.embeddings.sqlite``
-    (siblings, not inside: the store's directory belongs to Oxigraph, and a snapshot swap
-    replaces the whole index directory). A SPARQL endpoint gets a directory under
-    ``~/.em-plugin/indexes/`` named by a hash of its URL. ``memory:`` has none (``None``).
-
-    Args:
-        store_spec: The store spec as given to ``open_store`` (``None``: the default store).
-    """
-    if store_spec is None:
-        store_spec = os.environ.get("EM_PLUGIN_STORE") or "~/.em-plugin/store"
-    text = str(store_spec).strip()
-    if text in ("memory:", "memory://", ":memory:"):
-        return None
-    if text.startswith(("http://", "https://")):
-        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-        base = Path("~/.em-plugin/indexes").expanduser() / digest
-        return base / "index", base / "embeddings.sqlite"
-    if text.startswith("file:"):
-        text = urllib.request.url2pathname(urllib.parse.urlsplit(text).path)
-    store = Path(text).expanduser().resolve()
-    return store.with_name(store.name + ".index"), store.with_name(
-        store.name + ".embeddings.sqlite"
-    )
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -32,34 +30,20 @@ from typing import Any
 from em_plugin import memory_support as support
 from em_plugin.continuation import ContinuationConfig
 from em_plugin.crew import CrewDescription, coerce_crew
-from em_plugin.embedding import Embedder, resolve_embedder
-from em_plugin.embedding_cache import CachedEmbedder
+from em_plugin.embedding import Embedder
 from em_plugin.errors import ConfigurationError
 from em_plugin.matching import DEFAULT_MAX_WORKFLOWS, DEFAULT_THRESHOLD, Match, MatchConfig
+from em_plugin.memory_engine import MemoryEngine
 from em_plugin.procedural import DEFAULT_C, DEFAULT_SIMILARITY
 from em_plugin.redaction import redact_workflow
 from em_plugin.scope_memory import ScopeMemory
 from em_plugin.suggesters import SuggestionChain, SuggestionRequest, default_chain
 from em_plugin.suggestions import Suggestion
-from provenance.errors import ProvenanceError, WorkflowFormatError, WorkflowNotFound
-from provenance.model import DEFAULT_SCOPE, InstructionStep, Workflow
-from provenance.stores import WorkflowStore, open_store
+from provenance.errors import ProvenanceError, WorkflowFormatError
+from provenance.model import DEFAULT_SCOPE, Workflow
+from provenance.stores import WorkflowStore
 
 __all__ = ["EpisodicMemory"]
-
-
-@dataclass
-class _Engine:
-    """What every scope view of one memory shares."""
-
-    store: WorkflowStore
-    owns_store: bool
-    embedder: CachedEmbedder
-    index: Any
-    make_scope: Callable[[], ScopeMemory]
-    scopes: dict[str, ScopeMemory] = field(default_factory=dict)
-    lock: threading.RLock = field(default_factory=threading.RLock)
-    closed: bool = False
 
 
 class EpisodicMemory:
@@ -108,7 +92,7 @@ class EpisodicMemory:
         c: float = DEFAULT_C,
         edge_similarity: float = DEFAULT_SIMILARITY,
         chain: SuggestionChain | None = None,
-        _engine: _Engine | None = None,
+        _engine: MemoryEngine | None = None,
     ) -> None:
         _check_scope(scope)
         self.scope = scope
@@ -121,35 +105,10 @@ class EpisodicMemory:
             threshold=threshold, max_workflows=max_workflows, window=window, validate=validate,
             use_text=use_text, crew=self.crew, chain=self.chain,
         )  # fmt: skip
-        self._engine = _engine or self._open(store, embedder, continuation, c, edge_similarity)
-
-    def _open(
-        self,
-        store: Any,
-        embedder: Any,
-        continuation: ContinuationConfig | None,
-        c: float,
-        edge_similarity: float,
-    ) -> _Engine:
-        owns = not isinstance(store, WorkflowStore)
-        opened = open_store(store) if owns else store
-        try:
-            directory = support.derived_dir(opened)
-            cached = support.open_cache(resolve_embedder(embedder), directory)
-            index = support.open_step_index(opened, cached, directory)
-        except BaseException:
-            if owns:
-                opened.close()
-            raise
-        dimension = cached.dimension
-
-        def make_scope() -> ScopeMemory:
-            return ScopeMemory(
-                dimension, cached.embed, config=continuation, c=c,
-                similarity_threshold=edge_similarity, use_text=self.use_text,
-            )  # fmt: skip
-
-        return _Engine(opened, owns, cached, index, make_scope)
+        self._engine = _engine or MemoryEngine(
+            store, embedder, continuation=continuation, c=c, edge_similarity=edge_similarity,
+            use_text=use_text,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------------------ views
 
@@ -185,15 +144,7 @@ class EpisodicMemory:
 
     def scope_memory(self, scope: str | None = None) -> ScopeMemory:
         """Return a scope's suggestion state, building it from the store on first use."""
-        scope = self.scope if scope is None else scope
-        engine = self._engine
-        with engine.lock:
-            found = engine.scopes.get(scope)
-            if found is None:
-                found = engine.scopes[scope] = engine.make_scope()
-                if scope in engine.index.scopes():
-                    found.add_many(engine.store.iter_workflows(scope))
-            return found
+        return self._engine.scope_memory(self.scope if scope is None else scope)
 
     # ------------------------------------------------------------------------------ writes
 
@@ -264,49 +215,7 @@ class EpisodicMemory:
         return workflow
 
     def _write(self, batch: list[Workflow]) -> list[Workflow]:
-        engine = self._engine
-        batch = list({w.id: w for w in batch}.values())
-        with engine.lock:
-            states = {w.scope: self.scope_memory(w.scope) for w in batch}
-            # Embed first (through the cache) so that indexing after the store write cannot
-            # fail on the model; then store; then index, restoring the store if that fails.
-            texts = [s.text for w in batch for _, s in w.walk() if isinstance(s, InstructionStep)]
-            if texts:
-                engine.embedder.embed(list(dict.fromkeys(texts)))
-            old = {w.id: self._load_any(w.id) for w in batch if w.id in engine.index}
-            engine.store.save_many(batch)
-            try:
-                self._index(batch, old, states)
-            except BaseException:
-                self._restore(batch, old)
-                raise
-        return batch
-
-    def _index(
-        self, batch: list[Workflow], old: dict[str, Workflow | None], states: dict[str, Any]
-    ) -> None:
-        engine = self._engine
-        for workflow in batch:
-            previous = old.get(workflow.id)
-            if previous is not None and previous.scope != workflow.scope:
-                self.scope_memory(previous.scope).remove(workflow.id)
-        engine.index.add_many(batch, batch_size=max(1, len(batch)))
-        for scope, state in states.items():
-            released = state.add_many(w for w in batch if w.scope == scope)
-            self._discard(released)
-
-    def _restore(self, batch: list[Workflow], old: dict[str, Workflow | None]) -> None:
-        engine = self._engine
-        for workflow in batch:
-            engine.index.remove(workflow.id)
-            engine.scopes.get(workflow.scope, _NO_SCOPE).remove(workflow.id)
-            previous = old.get(workflow.id)
-            if previous is None:
-                engine.store.delete(workflow.id)
-            else:
-                engine.store.save(previous)
-                engine.index.add(previous)
-                self.scope_memory(previous.scope).add_many([previous])
+        return self._engine.write(batch)
 
     def delete(self, workflow_id: str) -> bool:
         """Delete a workflow of this memory's scope (graph, index entries, vectors).
@@ -314,14 +223,7 @@ class EpisodicMemory:
         Returns:
             Whether it existed in this scope.
         """
-        engine = self._engine
-        with engine.lock:
-            if engine.index.scope_of(workflow_id) != self.scope:
-                return False
-            removed = engine.store.delete(workflow_id)
-            engine.index.remove(workflow_id)
-            self._discard(self.scope_memory().remove(workflow_id))
-            return removed
+        return self._engine.delete(workflow_id, self.scope)
 
     def forget(self, scope: str | None = None) -> list[str]:
         """Delete a whole scope: its workflows, vectors, graphs and suggestion records.
@@ -334,22 +236,7 @@ class EpisodicMemory:
         """
         scope = self.scope if scope is None else scope
         _check_scope(scope)
-        engine = self._engine
-        with engine.lock:
-            removed = engine.store.delete_scope(scope)
-            engine.index.remove_scope(scope)
-            state = engine.scopes.pop(scope, None)
-            if state is not None:
-                self._discard(state.contexts.texts())
-            support.drop_suggestion_records(engine.store, scope)
-            return removed
-
-    def _discard(self, texts: Iterable[str]) -> None:
-        """Drop cached vectors of texts that no scope uses any more."""
-        engine = self._engine
-        unused = [t for t in texts if not any(t in s.contexts for s in engine.scopes.values())]
-        if unused:
-            engine.embedder.discard(unused)
+        return self._engine.forget(scope)
 
     # ------------------------------------------------------------------------------ reads
 
@@ -469,15 +356,7 @@ class EpisodicMemory:
 
     def close(self) -> None:
         """Persist the index and release the store (a store passed in stays open)."""
-        engine = self._engine
-        with engine.lock:
-            if engine.closed:
-                return
-            engine.closed = True
-            engine.index.close()
-            engine.embedder.close()
-            if engine.owns_store:
-                engine.store.close()
+        self._engine.close()
 
     def __enter__(self) -> EpisodicMemory:
         return self
@@ -485,25 +364,11 @@ class EpisodicMemory:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _load_any(self, workflow_id: str) -> Workflow | None:
-        try:
-            return self._engine.store.load(workflow_id)
-        except WorkflowNotFound:
-            return None
-
     def _load_quiet(self, workflow_id: str) -> Workflow | None:
         try:
             return self.load(workflow_id)
         except ProvenanceError:
             return None
-
-
-class _NoScope:
-    def remove(self, workflow_id: str) -> list[str]:
-        return []
-
-
-_NO_SCOPE: Any = _NoScope()
 
 
 def _check_scope(scope: Any) -> None:

@@ -26,7 +26,7 @@ from em_plugin.embedding import Embedder
 from em_plugin.embedding_cache import CachedEmbedder
 from em_plugin.errors import ConfigurationError, IndexStaleError
 from em_plugin.fast_matching import fast_match
-from em_plugin.index_files import REINDEX_HINT, fingerprint, sidecar_paths
+from em_plugin.index_files import REINDEX_HINT, fingerprint
 from em_plugin.matching import LeafSequence, Match, MatchConfig, leaf_texts, reference_match
 from em_plugin.scope_index import ScopeIndex
 from provenance.model import DEFAULT_SCOPE, Workflow
@@ -34,7 +34,7 @@ from provenance.model import DEFAULT_SCOPE, Workflow
 Method = Literal["fast", "reference"]
 METHODS = ("fast", "reference")
 
-__all__ = ["METHODS", "StepIndex", "fingerprint", "sidecar_paths"]
+__all__ = ["METHODS", "StepIndex", "fingerprint"]
 
 
 class StepIndex:

@@ -24,7 +24,8 @@ __all__ = [
 ]
 
 #: Tools that carry an agent's reasoning or its answer, not work: never workflow steps.
-DEFAULT_IGNORED_TOOLS: frozenset[str] = frozenset({"think", "final_answer"})
+# The recall tool is the memory looking at itself, not work done for the user: never a step.
+DEFAULT_IGNORED_TOOLS: frozenset[str] = frozenset({"think", "final_answer", "recall_workflows"})
 
 _COMMAND = re.compile(r"^/[A-Za-z][A-Za-z0-9_-]*(?:\s.*)?$", re.DOTALL)
 _REVISION = re.compile(

@@ -11,7 +11,7 @@ from em_plugin.embedding import CallableEmbedder, FakeEmbedder
 from em_plugin.embedding_cache import CachedEmbedder
 from em_plugin.errors import ConfigurationError, IndexStaleError
 from em_plugin.matching import MatchConfig, leaf_texts
-from em_plugin.step_index import StepIndex, fingerprint, sidecar_paths
+from em_plugin.step_index import StepIndex, fingerprint
 from provenance.model import CallStep, InstructionStep, Workflow
 
 
@@ -231,14 +231,3 @@ def test_open_creates_an_index_or_loads_the_saved_one(tmp_path):
     assert len(reopened) == 4
     with pytest.raises(IndexStaleError, match="holds 0 workflows .* the store 4"):
         StepIndex.open(tmp_path / "new", FakeEmbedder(32), expected_fingerprint=store)
-
-
-def test_sidecar_paths_sit_beside_the_store(tmp_path):
-    index_dir, cache = sidecar_paths(tmp_path / "store")
-    assert index_dir == tmp_path / "store.index"
-    assert cache == tmp_path / "store.embeddings.sqlite"
-    assert sidecar_paths(f"file://{tmp_path}/store") == (index_dir, cache)
-    assert sidecar_paths("memory:") is None
-    remote = sidecar_paths("http://127.0.0.1:7878/query")
-    assert remote is not None and remote[0].parent == remote[1].parent
-    assert remote != sidecar_paths("http://127.0.0.1:7879/query")
