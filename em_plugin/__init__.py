@@ -1,0 +1,73 @@
+"""em-plugin: episodic memory for agent crews.
+
+It records each workflow a crew carries out as W3C PROV provenance in RDF, indexes its steps, and
+after each instruction suggests the next tasks from similar past workflows (IBM, "Episodic Memory
+in Agentic Frameworks: Suggesting Next Tasks").
+
+Example:
+    >>> from em_plugin import CallStep, EpisodicMemory, FakeEmbedder, InstructionStep, Workflow
+    >>> memory = EpisodicMemory(store="memory:", embedder=FakeEmbedder())
+
+Names are imported on first use, so ``import em_plugin`` stays fast and never imports torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from em_plugin.crew import CrewDescription
+    from em_plugin.embedding import Embedder, FakeEmbedder
+    from em_plugin.errors import EpisodicMemoryError
+    from em_plugin.matching import Match
+    from em_plugin.memory import EpisodicMemory
+    from em_plugin.suggestions import Suggestion, format_suggestions
+    from em_plugin.trajectory import Trajectory
+    from provenance.model import CallStep, InstructionStep, Workflow
+    from provenance.stores import open_store
+
+__all__ = [
+    "CallStep",
+    "CrewDescription",
+    "Embedder",
+    "EpisodicMemory",
+    "EpisodicMemoryError",
+    "FakeEmbedder",
+    "InstructionStep",
+    "Match",
+    "Suggestion",
+    "Trajectory",
+    "Workflow",
+    "format_suggestions",
+    "open_store",
+]
+
+_WHERE = {
+    "CallStep": "provenance.model",
+    "CrewDescription": "em_plugin.crew",
+    "Embedder": "em_plugin.embedding",
+    "EpisodicMemory": "em_plugin.memory",
+    "EpisodicMemoryError": "em_plugin.errors",
+    "FakeEmbedder": "em_plugin.embedding",
+    "InstructionStep": "provenance.model",
+    "Match": "em_plugin.matching",
+    "Suggestion": "em_plugin.suggestions",
+    "Trajectory": "em_plugin.trajectory",
+    "Workflow": "provenance.model",
+    "format_suggestions": "em_plugin.suggestions",
+    "open_store": "provenance.stores",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'em_plugin' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

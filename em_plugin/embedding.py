@@ -157,12 +157,20 @@ class SentenceTransformerEmbedder:
     @property
     def dimension(self) -> int:
         """The model's embedding dimension (loads the model)."""
-        return int(self._load().get_sentence_embedding_dimension())
+        model = self._load()
+        # sentence-transformers renamed the method; support both sides of the rename.
+        method = getattr(model, "get_embedding_dimension", None)
+        if method is None:
+            method = model.get_sentence_embedding_dimension
+        return int(method())
 
     def _load(self) -> Any:
         if self._model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            # A progress bar per model load would clutter every agent's terminal.
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
             path = self._model_ref
             if path == DEFAULT_MODEL:
                 try:
