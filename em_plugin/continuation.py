@@ -128,7 +128,9 @@ class ContinuationIndex:
         self._slot_of: dict[str, int] = {}
         self._episodes: list[Episode | None] = []
         self._slot_contexts: list[list[int]] = []
-        self._pos: dict[str, list[int]] = {"slot": [], "next": [], "tool": [], "ctx": []}
+        self._pos: dict[str, list[int]] = {
+            "slot": [], "next": [], "tool": [], "ctx": [], "opening": []
+        }  # fmt: skip
         self._arrays: dict[str, np.ndarray] | None = None
         self._postings: dict[tuple[int, ...], list[int]] = {}
         self._posting_arrays: dict[tuple[int, ...], np.ndarray] = {}
@@ -162,15 +164,30 @@ class ContinuationIndex:
         for p in range(len(tokens) - 1):
             if tokens[p + 1] == _INSTRUCTION:
                 continue
-            position = len(self._pos["slot"])
-            for name, value in (("slot", slot), ("next", p + 1), ("tool", tokens[p + 1])):
-                self._pos[name].append(value)
-            self._pos["ctx"].append(context_ids[p])
+            position = self._append(slot, p + 1, tokens[p + 1], context_ids[p], opening=False)
             for k in range(1, min(self.config.max_order, p + 1) + 1):
-                key = tuple(tokens[p - k + 1 : p + 1])
-                self._postings.setdefault(key, []).append(position)
-                self._posting_arrays.pop(key, None)
+                self._post(tuple(tokens[p - k + 1 : p + 1]), position)
+        for i, token in enumerate(tokens):
+            # A call that opened an instruction (not after an instruction leaf, which is posted
+            # above) is what followed "an instruction was given": posted under the instruction
+            # token only, so a current workflow ending in an instruction leaf finds the first
+            # calls of similar instructions. Not a frequency (agreement 0) vote.
+            if token != _INSTRUCTION and episode.opens_instruction(i):
+                if i == 0 or tokens[i - 1] != _INSTRUCTION:
+                    position = self._append(slot, i, token, context_ids[i], opening=True)
+                    self._post((_INSTRUCTION,), position)
         self._arrays = None
+
+    def _append(self, slot: int, nxt: int, tool: int, context: int, *, opening: bool) -> int:
+        position = len(self._pos["slot"])
+        for name, value in (("slot", slot), ("next", nxt), ("tool", tool), ("ctx", context)):
+            self._pos[name].append(value)
+        self._pos["opening"].append(int(opening))
+        return position
+
+    def _post(self, key: tuple[int, ...], position: int) -> None:
+        self._postings.setdefault(key, []).append(position)
+        self._posting_arrays.pop(key, None)
 
     def remove(self, workflow_id: str) -> bool:
         """Forget a workflow's positions; return whether it was indexed."""
@@ -245,7 +262,7 @@ class ContinuationIndex:
         weights, self_weight, sims = self._weights(query)
         arrays = self._positions()
         counts, members = self._memory_counts(tokens, weights, arrays, len(names))
-        stored = counts[0] > 0  # before the current workflow's votes join the counts
+        stored = np.any(counts, axis=0)  # before the current workflow's votes join the counts
         current = self._add_current(counts, tokens, query, self_weight)
         return self._interpolate(counts, members, names, weights, sims, n, current, stored)
 
@@ -274,7 +291,7 @@ class ContinuationIndex:
         self, tokens: list[int], weights: np.ndarray, arrays: dict[str, np.ndarray], size: int
     ) -> tuple[list[np.ndarray], list[np.ndarray]]:
         counts, members = [], []
-        every = np.arange(len(weights))
+        every = np.nonzero(arrays["opening"] == 0)[0]
         for k in range(0, min(self.config.max_order, len(tokens)) + 1):
             chosen = every if k == 0 else self._posting(tuple(tokens[len(tokens) - k :]))
             chosen = chosen[weights[chosen] > 0] if len(chosen) else chosen

@@ -69,7 +69,8 @@ def format_suggestions(suggestions: Sequence[Suggestion], *, limit: int = 3) -> 
     shown = list(suggestions)[:limit]
     if not shown:
         return ""
-    workflows = {e.workflow_id for s in shown for e in s.evidence}
+    # Only retrieval (episodic) evidence makes "similar past workflows"; graph statistics don't.
+    workflows = {e.workflow_id for s in shown if s.source == "episodic" for e in s.evidence}
     if workflows:
         plural = "s" if len(workflows) != 1 else ""
         header = f"Suggested next steps (from {len(workflows)} similar past workflow{plural}):"
@@ -82,7 +83,17 @@ def format_suggestions(suggestions: Sequence[Suggestion], *, limit: int = 3) -> 
         line = f"{number}. {suggestion.text}"
         if suggestion.tool and suggestion.tool not in suggestion.text:
             line += f" [{suggestion.tool}]"
-        if suggestion.args:
-            line += f" {json.dumps(dict(suggestion.args), ensure_ascii=False)[:80]}"
+        shown_args = _short_args(suggestion.args)
+        if shown_args:
+            line += f" {shown_args}"
         lines.append(line)
     return "\n".join(lines)
+
+
+def _short_args(args: Mapping[str, Any] | None) -> str:
+    """Scalar arguments as compact JSON; lists and objects from past runs would only add noise."""
+    if not args:
+        return ""
+    scalars = {k: v for k, v in args.items() if isinstance(v, str | int | float | bool)}
+    text = json.dumps(scalars, ensure_ascii=False) if scalars else ""
+    return text if len(text) <= 80 else ""
