@@ -202,7 +202,7 @@ def evaluate(
     store: Any = "memory:",
     embedder: Any = None,
     use_text: bool = True,
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float | None = None,
     progress: bool | None = None,
 ) -> dict[str, Any]:
     """Evaluate next-tool suggestions on a Workflow JSON file with train/test splits.
@@ -212,7 +212,7 @@ def evaluate(
         store: Store spec for the memory (default: a fresh in-memory store).
         embedder: Embedder setting (``None``: the default model).
         use_text: ``False`` runs the ablation without instruction text.
-        threshold: Retrieval threshold ``T``.
+        threshold: Retrieval threshold ``T`` (``None``: 0.65).
         progress: Show a progress bar on stderr (``None``: when stderr is a terminal and the run
             is long).
 
@@ -225,6 +225,7 @@ def evaluate(
         WorkflowFormatError: When the file is malformed.
         ConfigurationError: When it lacks a train or a test split.
     """
+    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
     with _memory(path, store, embedder, use_text, threshold, progress) as opened:
         memory, train, test, ingest, bar = opened
         run = _score(memory, train, test, bar)

@@ -18,26 +18,22 @@ from em_plugin.matching import LeafSequence
 
 
 class GrowArray:
-    """An append-only numpy array with amortised doubling.
+    """A 1-D append-only numpy array with amortised doubling.
 
     Args:
         dtype: Element type.
-        width: ``None`` for 1-D, else the row width of a 2-D array.
     """
 
-    def __init__(self, dtype: type | np.dtype, width: int | None = None) -> None:
-        shape = (64,) if width is None else (64, width)
-        self._data = np.empty(shape, dtype=dtype)
+    def __init__(self, dtype: type | np.dtype) -> None:
+        self._data = np.empty(64, dtype=dtype)
         self.size = 0
 
     def extend(self, values: np.ndarray | Sequence[int]) -> None:
-        """Append values (rows for a 2-D array)."""
+        """Append values."""
         values = np.asarray(values, dtype=self._data.dtype)
         end = self.size + len(values)
         if end > len(self._data):
-            grown = np.empty(
-                (max(end, 2 * len(self._data)),) + self._data.shape[1:], self._data.dtype
-            )
+            grown = np.empty(max(end, 2 * len(self._data)), self._data.dtype)
             grown[: self.size] = self._data[: self.size]
             self._data = grown
         self._data[self.size : end] = values
@@ -52,8 +48,8 @@ class Postings:
     """Key → slots, as a CSR built in batches plus an unsorted tail of recent pairs.
 
     Pairs are never removed: dead slots are filtered by the caller, and compaction rebuilds the
-    whole scope. The CSR is rebuilt when the tail grows past a fraction of it, so appends stay
-    amortised O(log n) and lookups scan at most a small tail.
+    whole scope. The CSR is rebuilt when the tail grows past 1/16 of it, so appends cost
+    amortised O(log n) and a lookup scans at most a small tail.
     """
 
     def __init__(self) -> None:
@@ -78,7 +74,7 @@ class Postings:
                 grown = np.zeros(max(2 * len(self._tail_counts), top), np.int64)
                 grown[: len(self._tail_counts)] = self._tail_counts
                 self._tail_counts = grown
-            self._tail_counts += np.bincount(keys, minlength=len(self._tail_counts))
+            np.add.at(self._tail_counts, keys, 1)
         if self._keys.size - self._built > max(4096, self._built // 16):
             self.build()
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -83,17 +82,5 @@ def format_suggestions(suggestions: Sequence[Suggestion], *, limit: int = 3) -> 
         line = f"{number}. {suggestion.text}"
         if suggestion.tool and suggestion.tool not in suggestion.text:
             line += f" [{suggestion.tool}]"
-        shown_args = _short_args(suggestion.args)
-        if shown_args:
-            line += f" {shown_args}"
         lines.append(line)
     return "\n".join(lines)
-
-
-def _short_args(args: Mapping[str, Any] | None) -> str:
-    """Scalar arguments as compact JSON; lists and objects from past runs would only add noise."""
-    if not args:
-        return ""
-    scalars = {k: v for k, v in args.items() if isinstance(v, str | int | float | bool)}
-    text = json.dumps(scalars, ensure_ascii=False) if scalars else ""
-    return text if len(text) <= 80 else ""

@@ -13,7 +13,7 @@ from em_plugin.scope_memory import ScopeMemory
 from em_plugin.suggestions import Suggestion
 from provenance.model import CallStep, Workflow
 
-__all__ = ["Suggester", "SuggestionRequest", "call_text", "short"]
+__all__ = ["Suggester", "SuggestionRequest", "call_text", "first", "short"]
 
 #: Longest suggestion text taken from an instruction.
 MAX_TEXT = 240

@@ -28,7 +28,28 @@ from rich.console import Console
 
 from integrations.demo import _render as render
 
-__all__ = ["FIGURE3", "FIGURE4", "FRAMEWORKS", "run_demo"]
+__all__ = [
+    "FIGURE3",
+    "FIGURE4",
+    "FRAMEWORKS",
+    "OfflineBeeAIChatModel",
+    "OfflineChatModel",
+    "run_demo",
+]
+
+_LAZY = {
+    "OfflineChatModel": "integrations.demo._langchain_model",
+    "OfflineBeeAIChatModel": "integrations.demo._beeai_model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The framework-specific models import LangChain or BeeAI: only on first use.
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'integrations.demo' has no attribute {name!r}")
 
 FRAMEWORKS: tuple[str, ...] = ("langgraph", "beeai")
 """The frameworks the demo runs, in order."""

@@ -26,7 +26,24 @@ from typing import Any
 from em_plugin.crew import AgentDescription
 from em_plugin.demo import COORDINATOR, CREW_DESCRIPTION, SUB_AGENTS, TITLES, TOOLS
 
-__all__ = ["BeeAICrew", "LangGraphCrew", "build_beeai_crew", "build_langgraph_crew"]
+__all__ = [
+    "BeeAICrew",
+    "LangGraphCrew",
+    "beeai_tools",
+    "build_beeai_crew",
+    "build_langgraph_crew",
+    "langchain_tools",
+]
+
+
+def langchain_tools() -> list[Any]:
+    """The four PFAS tools as LangChain tools (errors reported to the agent, not raised)."""
+    return [_langchain_tool(name) for name in TOOLS]
+
+
+def beeai_tools() -> list[Any]:
+    """The four PFAS tools as BeeAI tools returning JSON."""
+    return [_beeai_tool(name) for name in TOOLS]
 
 
 def _prompt(agent: AgentDescription) -> str:

@@ -97,22 +97,42 @@ def nquads(graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> str:
     return "".join(lines)
 
 
-def insert_data_body(graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> str:
-    """Return ``GRAPH <g> { s p o . … } …`` for an ``INSERT DATA`` block.
+def replace_update(
+    graphs: Sequence[tuple[URIRef, Iterable[Triple]]], clear: Sequence[URIRef]
+) -> str:
+    """Return one SPARQL update that empties ``clear`` and then writes ``graphs``.
+
+    The old triples go with ``DELETE { GRAPH ?g { ?s ?p ?o } } WHERE { VALUES ?g { … } … }``
+    rather than one ``DROP GRAPH`` per name: measured on Oxigraph, a ``DROP`` earlier in the same
+    transaction doubles the cost of the ``INSERT DATA`` after it (even for absent graphs), the
+    ``DELETE`` costs only the triples it finds. A graph left with no triples is dropped, so it
+    does not linger as an empty named graph.
 
     Raises:
         TermError: When a term cannot be written.
     """
     cache: dict[Node, str] = {}
     parts: list[str] = []
+    if clear:
+        values = " ".join(iri_text(str(name)) for name in clear)
+        parts.append(
+            f"DELETE {{ GRAPH ?g {{ ?s ?p ?o }} }} "
+            f"WHERE {{ VALUES ?g {{ {values} }} GRAPH ?g {{ ?s ?p ?o }} }} ;\n"
+        )
+    body: list[str] = []
     for name, triples in graphs:
-        parts.append(f"GRAPH {iri_text(str(name))} {{\n")
-        parts.extend(
+        graph = iri_text(str(name))
+        start = len(body)
+        body.extend(
             f"{_cached(s, cache)} {_cached(p, cache)} {_cached(o, cache)} .\n"
             for s, p, o in triples
         )
-        parts.append("}\n")
-    return "".join(parts)
+        if len(body) == start:
+            parts.append(f"DROP SILENT GRAPH {graph} ;\n")
+        else:
+            body.insert(start, f"GRAPH {graph} {{\n")
+            body.append("}\n")
+    return "".join([*parts, "INSERT DATA {\n", *body, "}"])
 
 
 def _cached(term: Node, cache: dict[Node, str]) -> str:

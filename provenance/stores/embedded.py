@@ -6,7 +6,8 @@ serialises the whole batch first (a bad term fails before anything is written) a
 exactly one call:
 
 * none of the graphs exists yet (an import): ``load`` of one N-Quads document, the fastest path;
-* some exist: one ``update`` ``DROP SILENT GRAPH <g> ; … INSERT DATA { GRAPH <g> { … } … }``.
+* some exist: one ``update`` that deletes their triples and then ``INSERT DATA { GRAPH <g> { … }
+  … }`` (see :func:`~provenance.stores._terms.replace_update`).
 
 A disk store has a single writer process (RocksDB's lock). ``read_only=True`` opens it with
 ``Store.read_only``, next to a writer: the reader sees the store as it was when it was opened
@@ -29,9 +30,9 @@ from provenance.stores._sparql import bind, query_form
 from provenance.stores._terms import (
     TermError,
     Triple,
-    insert_data_body,
     iri_text,
     nquads,
+    replace_update,
     to_rdflib,
 )
 from provenance.stores.base import (
@@ -120,8 +121,7 @@ class OxigraphStore(GraphStore):
                     data = nquads(batch).encode("utf-8")
                     store.load(data, ox.RdfFormat.N_QUADS)
                     return
-                drops = "".join(f"DROP SILENT GRAPH {iri_text(n)} ;\n" for n in existing)
-                store.update(f"{drops}INSERT DATA {{\n{insert_data_body(batch)}}}")
+                store.update(replace_update(batch, existing))
             except (TermError, UnicodeEncodeError, ValueError) as exc:
                 raise StoreError(f"cannot store the graphs: {exc}") from exc
             except (OSError, SyntaxError, RuntimeError) as exc:

@@ -5,9 +5,10 @@ Requests are ``POST``s: ``application/sparql-query`` / ``application/sparql-upda
 long). SELECT/ASK answers are SPARQL JSON and CONSTRUCT answers N-Triples, both parsed by
 pyoxigraph (in Rust) and converted to rdflib terms.
 
-* **Atomic replace** is one update request ``DROP SILENT GRAPH <g> ; … INSERT DATA { GRAPH <g>
-  { … } … }``: SPARQL servers run one request as one transaction (checked for Oxigraph in
-  ``notes/prov.md`` §2.7 and by the contract tests), so a rejected request changes nothing.
+* **Atomic replace** is one update request that deletes the graphs' triples and then runs
+  ``INSERT DATA { GRAPH <g> { … } … }`` (see :func:`~provenance.stores._terms.replace_update`):
+  SPARQL servers run one request as one transaction (checked for Oxigraph in ``notes/prov.md``
+  §2.7 and by the contract tests), so a rejected request changes nothing.
 * **Union default graph**: with ``union_default_graph=True`` (the default) each unrestricted query
   carries Oxigraph's ``union-default-graph`` parameter. For another server set it to False and
   make the server serve the union itself (Fuseki/TDB2 ``tdb2:unionDefaultGraph true``, Oxigraph
@@ -34,7 +35,7 @@ from rdflib.term import Node
 
 from provenance.errors import QueryError, StoreError
 from provenance.stores._sparql import bind, query_form
-from provenance.stores._terms import TermError, Triple, insert_data_body, iri_text, to_rdflib
+from provenance.stores._terms import TermError, Triple, iri_text, replace_update, to_rdflib
 from provenance.stores.base import (
     Bindings,
     GraphStore,
@@ -143,12 +144,12 @@ class SparqlEndpointStore(GraphStore):
 
     def replace_graphs(self, graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> None:
         """See :meth:`GraphStore.replace_graphs`: one update request."""
+        # Every name is cleared, present or not: checking first would race with other clients.
         batch = check_batch(graphs)
         if not batch:
             return
         try:
-            drops = "".join(f"DROP SILENT GRAPH {iri_text(str(n))} ;\n" for n, _ in batch)
-            update = f"{drops}INSERT DATA {{\n{insert_data_body(batch)}}}"
+            update = replace_update(batch, [name for name, _ in batch])
         except TermError as exc:
             raise StoreError(f"cannot store the graphs: {exc}") from exc
         self._update(update)

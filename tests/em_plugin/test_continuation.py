@@ -85,6 +85,18 @@ def test_typical_args_and_instruction_text_of_the_continuation() -> None:
     assert top.instruction == "classify the ingredients"
 
 
+def test_a_new_instruction_finds_the_first_calls_of_similar_instructions() -> None:
+    index = index_of(
+        wf("r", "lookup", "refund", text="I want a refund for my broken order"),
+        wf("e", "search", "exchange", text="exchange my keyboard for a clicky one"),
+    )
+    ranked = index.rank(query(None, text="please exchange the keyboard"))
+    assert ranked[0].tool == "search" and ranked[0].order == 1
+    assert ranked[0].evidence[0].workflow_id == "e" and ranked[0].evidence[0].position == 0
+    # Openings are not frequency votes: a tool-only query never sees them at agreement 0.
+    assert [c.tool for c in index.rank(query("zzz"))] == ["refund", "exchange"]
+
+
 def test_exclusion_and_removal() -> None:
     index = index_of(wf("w1", "a", "b"), wf("w2", "a", "c"))
     assert [c.tool for c in index.rank(query("a", exclude=frozenset({"w1"})))][0] == "c"

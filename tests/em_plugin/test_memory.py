@@ -186,23 +186,20 @@ def test_configuration_errors() -> None:
 
 
 @pytest.mark.integration
-def test_real_embedder_matches_a_paraphrase() -> None:
+def test_real_embedder_matches_paraphrases() -> None:
+    def two(wid: str, question: str, task: str, tool: str) -> Workflow:
+        # The crew answered the question without tools (an instruction leaf), then used a tool.
+        return Workflow(
+            id=wid,
+            steps=(InstructionStep(question), InstructionStep(task, (CallStep(tool),))),
+        )
+
     with EpisodicMemory("memory:", None, scope="it") as memory:
-        memory.save(sds("w1"))
-        memory.save(
-            Workflow(
-                id="w2",
-                steps=(
-                    InstructionStep("draw a table of the results", (CallStep("markdown_table"),)),
-                    InstructionStep("send it by mail", (CallStep("mailer"),)),
-                ),
-            )
-        )
-        current = Workflow(
-            id="now",
-            steps=(InstructionStep("get the ingredient list out of this safety data sheet"),),
-        )
-        matches = memory.retrieve(current)
-        assert [m.workflow_id for m in matches][:1] == ["w1"]
-        found = memory.suggest(current)
-        assert found[0].tool == "product_extractor"
+        memory.save(two("w1", "tell me what PFAS are", "extract the ingredients of acme.pdf",
+                        "product_extractor"))  # fmt: skip
+        memory.save(two("w2", "which mail server do we use", "send the report by mail", "mailer"))
+        asked = Workflow(id="q1", steps=(InstructionStep("explain PFAS substances to me"),))
+        assert [m.workflow_id for m in memory.retrieve(asked)] == ["w1"]
+        assert memory.suggest(asked)[0].tool == "product_extractor"
+        task = Workflow(id="q2", steps=(InstructionStep("email the summary to my boss"),))
+        assert memory.suggest(task)[0].tool == "mailer"

@@ -200,6 +200,22 @@ def test_batch_the_backend_rejects_changes_nothing(
     assert snapshot(store) == before
 
 
+def test_graph_level_replace_and_drop(store: WorkflowStore) -> None:
+    backend = store.backend
+    g, h = URIRef("urn:x:g"), URIRef("urn:x:h")
+    backend.replace_graphs([(g, [_triple("a"), _triple("b")]), (h, iter([_triple("h")]))])
+    assert backend.graph_names() == [g, h]
+    backend.replace_graphs([(g, [_triple("c")]), (h, [])])  # no triples: the graph goes
+    assert backend.graph_names() == [g]
+    assert set(backend.triples(g)) == {_triple("c")}
+    with pytest.raises(WorkflowNotFound):
+        backend.triples(h)
+    with pytest.raises(StoreError, match="twice"):
+        backend.replace_graphs([(g, []), (g, [])])
+    backend.drop_graphs([g, URIRef("urn:x:absent")])
+    assert backend.graph_names() == []
+
+
 # -- hostile values ----------------------------------------------------------------------------
 
 
