@@ -22,7 +22,14 @@ def python_blocks() -> list[str]:
 
 def test_readme_has_the_expected_shape() -> None:
     text = README.read_text(encoding="utf-8")
-    for heading in ("make demo", "make test", "LangGraph", "BeeAI", "em-plugin query", "notebooks/"):
+    for heading in (
+        "make demo",
+        "make test",
+        "LangGraph",
+        "BeeAI",
+        "em-plugin query",
+        "notebooks/",
+    ):
         assert heading in text, heading
     assert len(python_blocks()) >= 3
 

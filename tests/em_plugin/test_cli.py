@@ -22,10 +22,11 @@ from provenance.errors import QueryError
 from provenance.model import CallStep, FailedCall, InstructionStep, Workflow
 from provenance.stores import open_store
 from provenance.workflow_json import dumps_workflow
+from tests.data_files import benchmark_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = Path(__file__).parent / "data" / "pfas_sample.jsonl"
-AIRLINE = Path("/work/shared/data/workflows/tau2_airline.jsonl")
+
 SAMPLE_IDS = [f"sample/pfas-{i}" for i in range(1, 8)]
 
 
@@ -116,8 +117,9 @@ def test_import_then_export_reproduces_every_line(store_dir: Path) -> None:
 
 
 def test_import_export_round_trip_on_tau2_airline(store_dir: Path) -> None:
-    run("import", AIRLINE, "--store", store_dir)
-    original = lines_by_id(AIRLINE.read_text(encoding="utf-8"))
+    airline = benchmark_file("tau2_airline.jsonl")
+    run("import", airline, "--store", store_dir)
+    original = lines_by_id(airline.read_text(encoding="utf-8"))
     exported = lines_by_id(run("export", "--store", store_dir).stdout)
     assert len(original) == 50
     assert exported == original
@@ -455,7 +457,7 @@ def test_suggest_rejects_a_file_with_two_workflows(imported: Path) -> None:
 
 
 def test_eval_json_keys(tmp_path: Path) -> None:
-    lines = AIRLINE.read_text(encoding="utf-8").splitlines()
+    lines = benchmark_file("tau2_airline.jsonl").read_text(encoding="utf-8").splitlines()
     train = [line for line in lines if '"split": "train"' in line][:12]
     test = [line for line in lines if '"split": "test"' in line][:6]
     small = tmp_path / "slice.jsonl"

@@ -12,8 +12,8 @@ from em_plugin.errors import ConfigurationError
 from em_plugin.evaluation import evaluate, sweep
 from provenance.errors import WorkflowFormatError
 from provenance.workflow_json import read_jsonl
+from tests.data_files import benchmark_file
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "workflows"
 KEYS = {"targets", "hit@1", "hit@3", "mrr", "ingest_seconds", "suggest_ms_p50", "suggest_ms_p95"}
 
 
@@ -58,7 +58,7 @@ def test_protocol_counts_targets_and_scores(small: Path) -> None:
 
 
 def test_baselines_reproduce_the_readme_on_airline() -> None:
-    path = DATA / "tau2_airline.jsonl"
+    path = benchmark_file("tau2_airline.jsonl")
     if not path.exists():
         pytest.skip("benchmark data not available")
     workflows = read_jsonl(path)

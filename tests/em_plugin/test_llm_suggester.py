@@ -109,9 +109,7 @@ def state_with(*workflows: Workflow) -> ScopeMemory:
 def request(matches=(), crew=CREW, state=None) -> SuggestionRequest:
     state = state if state is not None else state_with(PAST)
     loaded = {"past-1": PAST}
-    return SuggestionRequest(
-        CURRENT, tuple(matches), state, state.query(CURRENT), crew, loaded.get
-    )
+    return SuggestionRequest(CURRENT, tuple(matches), state, state.query(CURRENT), crew, loaded.get)
 
 
 def test_retrieved_prompt_holds_current_and_retrieved_workflows() -> None:

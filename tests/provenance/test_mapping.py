@@ -24,10 +24,10 @@ from provenance.mapping import (
 )
 from provenance.vocab import DCTERMS, PL, PPLAN, PROV, RDF, WF, agent_iri, bind_prefixes
 from provenance.workflow_json import loads_workflow
+from tests.data_files import benchmark_file
 from tests.strategies import workflows
 
 GOLDEN = Path(__file__).parent / "golden"
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "workflows"
 
 
 def golden_workflows() -> list[tuple[str, Workflow]]:
@@ -66,7 +66,7 @@ def test_round_trip_through_oxigraph_is_lossless(workflow: Workflow) -> None:
 
 @pytest.mark.parametrize("name", ["helpdesk", "galaxy_iwc", "tau2_retail", "tau2_telecom"])
 def test_real_workflows_round_trip(name: str) -> None:
-    originals = read_jsonl(DATA / f"{name}.jsonl")[:40]
+    originals = read_jsonl(benchmark_file(f"{name}.jsonl"))[:40]
     assert [graph_to_workflow(workflow_to_graph(w)) for w in originals] == originals
 
 

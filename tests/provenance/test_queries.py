@@ -18,8 +18,8 @@ from provenance.mapping import graph_iri, workflow_to_triples
 from provenance.queries import NamedQuery, list_queries, load_query, parse_query, query_text
 from provenance.suggestion_record import suggestion_graph_iri, suggestion_triples
 from provenance.workflow_json import loads_workflow
+from tests.data_files import benchmark_file
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "workflows"
 GOLDEN = {
     path.stem: loads_workflow(json.dumps(json.loads(path.read_text(encoding="utf-8"))))
     for path in sorted((Path(__file__).parent / "golden").glob("*.json"))
@@ -48,7 +48,7 @@ MEMORY = ["session/sess-42", "session/sess-43"]
 
 
 def _graphs() -> list[tuple[URIRef, list[tuple[Any, Any, Any]]]]:
-    workflows = [*GOLDEN.values(), *read_jsonl(DATA / "tau2_retail.jsonl")[:2]]
+    workflows = [*GOLDEN.values(), *read_jsonl(benchmark_file("tau2_retail.jsonl"))[:2]]
     graphs = [(graph_iri(w.id), workflow_to_triples(w)) for w in workflows]
     suggestions = suggestion_triples("sess-50", SUGGESTIONS, MEMORY, "2025-06-05T08:00:00Z")
     graphs.append((suggestion_graph_iri("sess-50"), list(suggestions)))
@@ -230,7 +230,7 @@ def test_bad_suggestion_records_are_refused(suggestions: Any, time: str, message
 
 
 def test_tool_counts_agree_with_the_json() -> None:
-    workflows = read_jsonl(DATA / "tau2_retail.jsonl")
+    workflows = read_jsonl(benchmark_file("tau2_retail.jsonl"))
     store = oxigraph_store([(graph_iri(w.id), workflow_to_triples(w)) for w in workflows])
     usage = {
         r["tool"]: (r["calls"], r["workflows"])

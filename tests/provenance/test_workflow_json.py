@@ -21,9 +21,8 @@ from provenance import (
     write_jsonl,
 )
 from provenance.workflow_json import dumps_workflow, loads_workflow
+from tests.data_files import benchmark_file
 from tests.strategies import workflows
-
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "workflows"
 
 
 @given(workflows)
@@ -144,10 +143,9 @@ def test_leaves_prefix_and_paths() -> None:
         workflow.step_at("5")
 
 
-@pytest.mark.skipif(not DATA.exists(), reason="shared benchmark data not present")
 @pytest.mark.parametrize("name", ["tau2_retail.jsonl", "galaxy_iwc.jsonl", "helpdesk.jsonl"])
 def test_benchmark_files_round_trip(name: str, tmp_path: Path) -> None:
-    source = DATA / name
+    source = benchmark_file(name)
     out = tmp_path / "out.jsonl"
     write_jsonl(read_jsonl(source), out)
     original = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
