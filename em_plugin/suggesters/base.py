@@ -6,6 +6,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+
 from em_plugin.continuation import Query
 from em_plugin.crew import CrewDescription
 from em_plugin.matching import Match
@@ -79,3 +81,23 @@ def call_text(tool: str, crew: CrewDescription | None, instruction: str | None =
 def first(suggestions: Sequence[Suggestion], limit: int | None) -> list[Suggestion]:
     """Return the first ``limit`` suggestions (all for ``None``)."""
     return list(suggestions) if limit is None else list(suggestions)[:limit]
+
+
+DEFAULT_FAMILIAR = 0.35
+"""Cosine from which a tool-less instruction counts as like a stored one."""
+
+
+def unfamiliar(request: SuggestionRequest, familiar: float = DEFAULT_FAMILIAR) -> bool:
+    """Whether nothing in memory resembles a request that has made no call yet (paper, Fig. 4).
+
+    True when nothing was retrieved, the current workflow has no call, and its instruction's
+    best cosine with the scope's stored instructions is below ``familiar``.
+    """
+    query, memory = request.query, request.memory
+    if request.matches or request.called or query is None or memory is None:
+        return False
+    if query.context is None:
+        return True
+    sims = memory.continuation.contexts.similarities(query.context)
+    live = sims[~np.isnan(sims)]
+    return live.size == 0 or float(live.max()) < familiar

@@ -11,13 +11,25 @@ files that ranking fills places better than the procedural graph or the crew's t
 (telecom hit@3 0.885 vs 0.877, Galaxy 0.502 vs 0.482). ``min_order=1`` keeps only tools
 whose stored positions agree with at least the last leaf (or that the current workflow or a
 retrieved workflow continues with), leaving the rest to the procedural and fallback suggesters.
+
+An *unfamiliar* request gets no episodic suggestions at all (paper, Figure 4): nothing was
+retrieved, the current workflow has made no call yet, and its instruction is not close (cosine
+below ``familiar``) to any stored instruction. The chain then falls through to the crew
+description instead of proposing whatever followed unrelated instructions.
 """
 
 from __future__ import annotations
 
 from em_plugin.continuation import Candidate
 from em_plugin.errors import ConfigurationError
-from em_plugin.suggesters.base import SuggestionRequest, call_text, first, short
+from em_plugin.suggesters.base import (
+    DEFAULT_FAMILIAR,
+    SuggestionRequest,
+    call_text,
+    first,
+    short,
+    unfamiliar,
+)
 from em_plugin.suggestions import Evidence, Suggestion
 
 __all__ = ["EpisodicSuggester"]
@@ -29,19 +41,23 @@ class EpisodicSuggester:
     Args:
         min_order: Agreement (recent leaves) a stored position needs to propose a tool;
             0 suggests every ranked tool.
+        familiar: Cosine from which a tool-less instruction counts as like a stored one.
     """
 
     name = "episodic"
 
-    def __init__(self, min_order: int = 0) -> None:
+    def __init__(self, min_order: int = 0, familiar: float = DEFAULT_FAMILIAR) -> None:
         if min_order < 0:
             raise ConfigurationError(f"min_order must be >= 0, got {min_order}")
+        if not -1.0 <= familiar <= 1.0:
+            raise ConfigurationError(f"familiar must be in [-1, 1], got {familiar}")
         self.min_order = min_order
+        self.familiar = familiar
 
     def suggest(self, request: SuggestionRequest, limit: int | None = None) -> list[Suggestion]:
         """Return continuation suggestions, best first."""
         memory, query = request.memory, request.query
-        if memory is None or query is None:
+        if memory is None or query is None or unfamiliar(request, self.familiar):
             return []
         retrieved, instructions = self._retrieved(request)
         out = []

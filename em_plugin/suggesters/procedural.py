@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from em_plugin.errors import ConfigurationError
-from em_plugin.suggesters.base import SuggestionRequest, call_text, first
+from em_plugin.suggesters.base import SuggestionRequest, call_text, first, unfamiliar
 from em_plugin.suggestions import Suggestion
 
 __all__ = ["ProceduralSuggester"]
@@ -12,7 +12,8 @@ __all__ = ["ProceduralSuggester"]
 class ProceduralSuggester:
     """Suggests the best successors of the last call in the scope's tool-transition graph.
 
-    With no call yet, the successors of the graph's start node (the tools workflows begin with).
+    With no call yet, the successors of the graph's start node (the tools workflows begin with),
+    unless the instruction is unlike any stored one (then the crew description speaks, Fig. 4).
     Edges seen under an instruction close to the current one rank first, by similarity; the rest
     by H-EPM weight (see :mod:`em_plugin.procedural`).
 
@@ -30,7 +31,7 @@ class ProceduralSuggester:
     def suggest(self, request: SuggestionRequest, limit: int | None = None) -> list[Suggestion]:
         """Return at most ``k`` (and ``limit``) transitions from the last call."""
         memory = request.memory
-        if memory is None:
+        if memory is None or unfamiliar(request):
             return []
         context = request.query.context if request.query is not None else None
         transitions = memory.graph.next_tools(request.last_call, context, k=self.k)

@@ -187,3 +187,30 @@ def test_format_suggestions_and_json_keys() -> None:
     assert "1. which ingredients are PFAS [pfas_classifier]" in text
     assert set(found[0].to_json()) == {"tool", "text", "args", "score", "source", "evidence"}
     assert found[0].to_json()["evidence"][0].keys() == {"workflow_id", "position", "score"}
+
+
+def test_unfamiliar_question_gets_only_crew_fallback_suggestions() -> None:
+    # Paper, Figure 4: nothing similar in memory, so suggestions come from the crew description.
+    from em_plugin import CallStep, EpisodicMemory, FakeEmbedder, InstructionStep, Workflow
+    from em_plugin.demo import CREW_DESCRIPTION
+
+    memory = EpisodicMemory(store="memory:", embedder=FakeEmbedder(), crew=CREW_DESCRIPTION)
+    for i in range(3):
+        memory.save(
+            Workflow(
+                id=f"w{i}",
+                steps=(
+                    InstructionStep(
+                        f"Extract all ingredients from sample{i}.txt",
+                        steps=(CallStep("product_extractor", {"file": f"sample{i}.txt"}),),
+                    ),
+                    InstructionStep("Classify them as PFAS", steps=(CallStep("pfas_classifier"),)),
+                ),
+            )
+        )
+    odd = Workflow(id="q", steps=(InstructionStep("What is the boiling point of water on Mars?"),))
+    assert {s.source for s in memory.suggest(odd)} == {"fallback"}
+    known = Workflow(id="k", steps=(InstructionStep("Extract all ingredients from sample9.txt"),))
+    suggestions = memory.suggest(known)
+    assert suggestions[0].source == "episodic"
+    assert suggestions[0].tool == "product_extractor"
