@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from provenance.stores import WorkflowStore, open_store
+
 _START_TIMEOUT_S = 15.0
 # Requests to the local server must never go through a proxy from the environment.
 _LOCAL = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -148,10 +150,8 @@ def store_spec(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def store(store_spec: str) -> Iterator[object]:
+def store(store_spec: str) -> Iterator[WorkflowStore]:
     """An empty :class:`provenance.stores.WorkflowStore` of each backend, closed afterwards."""
-    from provenance.stores import open_store
-
     workflow_store = open_store(store_spec)
     try:
         yield workflow_store
