@@ -6,7 +6,8 @@ turn. The controller knows no framework: the integration feeds the session's
 
 API (what an integration calls)::
 
-    controller = SessionController(memory, trajectory, strict=False, autosave="off")
+    policy = SessionPolicy(strict=False, autosave="off")   # validated on construction
+    controller = SessionController(memory, trajectory, policy)  # or keyword overrides
     reply = controller.handle_command(user_text)      # "/save", "/suggest" -> reply; else None
     if reply is None:
         controller.begin_turn(user_text)               # records the instruction (guarded)
@@ -41,7 +42,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from em_plugin.errors import ConfigurationError
@@ -53,7 +54,9 @@ from provenance.model import Workflow
 __all__ = [
     "AUTOSAVE_CHOICES",
     "SEPARATOR",
+    "PolicyAttributes",
     "SessionController",
+    "SessionPolicy",
     "TurnOutcome",
     "append_text",
     "recall_text",
@@ -103,20 +106,117 @@ def append_text(answer: str, suggestions_text: str) -> str:
     return answer + SEPARATOR + suggestions_text if suggestions_text else answer
 
 
-class SessionController:
-    """The framework-neutral policy of one chat session (see the module docstring).
+@dataclass(frozen=True)
+class SessionPolicy:
+    """The memory settings of a session, validated on construction.
+
+    Every integration builds one from its keyword arguments and hands it to the
+    :class:`SessionController` of each session it serves.
 
     Args:
-        memory: An :class:`~em_plugin.memory.EpisodicMemory` (or anything with its methods).
-        trajectory: The session's event log.
         strict: Raise memory failures instead of logging them.
         autosave: ``"off"`` (save on ``/save`` only) or ``"on_success"``.
         judge: Decides, with ``autosave="on_success"``, whether a turn's workflow is saved.
         save_command: The command that saves the session.
         suggest_command: The command that shows suggestions for the session so far.
         limit: How many suggestions to show.
+
+    Raises:
+        ConfigurationError: On an unknown autosave mode, a judge without autosave, bad
+            commands or a limit below 1 (the message lists the valid choices).
+    """
+
+    strict: bool = False
+    autosave: Autosave = "off"
+    judge: Judge | None = None
+    save_command: str = "/save"
+    suggest_command: str = "/suggest"
+    limit: int = 3
+
+    def __post_init__(self) -> None:
+        if self.autosave not in AUTOSAVE_CHOICES:
+            choices = ", ".join(map(repr, AUTOSAVE_CHOICES))
+            raise ConfigurationError(f"autosave must be one of {choices}; got {self.autosave!r}")
+        if self.judge is not None and not callable(self.judge):
+            raise ConfigurationError("judge must be a callable (workflow, outcome) -> bool")
+        if self.judge is not None and self.autosave != "on_success":
+            raise ConfigurationError(
+                "a judge needs autosave='on_success' (it decides what to save)"
+            )
+        for name in ("save_command", "suggest_command"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.startswith("/") or len(value.split()) != 1:
+                raise ConfigurationError(
+                    f"{name} must be one word starting with '/', got {value!r}"
+                )
+        if self.save_command == self.suggest_command:
+            raise ConfigurationError("save_command and suggest_command must differ")
+        if not isinstance(self.limit, int) or self.limit < 1:
+            raise ConfigurationError(f"limit must be an integer >= 1, got {self.limit!r}")
+
+    def command_of(self, text: str) -> str | None:
+        """Return ``"save"`` or ``"suggest"`` when ``text`` starts with one of the commands."""
+        if not isinstance(text, str):
+            return None
+        word = text.strip().split(maxsplit=1)[0] if text.strip() else ""
+        if word == self.save_command:
+            return "save"
+        if word == self.suggest_command:
+            return "suggest"
+        return None
+
+
+class PolicyAttributes:
+    """Read-only ``strict``, ``autosave``, ... attributes delegating to ``self.policy``.
+
+    Mixed into :class:`SessionController` and the integrations' public classes, which keep
+    their settings in one :class:`SessionPolicy`.
+    """
+
+    policy: SessionPolicy
+
+    @property
+    def strict(self) -> bool:
+        """Raise memory failures instead of logging them."""
+        return self.policy.strict
+
+    @property
+    def autosave(self) -> Autosave:
+        """``"off"`` or ``"on_success"``."""
+        return self.policy.autosave
+
+    @property
+    def judge(self) -> Judge | None:
+        """With ``autosave="on_success"``, decides whether a turn's workflow is saved."""
+        return self.policy.judge
+
+    @property
+    def save_command(self) -> str:
+        """The command that saves the session."""
+        return self.policy.save_command
+
+    @property
+    def suggest_command(self) -> str:
+        """The command that shows suggestions for the session so far."""
+        return self.policy.suggest_command
+
+    @property
+    def limit(self) -> int:
+        """How many suggestions to show."""
+        return self.policy.limit
+
+
+class SessionController(PolicyAttributes):
+    """The framework-neutral policy of one chat session (see the module docstring).
+
+    Args:
+        memory: An :class:`~em_plugin.memory.EpisodicMemory` (or anything with its methods).
+        trajectory: The session's event log.
+        policy: The session's settings (default: :class:`SessionPolicy`'s defaults).
         crew: The crew description's name, recorded on compiled workflows.
         log: The logger warnings go to.
+        **overrides: :class:`SessionPolicy` fields (``strict``, ``autosave``, ``judge``,
+            ``save_command``, ``suggest_command``, ``limit``) replacing those of ``policy``.
 
     Raises:
         ConfigurationError: On an unknown autosave mode, a judge without autosave, bad
@@ -127,31 +227,16 @@ class SessionController:
         self,
         memory: Any,
         trajectory: Trajectory,
+        policy: SessionPolicy | None = None,
         *,
-        strict: bool = False,
-        autosave: Autosave = "off",
-        judge: Judge | None = None,
-        save_command: str = "/save",
-        suggest_command: str = "/suggest",
-        limit: int = 3,
         crew: str | None = None,
         log: logging.Logger | None = None,
+        **overrides: Any,
     ) -> None:
-        check_policy(
-            autosave=autosave,
-            judge=judge,
-            save_command=save_command,
-            suggest_command=suggest_command,
-            limit=limit,
-        )
+        base = policy if policy is not None else SessionPolicy()
+        self.policy = replace(base, **overrides) if overrides else base
         self.memory = memory
         self.trajectory = trajectory
-        self.strict = strict
-        self.autosave = autosave
-        self.judge = judge
-        self.save_command = save_command
-        self.suggest_command = suggest_command
-        self.limit = limit
         self.crew = crew
         self.log = log or logger
         self.last_suggestions: tuple[Suggestion, ...] = ()
@@ -186,14 +271,7 @@ class SessionController:
 
     def command_of(self, text: str) -> str | None:
         """Return ``"save"`` or ``"suggest"`` when ``text`` is one of this session's commands."""
-        if not isinstance(text, str):
-            return None
-        word = text.strip().split(maxsplit=1)[0] if text.strip() else ""
-        if word == self.save_command:
-            return "save"
-        if word == self.suggest_command:
-            return "suggest"
-        return None
+        return self.policy.command_of(text)
 
     def handle_command(self, text: str) -> str | None:
         """Answer a command without the crew.
@@ -423,33 +501,3 @@ class SessionController:
         except Exception as exc:
             self._failed("retrieving past workflows", exc)
         return prompt_block_text(matches, suggestions, self.limit)
-
-
-def check_policy(
-    *,
-    autosave: str,
-    judge: Judge | None,
-    save_command: str,
-    suggest_command: str,
-    limit: int,
-) -> None:
-    """Validate session settings at construction time.
-
-    Raises:
-        ConfigurationError: With the valid choices, when a setting is invalid.
-    """
-    if autosave not in AUTOSAVE_CHOICES:
-        raise ConfigurationError(
-            f"autosave must be one of {', '.join(map(repr, AUTOSAVE_CHOICES))}; got {autosave!r}"
-        )
-    if judge is not None and not callable(judge):
-        raise ConfigurationError("judge must be a callable (workflow, outcome) -> bool")
-    if judge is not None and autosave != "on_success":
-        raise ConfigurationError("a judge needs autosave='on_success' (it decides what to save)")
-    for name, value in (("save_command", save_command), ("suggest_command", suggest_command)):
-        if not isinstance(value, str) or not value.startswith("/") or len(value.split()) != 1:
-            raise ConfigurationError(f"{name} must be one word starting with '/', got {value!r}")
-    if save_command == suggest_command:
-        raise ConfigurationError("save_command and suggest_command must differ")
-    if not isinstance(limit, int) or limit < 1:
-        raise ConfigurationError(f"limit must be an integer >= 1, got {limit!r}")

@@ -20,10 +20,10 @@ from beeai_framework.runnable import Runnable, runnable_entry
 from pydantic import ConfigDict
 
 from em_plugin.errors import ConfigurationError
-from em_plugin.session import Judge, SessionController
+from em_plugin.session import Judge, PolicyAttributes, SessionController, SessionPolicy
 from integrations.beeai._capture import CallRecorder, agent_name, instruction_text
 from integrations.beeai._context import answer_message, scope_of
-from integrations.beeai._sessions import SessionRegistry, SessionViews
+from integrations.beeai._sessions import SessionRegistry, SessionViews, require_memory
 from integrations.beeai._tools import RecallWorkflowsTool
 
 
@@ -44,7 +44,7 @@ class EpisodicMemoryAgentOutput(AgentOutput):
     """``"save"`` or ``"suggest"`` when the turn was a command."""
 
 
-class EpisodicMemoryAgent(SessionViews, BaseAgent[EpisodicMemoryAgentOutput]):
+class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemoryAgentOutput]):
     """The EM agent: forwards instructions verbatim to a crew and appends suggestions.
 
     Example:
@@ -99,19 +99,18 @@ class EpisodicMemoryAgent(SessionViews, BaseAgent[EpisodicMemoryAgentOutput]):
                 f"crew must be a BeeAI agent or runnable, not {type(crew).__name__}"
             )
         super().__init__(middlewares=middlewares)
-        self.sessions = SessionRegistry(
-            memory,
+        require_memory(memory)  # before the settings: the first error names the memory
+        self.policy = SessionPolicy(
             strict=strict,
-            autosave=autosave,
+            autosave=autosave,  # type: ignore[arg-type]
             judge=judge,
             save_command=save_command,
             suggest_command=suggest_command,
             limit=limit,
-            max_sessions=max_sessions,
         )
+        self.sessions = SessionRegistry(memory, self.policy, max_sessions=max_sessions)
         self.crew = crew
         self.episodic_memory = memory
-        self.strict = strict
         self.session_id = session_id or f"beeai-{uuid.uuid4().hex[:12]}"
         self.scope = scope
         self.crew_name = crew_name or agent_name(crew) or type(crew).__name__

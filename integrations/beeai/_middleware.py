@@ -30,7 +30,7 @@ from beeai_framework.context import (
 from beeai_framework.emitter import EmitterOptions, EventMeta
 from beeai_framework.emitter.utils import create_internal_event_matcher
 
-from em_plugin.session import Judge, SessionController
+from em_plugin.session import Judge, PolicyAttributes, SessionController, SessionPolicy
 from integrations.beeai._capture import CallRecorder, agent_name, instruction_text
 from integrations.beeai._context import (
     answer_message,
@@ -39,7 +39,7 @@ from integrations.beeai._context import (
     scope_of,
     session_id_of,
 )
-from integrations.beeai._sessions import SessionRegistry, SessionViews
+from integrations.beeai._sessions import SessionRegistry, SessionViews, require_memory
 from integrations.beeai._tools import RecallWorkflowsTool
 
 #: Above the recorder's listeners: the turn is opened before any call is recorded.
@@ -54,7 +54,7 @@ class _Turn:
     command: bool = False
 
 
-class EpisodicMemoryMiddleware(SessionViews, RunMiddlewareProtocol):
+class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProtocol):
     """Episodic memory as a BeeAI run middleware (capture, ``/save``, suggestions).
 
     Example:
@@ -96,18 +96,17 @@ class EpisodicMemoryMiddleware(SessionViews, RunMiddlewareProtocol):
         crew: str | None = None,
         max_sessions: int = 1024,
     ) -> None:
-        self.sessions = SessionRegistry(
-            memory,
+        require_memory(memory)  # before the settings: the first error names the memory
+        self.policy = SessionPolicy(
             strict=strict,
-            autosave=autosave,
+            autosave=autosave,  # type: ignore[arg-type]
             judge=judge,
             save_command=save_command,
             suggest_command=suggest_command,
             limit=limit,
-            max_sessions=max_sessions,
         )
+        self.sessions = SessionRegistry(memory, self.policy, max_sessions=max_sessions)
         self.memory = memory
-        self.strict = strict
         self.session_id = session_id
         self.scope = scope
         self.crew = crew

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from typing import Any
 
 from em_plugin.errors import ConfigurationError
-from em_plugin.session import Judge, SessionController, check_policy
+from em_plugin.session import SessionController, SessionPolicy
 from em_plugin.suggestions import Suggestion
 from em_plugin.trajectory import Trajectory
 from integrations.beeai._context import logger, memory_for_scope
@@ -21,56 +21,34 @@ from provenance.model import Workflow
 FRAMEWORK = "beeai"
 
 
+def require_memory(memory: Any) -> None:
+    """Fail at construction when no memory is given.
+
+    Raises:
+        ConfigurationError: When ``memory`` is ``None``.
+    """
+    if memory is None:
+        raise ConfigurationError("memory is required (an em_plugin EpisodicMemory)")
+
+
 class SessionRegistry:
     """Session id → :class:`SessionController`, least recently used first out.
 
     Args:
         memory: The :class:`~em_plugin.memory.EpisodicMemory`.
-        strict: Raise memory failures instead of logging a warning.
-        autosave: ``"off"`` or ``"on_success"``.
-        judge: With ``autosave="on_success"``, decides which turns are saved.
-        save_command: The command that saves the session's workflow.
-        suggest_command: The command that shows suggestions.
-        limit: How many suggestions to show.
+        policy: The settings every session's controller gets.
         max_sessions: How many sessions to keep; the least recently used is dropped first.
 
     Raises:
-        ConfigurationError: On invalid settings.
+        ConfigurationError: On a missing memory or an invalid ``max_sessions``.
     """
 
-    def __init__(
-        self,
-        memory: Any,
-        *,
-        strict: bool,
-        autosave: str,
-        judge: Judge | None,
-        save_command: str,
-        suggest_command: str,
-        limit: int,
-        max_sessions: int,
-    ) -> None:
-        if memory is None:
-            raise ConfigurationError("memory is required (an em_plugin EpisodicMemory)")
-        check_policy(
-            autosave=autosave,
-            judge=judge,
-            save_command=save_command,
-            suggest_command=suggest_command,
-            limit=limit,
-        )
+    def __init__(self, memory: Any, policy: SessionPolicy, *, max_sessions: int) -> None:
+        require_memory(memory)
         if not isinstance(max_sessions, int) or max_sessions < 1:
             raise ConfigurationError(f"max_sessions must be an integer >= 1, got {max_sessions!r}")
         self.memory = memory
-        self.strict = strict
-        self._policy: dict[str, Any] = {
-            "strict": strict,
-            "autosave": autosave,
-            "judge": judge,
-            "save_command": save_command,
-            "suggest_command": suggest_command,
-            "limit": limit,
-        }
+        self.policy = policy
         self._max = max_sessions
         self._sessions: OrderedDict[str, SessionController] = OrderedDict()
         self._lock = threading.Lock()
@@ -92,9 +70,9 @@ class SessionRegistry:
                 controller = SessionController(
                     memory_for_scope(self.memory, scope),
                     Trajectory(session_id, scope=scope, framework=FRAMEWORK),
+                    self.policy,
                     crew=crew,
                     log=logger,
-                    **self._policy,
                 )
                 self._sessions[session_id] = controller
                 while len(self._sessions) > self._max:
@@ -141,7 +119,7 @@ class SessionRegistry:
             action: What failed, for the warning ("recording a BeeAI start event").
             exc: The failure.
         """
-        if self.strict:
+        if self.policy.strict:
             raise exc
         logger.warning(
             "episodic memory: %s failed (%s: %s); the crew's answer is unchanged",

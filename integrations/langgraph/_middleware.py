@@ -30,7 +30,7 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.types import Command
 
-from em_plugin.session import Judge, SessionController, check_policy
+from em_plugin.session import Judge, PolicyAttributes, SessionController, SessionPolicy
 from em_plugin.trajectory import Trajectory, is_command
 from integrations.langgraph._context import (
     logger,
@@ -63,7 +63,7 @@ class EpisodicAgentState(AgentState):
     episodic_trace: NotRequired[Annotated[list[dict[str, Any]], PrivateStateAttr, operator.add]]
 
 
-class EpisodicMemoryMiddleware(AgentMiddleware):
+class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
     """Episodic memory for ``create_agent``: capture, ``/save``, suggestions, optional injection.
 
     Example:
@@ -102,8 +102,9 @@ class EpisodicMemoryMiddleware(AgentMiddleware):
         crew: str | None = None,
     ) -> None:
         super().__init__()
-        check_policy(
-            autosave=autosave,
+        self.policy = SessionPolicy(
+            strict=strict,
+            autosave=autosave,  # type: ignore[arg-type]
             judge=judge,
             save_command=save_command,
             suggest_command=suggest_command,
@@ -111,12 +112,6 @@ class EpisodicMemoryMiddleware(AgentMiddleware):
         )
         self.memory = memory
         self.inject = inject
-        self.strict = strict
-        self.autosave = autosave
-        self.judge = judge
-        self.save_command = save_command
-        self.suggest_command = suggest_command
-        self.limit = limit
         self.crew = crew
         self.tools = []
         self._blocks: OrderedDict[tuple[str, str, int], str] = OrderedDict()
@@ -139,12 +134,7 @@ class EpisodicMemoryMiddleware(AgentMiddleware):
         controller = SessionController(
             memory_for_scope(self.memory, scope),
             Trajectory(session_id, scope=scope, framework="langgraph"),
-            strict=self.strict,
-            autosave=self.autosave,  # type: ignore[arg-type]
-            judge=self.judge,
-            save_command=self.save_command,
-            suggest_command=self.suggest_command,
-            limit=self.limit,
+            self.policy,
             crew=self.crew,
             log=logger,
         )
@@ -162,8 +152,7 @@ class EpisodicMemoryMiddleware(AgentMiddleware):
         if not isinstance(last, HumanMessage):
             return None
         text = message_text(last).strip()
-        word = text.split(maxsplit=1)[0] if text else ""
-        return text if word in (self.save_command, self.suggest_command) else None
+        return text if self.policy.command_of(text) is not None else None
 
     def _isolate(self, action: str, exc: Exception) -> None:
         if self.strict:

@@ -8,7 +8,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from em_plugin.session import Judge, SessionController, check_policy
+from em_plugin.session import Judge, PolicyAttributes, SessionController, SessionPolicy
 from em_plugin.trajectory import CallStart, Trajectory
 from integrations.langgraph._context import (
     logger,
@@ -28,7 +28,7 @@ from integrations.langgraph._recorder import TrajectoryRecorder
 DEFAULT_NAME = "episodic_memory"
 
 
-class EpisodicMemoryNode(Runnable[dict, dict]):
+class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
     """A graph node that compiles the session, answers ``/save`` and appends suggestions.
 
     Add it after the crew; route commands straight to it with :meth:`router` so that ``/save``
@@ -78,8 +78,9 @@ class EpisodicMemoryNode(Runnable[dict, dict]):
         handoff: Callable[[str], bool] = is_handoff,
         name: str = DEFAULT_NAME,
     ) -> None:
-        check_policy(
-            autosave=autosave,
+        self.policy = SessionPolicy(
+            strict=strict,
+            autosave=autosave,  # type: ignore[arg-type]
             judge=judge,
             save_command=save_command,
             suggest_command=suggest_command,
@@ -87,12 +88,6 @@ class EpisodicMemoryNode(Runnable[dict, dict]):
         )
         self.memory = memory
         self.messages_key = messages_key
-        self.save_command = save_command
-        self.suggest_command = suggest_command
-        self.strict = strict
-        self.autosave = autosave
-        self.judge = judge
-        self.limit = limit
         self.crew = crew
         self.handoff = handoff
         self.name = name
@@ -105,8 +100,7 @@ class EpisodicMemoryNode(Runnable[dict, dict]):
         last = messages[-1] if messages else None
         if not isinstance(last, HumanMessage):
             return False
-        word = message_text(last).strip().split(maxsplit=1)
-        return bool(word) and word[0] in (self.save_command, self.suggest_command)
+        return self.policy.command_of(message_text(last)) is not None
 
     def router(self, crew_node: str, *, memory_node: str | None = None) -> Callable[[dict], str]:
         """Return a conditional-edge function: commands go to this node, the rest to the crew.
@@ -195,12 +189,7 @@ class EpisodicMemoryNode(Runnable[dict, dict]):
         controller = SessionController(
             memory,
             Trajectory(session_id, scope=scope, framework="langgraph"),
-            strict=self.strict,
-            autosave=self.autosave,  # type: ignore[arg-type]
-            judge=self.judge,
-            save_command=self.save_command,
-            suggest_command=self.suggest_command,
-            limit=self.limit,
+            self.policy,
             crew=self.crew,
             log=logger,
         )
