@@ -47,6 +47,10 @@ from provenance.stores.base import (
 __all__ = ["OxigraphStore"]
 
 
+# Reads of a read-only store retried after the writer compacted files away (see _reopened).
+_READ_RETRIES = 3
+
+
 class OxigraphStore(GraphStore):
     """A pyoxigraph store: in memory when ``path`` is None, else a RocksDB directory.
 
@@ -100,6 +104,22 @@ class OxigraphStore(GraphStore):
         if self._store is None:
             raise StoreError(f"{self!r} is closed")
         return self._store
+
+    def _reopened(self, exc: BaseException, attempt: int) -> bool:
+        """Reopen a read-only store after the writer compacted files away under it.
+
+        RocksDB secondaries see a snapshot of the file set; a compaction by the writing process
+        deletes files the snapshot still names ("Corruption ... No such file"). Opening again
+        picks up the new file set. Returns whether the caller should retry.
+        """
+        text = str(exc)
+        if not self.read_only or attempt >= _READ_RETRIES - 1:
+            return False
+        if "No such file" not in text and "Corruption" not in text:
+            return False
+        with self._lock:
+            self._store = self._open()
+        return True
 
     def _writable(self) -> ox.Store:
         if self.read_only:
@@ -182,22 +202,28 @@ class OxigraphStore(GraphStore):
         graphs: Sequence[URIRef] | None = None,
     ) -> QueryResult | bool | Graph:
         """See :meth:`GraphStore.query`."""
-        store = self._live()
         query_form(sparql)  # refuse updates before anything runs
         text = bind(sparql, bindings)
-        try:
-            if graphs is None:
-                result = store.query(text, use_default_graph_as_union=True)
-            else:
-                dataset = [ox.NamedNode(g) for g in graphs]
-                result = store.query(text, default_graph=list(dataset), named_graphs=dataset)
-            return result_from_oxigraph(result)
-        except SyntaxError as exc:
-            raise QueryError(f"invalid SPARQL: {exc}") from exc
-        except OSError as exc:
-            raise StoreError(f"{self!r} failed to run a query: {exc}") from exc
-        except (RuntimeError, ValueError) as exc:
-            raise QueryError(f"the query failed: {exc}") from exc
+        for attempt in range(_READ_RETRIES):
+            store = self._live()
+            try:
+                if graphs is None:
+                    result = store.query(text, use_default_graph_as_union=True)
+                else:
+                    dataset = [ox.NamedNode(g) for g in graphs]
+                    result = store.query(text, default_graph=list(dataset), named_graphs=dataset)
+                return result_from_oxigraph(result)
+            except SyntaxError as exc:
+                raise QueryError(f"invalid SPARQL: {exc}") from exc
+            except (OSError, RuntimeError) as exc:
+                if self._reopened(exc, attempt):
+                    continue
+                if isinstance(exc, OSError) or "Corruption" in str(exc):
+                    raise StoreError(f"{self!r} failed to run a query: {exc}") from exc
+                raise QueryError(f"the query failed: {exc}") from exc
+            except ValueError as exc:
+                raise QueryError(f"the query failed: {exc}") from exc
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def close(self) -> None:
         """See :meth:`GraphStore.close`; releases the RocksDB lock of a disk store."""

@@ -149,3 +149,34 @@ def test_crash_inside_the_transaction_is_all_or_nothing(tmp_path: Path, phase: s
         titles = [w.title for w in store.iter_workflows()]
     # Killed inside the transaction: the new batch left no trace, the old one is intact.
     assert titles == ([] if phase == "insert" else ["v1"] * count)
+
+
+class _CompactedAway:
+    """Stands in for a read-only Oxigraph handle whose files the writer just compacted away."""
+
+    def query(self, *args: object, **kwargs: object) -> None:
+        raise RuntimeError("Corruption: IO error: No such file or directory: 000042.sst")
+
+
+def test_read_only_store_reopens_after_the_writer_compacts(tmp_path: Path) -> None:
+    from provenance.stores.embedded import OxigraphStore
+
+    with open_store(tmp_path / "s") as writer:
+        writer.save(Workflow(id="w", steps=(CallStep("t"),)))
+    reader = OxigraphStore(tmp_path / "s", read_only=True)
+    reader._store = _CompactedAway()  # type: ignore[assignment]
+    result = reader.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
+    assert int(result.rows[0][0]) > 0  # type: ignore[union-attr]
+    reader.close()
+
+
+def test_a_store_that_keeps_failing_is_a_store_error(tmp_path: Path) -> None:
+    from provenance.stores.embedded import OxigraphStore
+
+    with open_store(tmp_path / "s") as writer:
+        writer.save(Workflow(id="w", steps=(CallStep("t"),)))
+    reader = OxigraphStore(tmp_path / "s", read_only=True)
+    reader._open = lambda: _CompactedAway()  # type: ignore[method-assign,assignment]
+    reader._store = _CompactedAway()  # type: ignore[assignment]
+    with pytest.raises(StoreError, match="No such file"):
+        reader.query("SELECT * WHERE { ?s ?p ?o }")
