@@ -51,6 +51,7 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'integrations.demo' has no attribute {name!r}")
 
+
 FRAMEWORKS: tuple[str, ...] = ("langgraph", "beeai")
 """The frameworks the demo runs, in order."""
 FIGURE3: tuple[str, ...] = (
