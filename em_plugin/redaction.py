@@ -5,7 +5,8 @@ A value is replaced by :data:`REDACTED` when its key names a secret: the key is 
 :data:`SECRET_PAIRS`. Whole words, not substrings: ``access_token`` and ``apiKey`` are secrets,
 ``max_tokens`` and ``keyboard`` are not. Values that carry an HTTP credential scheme
 (``"Bearer ..."``, ``"Basic ..."``) are redacted whatever their key. Nested objects and lists
-are walked.
+are walked. Under a secret key, scalars and objects (credential records) are replaced, but a
+list is walked: it is structure (Galaxy's ``token_set`` parameter), not a credential.
 """
 
 from __future__ import annotations
@@ -63,7 +64,9 @@ def is_secret_key(key: str) -> bool:
 def _redact(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {
-            k: REDACTED if isinstance(k, str) and is_secret_key(k) else _redact(v)
+            k: REDACTED
+            if isinstance(k, str) and is_secret_key(k) and not isinstance(v, list | tuple)
+            else _redact(v)
             for k, v in value.items()
         }
     if isinstance(value, list | tuple):

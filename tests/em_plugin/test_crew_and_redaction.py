@@ -91,3 +91,13 @@ def test_redaction_walks_nested_values_and_failed_calls() -> None:
     assert clean.failed[0].call.args == {"password": REDACTED}
     harmless = Workflow(id="h", steps=(CallStep("a", {"q": 1}),))
     assert redact_workflow(harmless) is harmless
+
+
+def test_structure_under_a_secret_looking_key_is_walked_not_replaced() -> None:
+    # Galaxy's text tools take a ``token_set`` list: structure, not a credential.
+    args = {"token_set": [{"line": "x", "password": "p"}], "token": "t", "auth": {"user": "u"}}
+    assert redact_args(args) == {
+        "token_set": [{"line": "x", "password": REDACTED}],
+        "token": REDACTED,
+        "auth": REDACTED,
+    }
