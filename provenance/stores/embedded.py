@@ -17,6 +17,7 @@ A disk store has a single writer process (RocksDB's lock). ``read_only=True`` op
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,13 @@ __all__ = ["OxigraphStore"]
 
 
 # Reads of a read-only store retried after the writer compacted files away (see _reopened).
-_READ_RETRIES = 3
+_READ_RETRIES = 5
+
+
+def _vanished(exc: BaseException) -> bool:
+    """Whether an error says a file of the store disappeared under a read-only reader."""
+    text = str(exc)
+    return "No such file" in text or "Corruption" in text
 
 
 class OxigraphStore(GraphStore):
@@ -89,7 +96,7 @@ class OxigraphStore(GraphStore):
             if self.read_only:
                 if not (self.path / "CURRENT").is_file():
                     raise StoreError(f"no Oxigraph store at {self.path} to open read-only")
-                return ox.Store.read_only(str(self.path))
+                return self._open_read_only()
             self.path.mkdir(parents=True, exist_ok=True)
             return ox.Store(str(self.path))
         except OSError as exc:
@@ -105,6 +112,20 @@ class OxigraphStore(GraphStore):
             raise StoreError(f"{self!r} is closed")
         return self._store
 
+    def _open_read_only(self) -> ox.Store:
+        # Opening reads the writer's current file list; a compaction finishing meanwhile deletes
+        # a listed file ("Corruption ... No such file"). Trying again sees the new list.
+        for attempt in range(_READ_RETRIES):
+            try:
+                return ox.Store.read_only(str(self.path))
+            except (OSError, RuntimeError) as exc:
+                if attempt == _READ_RETRIES - 1 or not _vanished(exc):
+                    if isinstance(exc, OSError):
+                        raise
+                    raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
+                time.sleep(0.05 * (attempt + 1))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
     def _reopened(self, exc: BaseException, attempt: int) -> bool:
         """Reopen a read-only store after the writer compacted files away under it.
 
@@ -112,10 +133,7 @@ class OxigraphStore(GraphStore):
         deletes files the snapshot still names ("Corruption ... No such file"). Opening again
         picks up the new file set. Returns whether the caller should retry.
         """
-        text = str(exc)
-        if not self.read_only or attempt >= _READ_RETRIES - 1:
-            return False
-        if "No such file" not in text and "Corruption" not in text:
+        if not self.read_only or attempt >= _READ_RETRIES - 1 or not _vanished(exc):
             return False
         with self._lock:
             self._store = self._open()
@@ -169,7 +187,7 @@ class OxigraphStore(GraphStore):
         try:
             names = self._live().named_graphs()
             return sorted(URIRef(g.value) for g in names if isinstance(g, ox.NamedNode))
-        except OSError as exc:
+        except (OSError, RuntimeError) as exc:
             raise StoreError(f"{self!r} failed to list graphs: {exc}") from exc
 
     def read_graphs(self, names: Sequence[URIRef]) -> Iterator[tuple[URIRef, list[Triple]]]:
@@ -189,7 +207,7 @@ class OxigraphStore(GraphStore):
                 ]
             except ValueError as exc:
                 raise StoreError(f"cannot read graph <{name}>: {exc}") from exc
-            except OSError as exc:
+            except (OSError, RuntimeError) as exc:
                 raise StoreError(f"{self!r} failed to read <{name}>: {exc}") from exc
             if triples:
                 yield name, triples  # type: ignore[misc]
