@@ -303,6 +303,6 @@ def test_per_workflow_queries_match_inside_one_graph() -> None:
     # Tool and agent nodes recur in every workflow's graph; joined over the union default graph
     # each step meets every copy (helpdesk: 4 minutes instead of 0.5 s for tool-usage).
     cross_graph = {"suggestion-sources"}  # joins a session's records with the cited workflows
-    for name in list_queries():
-        if name not in cross_graph:
-            assert "GRAPH ?graph {" in load_query(name).text, name
+    for query in list_queries():
+        if query.name not in cross_graph:
+            assert "GRAPH ?graph {" in query.text, query.name
