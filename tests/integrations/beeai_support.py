@@ -9,14 +9,15 @@ service.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import flaky_tools
 from beeai_framework.agents.requirement import RequirementAgent
 from beeai_framework.memory import UnconstrainedMemory
 from beeai_framework.tools import tool
 from beeai_framework.tools.handoff import HandoffTool
+from flaky_tools import FLAKY
 
 from em_plugin.embedding import FakeEmbedder
 from integrations.beeai.testing import ScriptedChatModel, call, final
@@ -26,47 +27,9 @@ CLASSIFY = "Classify the extracted ingredients as PFAS or not"
 EXTRACT_NEW = "Extract the ingredients from the SDS file beta.pdf"
 
 
-class Flaky:
-    """Which tools fail on their next call (each listed name fails once)."""
-
-    def __init__(self) -> None:
-        self.pending: list[str] = []
-        self.calls: list[str] = []
-        self.succeeded: list[str] = []
-
-    def fail_once(self, name: str) -> None:
-        self.pending.append(name)
-
-    def check(self, name: str) -> None:
-        self.calls.append(name)
-        if name in self.pending:
-            self.pending.remove(name)
-            raise TimeoutError(f"{name}: upstream timeout")
-        self.succeeded.append(name)
-
-
-FLAKY = Flaky()
-
-
-@tool
-def product_extractor(file: str) -> str:
-    """Extract the ingredient list from a safety data sheet (SDS) file."""
-    FLAKY.check("product_extractor")
-    return json.dumps({"file": file, "ingredients": ["PFOA", "water"]})
-
-
-@tool
-def pfas_classifier(names: list[str]) -> str:
-    """Classify chemical names as PFAS or not."""
-    FLAKY.check("pfas_classifier")
-    return json.dumps({n: n.startswith("PF") for n in names})
-
-
-@tool
-def write_report(summary: str) -> str:
-    """Write a short report."""
-    FLAKY.check("write_report")
-    return f"report: {summary}"
+product_extractor = tool(flaky_tools.product_extractor)
+pfas_classifier = tool(flaky_tools.pfas_classifier)
+write_report = tool(flaky_tools.write_report)
 
 
 @dataclass

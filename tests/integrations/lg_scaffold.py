@@ -6,10 +6,11 @@ The chat model is written against LangChain's interfaces (a ``GenericFakeChatMod
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import flaky_tools
+from flaky_tools import FLAKY as FLAKY  # re-exported: the tests fail tools through it
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, ToolErrorMiddleware
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -52,42 +53,9 @@ def call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
     )
 
 
-class Flaky:
-    """Which tools fail on their next call (each listed name fails once)."""
-
-    def __init__(self) -> None:
-        self.pending: list[str] = []
-
-    def fail_once(self, name: str) -> None:
-        self.pending.append(name)
-
-    def check(self, name: str) -> None:
-        if name in self.pending:
-            self.pending.remove(name)
-            raise TimeoutError(f"{name}: upstream timeout")
-
-
-FLAKY = Flaky()
-
-
-@tool
-def product_extractor(file: str) -> str:
-    """Extract the ingredient list from a safety data sheet (SDS) file."""
-    FLAKY.check("product_extractor")
-    return json.dumps({"file": file, "ingredients": ["PFOA", "water"]})
-
-
-@tool
-def pfas_classifier(names: list[str]) -> str:
-    """Classify chemical names as PFAS or not."""
-    FLAKY.check("pfas_classifier")
-    return json.dumps({n: n.startswith("PF") for n in names})
-
-
-@tool
-def write_report(summary: str) -> str:
-    """Write a short report."""
-    return f"report: {summary}"
+product_extractor = tool(flaky_tools.product_extractor)
+pfas_classifier = tool(flaky_tools.pfas_classifier)
+write_report = tool(flaky_tools.write_report)
 
 
 TOOLS = [product_extractor, pfas_classifier, write_report]

@@ -10,7 +10,6 @@ from beeai_support import (
     CLASSIFY,
     EXTRACT,
     EXTRACT_NEW,
-    FLAKY,
     build_crew,
     leaf_names,
     make_memory,
@@ -20,13 +19,6 @@ from em_plugin.errors import ConfigurationError
 from em_plugin.suggestions import format_suggestions
 from integrations.beeai import EpisodicMemoryAgent
 from integrations.beeai.testing import ScriptedChatModel, call, final
-
-
-@pytest.fixture(autouse=True)
-def _reset_flaky() -> None:
-    FLAKY.pending.clear()
-    FLAKY.calls.clear()
-    FLAKY.succeeded.clear()
 
 
 def _user_texts(crew) -> list[str]:  # noqa: ANN001

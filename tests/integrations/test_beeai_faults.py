@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 from beeai_framework.errors import FrameworkError
-from beeai_support import EXTRACT, FLAKY, build_crew, make_memory
+from beeai_support import EXTRACT, build_crew, make_memory
 
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.errors import SuggestionError
@@ -141,11 +141,6 @@ async def _run(front: str, memory: Any, strict: bool, options: dict[str, Any]) -
         em = EpisodicMemoryAgent(crew.coordinator, memory, strict=strict, **options)
         response = await em.run(GREETING + " please")
     return response, answer
-
-
-@pytest.fixture(autouse=True)
-def _reset_flaky() -> None:
-    FLAKY.pending.clear()
 
 
 def test_the_seeded_memory_would_suggest_something() -> None:

@@ -20,13 +20,6 @@ from integrations.beeai import EpisodicMemoryMiddleware
 from provenance.model import CallStep, InstructionStep
 
 
-@pytest.fixture(autouse=True)
-def _reset_flaky() -> None:
-    FLAKY.pending.clear()
-    FLAKY.calls.clear()
-    FLAKY.succeeded.clear()
-
-
 async def test_captures_every_depth_and_drops_the_failed_call() -> None:
     mw = EpisodicMemoryMiddleware(make_memory())
     crew = build_crew()

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import beeai_support as bee
 import lg_scaffold as lg
-import pytest
 from beeai_framework.utils.asynchronous import run_sync
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
@@ -27,12 +26,6 @@ from em_plugin.trajectory import without_run_details
 from integrations.beeai import EpisodicMemoryAgent
 from integrations.langgraph import EpisodicMemoryMiddleware as LangGraphMiddleware
 from provenance.model import Workflow
-
-
-@pytest.fixture(autouse=True)
-def _reset_flaky() -> None:
-    for flaky in (lg.FLAKY, bee.FLAKY):
-        flaky.pending.clear()
 
 
 def _open(path: Path) -> EpisodicMemory:

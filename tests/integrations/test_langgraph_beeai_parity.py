@@ -32,15 +32,6 @@ EXTRACT_TASK = "Extract the ingredients of acme.pdf"
 CLASSIFY_TASK = "Classify PFOA and water"
 
 
-@pytest.fixture(autouse=True)
-def _reset_flaky():
-    for flaky in (lg.FLAKY, bee.FLAKY):
-        flaky.pending.clear()
-    yield
-    for flaky in (lg.FLAKY, bee.FLAKY):
-        flaky.pending.clear()
-
-
 @pytest.fixture
 def memory():
     mem = EpisodicMemory(store="memory:", embedder=FakeEmbedder(64))

@@ -101,13 +101,6 @@ class Faults:
 FAULTS = ["store", "embedder", "llm"]
 
 
-@pytest.fixture(autouse=True)
-def _reset_flaky():
-    FLAKY.pending.clear()
-    yield
-    FLAKY.pending.clear()
-
-
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
 

@@ -49,13 +49,6 @@ def memory():
     mem.close()
 
 
-@pytest.fixture(autouse=True)
-def _reset_flaky():
-    FLAKY.pending.clear()
-    yield
-    FLAKY.pending.clear()
-
-
 def agent_with_memory(model: ScriptedChatModel, middleware: EpisodicMemoryMiddleware, **kw: Any):
     return agent_crew(model, middleware=[middleware], checkpointer=InMemorySaver(), **kw)
 

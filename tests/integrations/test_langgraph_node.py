@@ -61,13 +61,6 @@ def memory():
     mem.close()
 
 
-@pytest.fixture(autouse=True)
-def _reset_flaky():
-    FLAKY.pending.clear()
-    yield
-    FLAKY.pending.clear()
-
-
 @pytest.mark.parametrize("kind", sorted(CREWS))
 def test_two_turns_save_and_a_new_session_gets_the_next_step(kind: str, memory) -> None:
     model = ScriptedChatModel(messages=iter([]))
