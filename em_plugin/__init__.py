@@ -17,13 +17,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from em_plugin.crew import CrewDescription
-    from em_plugin.embedding import Embedder, FakeEmbedder
+    from em_plugin.capture.trajectory import Trajectory
+    from em_plugin.embedding.embedders import Embedder, FakeEmbedder
     from em_plugin.errors import EpisodicMemoryError
-    from em_plugin.matching import Match
     from em_plugin.memory import EpisodicMemory
-    from em_plugin.suggestions import Suggestion, format_suggestions
-    from em_plugin.trajectory import Trajectory
+    from em_plugin.retrieval.reference import Match
+    from em_plugin.suggest.crew import CrewDescription
+    from em_plugin.suggest.types import Suggestion, format_suggestions
     from provenance.model import CallStep, InstructionStep, Workflow
     from provenance.stores import open_store
 
@@ -45,17 +45,17 @@ __all__ = [
 
 _WHERE = {
     "CallStep": "provenance.model",
-    "CrewDescription": "em_plugin.crew",
+    "CrewDescription": "em_plugin.suggest.crew",
     "Embedder": "em_plugin.embedding",
     "EpisodicMemory": "em_plugin.memory",
     "EpisodicMemoryError": "em_plugin.errors",
     "FakeEmbedder": "em_plugin.embedding",
     "InstructionStep": "provenance.model",
-    "Match": "em_plugin.matching",
-    "Suggestion": "em_plugin.suggestions",
-    "Trajectory": "em_plugin.trajectory",
+    "Match": "em_plugin.retrieval.reference",
+    "Suggestion": "em_plugin.suggest.types",
+    "Trajectory": "em_plugin.capture.trajectory",
     "Workflow": "provenance.model",
-    "format_suggestions": "em_plugin.suggestions",
+    "format_suggestions": "em_plugin.suggest.types",
     "open_store": "provenance.stores",
 }
 

@@ -27,18 +27,23 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from em_plugin import memory_support as support
-from em_plugin.continuation import ContinuationConfig
-from em_plugin.crew import CrewDescription, coerce_crew
-from em_plugin.embedding import Embedder
+from em_plugin.capture.redaction import redact_workflow
+from em_plugin.embedding.embedders import Embedder
 from em_plugin.errors import ConfigurationError
-from em_plugin.matching import DEFAULT_MAX_WORKFLOWS, DEFAULT_THRESHOLD, Match, MatchConfig
-from em_plugin.memory_engine import MemoryEngine
-from em_plugin.procedural import DEFAULT_C, DEFAULT_SIMILARITY
-from em_plugin.redaction import redact_workflow
-from em_plugin.scope_memory import ScopeMemory
-from em_plugin.suggesters import SuggestionChain, SuggestionRequest, default_chain
-from em_plugin.suggestions import Suggestion
+from em_plugin.retrieval.reference import (
+    DEFAULT_MAX_WORKFLOWS,
+    DEFAULT_THRESHOLD,
+    Match,
+    MatchConfig,
+)
+from em_plugin.state import derived as support
+from em_plugin.state.continuation import ContinuationConfig
+from em_plugin.state.engine import MemoryEngine
+from em_plugin.state.procedural import DEFAULT_C, DEFAULT_SIMILARITY
+from em_plugin.state.scope_memory import ScopeMemory
+from em_plugin.suggest import SuggestionChain, SuggestionRequest, default_chain
+from em_plugin.suggest.crew import CrewDescription, coerce_crew
+from em_plugin.suggest.types import Suggestion
 from provenance.errors import ProvenanceError, WorkflowFormatError
 from provenance.model import DEFAULT_SCOPE, Workflow
 from provenance.stores import WorkflowStore
@@ -59,7 +64,8 @@ class EpisodicMemory:
         max_workflows: At most this many retrieved workflows.
         llm: A LangChain chat model, a BeeAI ChatModel or a callable; ``None`` keeps
             suggestions deterministic.
-        crew: The crew description (a :class:`~em_plugin.crew.CrewDescription` or a mapping).
+        crew: The crew description (a :class:`~em_plugin.suggest.crew.CrewDescription` or a
+            mapping).
         window: Match only the last ``window`` leaves of long workflows (``None``: all).
         validate: Check every saved workflow against the SHACL shapes (slower).
         strict: Let a failing LLM suggester raise instead of falling back.
@@ -124,7 +130,7 @@ class EpisodicMemory:
 
     @property
     def index(self) -> Any:
-        """The :class:`~em_plugin.step_index.StepIndex` used for retrieval."""
+        """The :class:`~em_plugin.state.step_index.StepIndex` used for retrieval."""
         return self._engine.index
 
     @property
@@ -280,7 +286,7 @@ class EpisodicMemory:
             limit: How many suggestions (``None``: every candidate, as the evaluation uses).
 
         Returns:
-            Structured suggestions, best first (see :class:`~em_plugin.suggestions.Suggestion`).
+            Structured suggestions, best first (see :class:`~em_plugin.suggest.types.Suggestion`).
         """
         return self.suggest_from(self.request(workflow), limit)
 

@@ -39,7 +39,7 @@ def demo(ctx: click.Context, store_spec: str | None, frameworks: tuple[str, ...]
 
     Example: em-plugin demo --store /tmp/em-demo
     """
-    from em_plugin.cli_render import make_console
+    from em_plugin.cli.render import make_console
     from integrations.demo import FRAMEWORKS, run_demo
 
     code = run_demo(store_spec, make_console(), frameworks or FRAMEWORKS, embedder=ctx.obj.embedder)

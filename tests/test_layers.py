@@ -1,4 +1,8 @@
-"""The layers import one way only: integrations -> em_plugin -> provenance (DESIGN §2)."""
+"""The layers import one way only: integrations -> em_plugin -> provenance (docs/architecture.md).
+
+Inside ``em_plugin`` the engine subpackages (capture, retrieval, state, suggest, embedding) never
+import the session or CLI layers above them, and no core package imports the PFAS demo.
+"""
 
 from __future__ import annotations
 
@@ -43,6 +47,41 @@ def _imported_modules(tree: ast.AST, module: str) -> list[tuple[int, str]]:
 
 def _python_files(package: str) -> list[Path]:
     return sorted((ROOT / package).rglob("*.py"))
+
+
+# em_plugin subpackage -> module prefixes it must never import
+SUBPACKAGE_FORBIDDEN = {
+    sub: ("em_plugin.session", "em_plugin.cli", "em_plugin.memory", "em_plugin.evaluation")
+    for sub in ("capture", "retrieval", "state", "suggest", "embedding")
+}
+DEMO_PREFIXES = ("em_plugin.demo", "integrations.demo")
+
+
+def _violations(package_dir: str, forbidden: tuple[str, ...]) -> list[str]:
+    found = []
+    for path in _python_files(package_dir):
+        rel = path.relative_to(ROOT)
+        module = ".".join(rel.with_suffix("").parts)
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(rel))
+        for line, name in _imported_modules(tree, module):
+            if any(name == p or name.startswith(p + ".") for p in forbidden):
+                found.append(f"{rel}:{line}: imports {name}")
+    return found
+
+
+@pytest.mark.parametrize("sub", sorted(SUBPACKAGE_FORBIDDEN))
+def test_engine_subpackages_never_import_session_or_cli(sub: str) -> None:
+    assert _python_files(f"em_plugin/{sub}"), f"em_plugin/{sub}/ is missing"
+    violations = _violations(f"em_plugin/{sub}", SUBPACKAGE_FORBIDDEN[sub])
+    assert not violations, "upward imports:\n" + "\n".join(violations)
+
+
+@pytest.mark.parametrize("package", ["em_plugin", "provenance"])
+def test_core_never_imports_the_demo(package: str) -> None:
+    violations = [
+        v for v in _violations(package, DEMO_PREFIXES) if not v.startswith("em_plugin/demo/")
+    ]
+    assert not violations, "the core imports the demo:\n" + "\n".join(violations)
 
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))

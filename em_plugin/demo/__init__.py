@@ -8,7 +8,7 @@ Four tools, each a plain function taking JSON-able arguments and returning a JSO
 * :func:`markdown_table` renders results as a Markdown table.
 
 :data:`TOOLS` maps tool names to the functions and :data:`CREW_DESCRIPTION` (an
-:class:`em_plugin.crew.CrewDescription`) describes the Chemist crew (coordinator and
+:class:`em_plugin.suggest.crew.CrewDescription`) describes the Chemist crew (coordinator and
 sub-agents). :mod:`em_plugin.demo.bootstrap` generates the synthetic workflows that seed the
 episodic memory. Bundled data: ``em_plugin/demo/data/``.
 No agent framework is imported here; the adapters live in ``integrations/``.
@@ -16,7 +16,7 @@ No agent framework is imported here; the adapters live in ``integrations/``.
 
 from __future__ import annotations
 
-from em_plugin.crew import AgentDescription, CrewDescription
+from em_plugin.suggest.crew import AgentDescription, CrewDescription
 
 from .crew import COORDINATOR, CREW_DESCRIPTION, SUB_AGENTS, TITLES, TOOLS, agent_for_tool
 from .hazard import hazard_assessment

@@ -1,10 +1,10 @@
 """The Chemist crew of the paper's demo (Figure 2): a coordinator and one expert per tool.
 
-:data:`CREW_DESCRIPTION` is an :class:`em_plugin.crew.CrewDescription` (the one crew-description
-type of the project): the coordinator first, with no tools of its own, then one sub-agent per
-tool. The adapters in ``integrations/`` turn it into agents and prompts, and the suggestion
-fallback (no similar workflow in memory) turns it into next steps. :data:`TOOLS` maps each tool
-name to its framework-neutral function; :data:`TITLES` gives each agent's display name.
+:data:`CREW_DESCRIPTION` is an :class:`em_plugin.suggest.crew.CrewDescription` (the one crew-
+description type of the project): the coordinator first, with no tools of its own, then one sub-
+agent per tool. The adapters in ``integrations/`` turn it into agents and prompts, and the
+suggestion fallback (no similar workflow in memory) turns it into next steps. :data:`TOOLS` maps
+each tool name to its framework-neutral function; :data:`TITLES` gives each agent's display name.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from em_plugin.crew import AgentDescription, CrewDescription, ToolDescription
+from em_plugin.suggest.crew import AgentDescription, CrewDescription, ToolDescription
 
 from .hazard import hazard_assessment
 from .markdown import markdown_table

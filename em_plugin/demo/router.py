@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from em_plugin.embedding import Embedder
+from em_plugin.embedding.embedders import Embedder
 
 DATA_PREFIX = "DATA: "
 CONTEXT_MARKER = "\n\nContext: "

@@ -39,7 +39,7 @@ class EpisodicMemoryAgentOutput(AgentOutput):
     answer: str = ""
     """The crew's answer text, before the suggestions."""
     suggestions: list[Any] = []
-    """The :class:`~em_plugin.suggestions.Suggestion` objects shown this turn."""
+    """The :class:`~em_plugin.suggest.types.Suggestion` objects shown this turn."""
     command: str | None = None
     """``"save"`` or ``"suggest"`` when the turn was a command."""
 

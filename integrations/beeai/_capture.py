@@ -37,7 +37,7 @@ _PRIORITY = 100
 
 
 class CallSink(Protocol):
-    """The part of :class:`em_plugin.trajectory.Trajectory` the recorder writes to."""
+    """The part of :class:`em_plugin.capture.trajectory.Trajectory` the recorder writes to."""
 
     def call_start(
         self,

@@ -11,10 +11,10 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
+from em_plugin.capture.trajectory import Trajectory
 from em_plugin.errors import ConfigurationError
 from em_plugin.session import SessionController, SessionPolicy
-from em_plugin.suggestions import Suggestion
-from em_plugin.trajectory import Trajectory
+from em_plugin.suggest.types import Suggestion
 from integrations.beeai._context import logger, memory_for_scope
 from provenance.model import Workflow
 

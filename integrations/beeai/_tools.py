@@ -148,13 +148,13 @@ def crew_description(coordinator: Any, *, name: str | None = None, description: 
         description: What the crew does (default: the coordinator's description).
 
     Returns:
-        An :class:`em_plugin.crew.CrewDescription`; each agent lists its tools (a handoff is a
-        tool named after its sub-agent).
+        An :class:`em_plugin.suggest.crew.CrewDescription`; each agent lists its tools (a handoff
+        is a tool named after its sub-agent).
 
     Raises:
         ConfigurationError: When ``coordinator`` is not a BeeAI agent.
     """
-    from em_plugin.crew import AgentDescription, CrewDescription, ToolDescription
+    from em_plugin.suggest.crew import AgentDescription, CrewDescription, ToolDescription
 
     if not isinstance(coordinator, BaseAgent):
         raise ConfigurationError(

@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from em_plugin.session import SEPARATOR
-from em_plugin.suggestions import Suggestion
+from em_plugin.suggest.types import Suggestion
 
 _SOURCE_STYLE = {
     "episodic": "green",

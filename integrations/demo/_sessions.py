@@ -2,7 +2,7 @@
 
 :class:`ChatSession` hides the framework: ``ask(text)`` sends one user message and returns a
 :class:`Turn` with the answer exactly as the user receives it (the crew's result, then
-``"\\n\\n"`` and the suggestions) and the :class:`~em_plugin.suggestions.Suggestion` objects
+``"\\n\\n"`` and the suggestions) and the :class:`~em_plugin.suggest.types.Suggestion` objects
 behind it, so the demo can show where each suggestion came from.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from em_plugin.suggestions import Suggestion
+from em_plugin.suggest.types import Suggestion
 
 __all__ = ["BeeAISession", "ChatSession", "LangGraphSession", "SuggestionTap", "Turn"]
 

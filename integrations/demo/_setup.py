@@ -62,7 +62,7 @@ def workflow_steps(store: Any, workflow_id: str, query: str) -> tuple[list[str],
     Returns:
         The column names and the rows (JSON-ready values).
     """
-    from em_plugin.cli_render import rows_to_records
+    from em_plugin.cli.render import rows_to_records
     from provenance.queries import load_query
 
     named = load_query(query)
@@ -94,9 +94,9 @@ def paper_chain(llm: Any = None) -> Any:
         llm: A LangChain or BeeAI chat model, or ``None`` for deterministic suggestions.
 
     Returns:
-        A :class:`~em_plugin.suggesters.SuggestionChain` for ``EpisodicMemory(chain=...)``.
+        A :class:`~em_plugin.suggest.SuggestionChain` for ``EpisodicMemory(chain=...)``.
     """
-    from em_plugin.suggesters import (
+    from em_plugin.suggest import (
         EpisodicSuggester,
         FallbackSuggester,
         LLMSuggester,

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from em_plugin.crew import AgentDescription
 from em_plugin.demo import COORDINATOR, CREW_DESCRIPTION, SUB_AGENTS, TITLES, TOOLS
+from em_plugin.suggest.crew import AgentDescription
 
 __all__ = [
     "BeeAICrew",
@@ -211,7 +211,7 @@ class BeeAICrew:
 
         Returns:
             The EM agent's output: ``last_message.text`` is the answer (crew result +
-            suggestions), ``suggestions`` the :class:`~em_plugin.suggestions.Suggestion` objects.
+            suggestions), ``suggestions`` the :class:`~em_plugin.suggest.types.Suggestion` objects.
         """
         return await self.agent.run(text).context({"session_id": session_id})
 

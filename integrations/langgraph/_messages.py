@@ -18,7 +18,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from em_plugin.trajectory import (
+from em_plugin.capture.trajectory import (
     CallEnd,
     CallError,
     CallStart,

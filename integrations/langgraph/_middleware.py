@@ -30,8 +30,8 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.types import Command
 
+from em_plugin.capture.trajectory import Trajectory, is_command
 from em_plugin.session import Judge, PolicyAttributes, SessionController, SessionPolicy
-from em_plugin.trajectory import Trajectory, is_command
 from integrations.langgraph._context import (
     logger,
     memory_for_scope,

@@ -8,8 +8,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from em_plugin.capture.trajectory import CallStart, Trajectory
 from em_plugin.session import Judge, PolicyAttributes, SessionController, SessionPolicy
-from em_plugin.trajectory import CallStart, Trajectory
 from integrations.langgraph._context import (
     logger,
     memory_for_scope,

@@ -23,8 +23,8 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import HumanMessage, ToolMessage, convert_to_messages
 
+from em_plugin.capture.trajectory import CallEnd, CallError, CallStart, Trajectory, TrajectoryEvent
 from em_plugin.errors import ConfigurationError
-from em_plugin.trajectory import CallEnd, CallError, CallStart, Trajectory, TrajectoryEvent
 from integrations.langgraph._messages import message_text
 
 

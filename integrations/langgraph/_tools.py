@@ -91,7 +91,7 @@ def crew_description(
     agent: str = "agent",
     role: str = "",
 ) -> Any:
-    """Build an :class:`em_plugin.crew.CrewDescription` from a graph's (or a list of) tools.
+    """Build an :class:`em_plugin.suggest.crew.CrewDescription` from a graph's (or a list of) tools.
 
     The memory's fallback suggester uses it when nothing similar is in memory.
 
@@ -105,7 +105,7 @@ def crew_description(
     Returns:
         The crew description.
     """
-    from em_plugin.crew import AgentDescription, CrewDescription, ToolDescription
+    from em_plugin.suggest.crew import AgentDescription, CrewDescription, ToolDescription
 
     tools = (
         list(tools_or_graph) if isinstance(tools_or_graph, Sequence) else tools_of(tools_or_graph)

@@ -16,7 +16,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from em_plugin.trajectory import Trajectory, is_command
+from em_plugin.capture.trajectory import Trajectory, is_command
 from integrations.langgraph._messages import message_text
 
 TRACE_KEY = "episodic_trace"

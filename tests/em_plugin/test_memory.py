@@ -8,7 +8,7 @@ import pytest
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.memory import EpisodicMemory
-from em_plugin.memory_support import derived_dir
+from em_plugin.state.derived import derived_dir
 from provenance.errors import WorkflowNotFound
 from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import open_store

@@ -16,7 +16,7 @@ from beeai_support import (
 )
 
 from em_plugin.errors import ConfigurationError
-from em_plugin.suggestions import format_suggestions
+from em_plugin.suggest.types import format_suggestions
 from integrations.beeai import EpisodicMemoryAgent
 from integrations.beeai.testing import ScriptedChatModel, call, final
 

@@ -9,8 +9,8 @@ from beeai_framework.agents.requirement import RequirementAgent
 from beeai_framework.tools import ToolError
 from beeai_support import CLASSIFY, EXTRACT, build_crew, leaf_names, make_memory
 
-from em_plugin.crew import CrewDescription
 from em_plugin.errors import ConfigurationError
+from em_plugin.suggest.crew import CrewDescription
 from integrations.beeai import (
     EpisodicMemoryMiddleware,
     RecallWorkflowsTool,

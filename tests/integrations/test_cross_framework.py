@@ -20,9 +20,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
+from em_plugin.capture.trajectory import without_run_details
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.memory import EpisodicMemory
-from em_plugin.trajectory import without_run_details
 from integrations.beeai import EpisodicMemoryAgent
 from integrations.langgraph import EpisodicMemoryMiddleware as LangGraphMiddleware
 from provenance.model import Workflow

@@ -16,7 +16,7 @@ from em_plugin.demo.router import DATA_PREFIX, OfflineRouter
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.memory import EpisodicMemory
 from em_plugin.session import SEPARATOR
-from em_plugin.suggestions import format_suggestions
+from em_plugin.suggest.types import format_suggestions
 from integrations.demo import FIGURE3, run_demo
 from integrations.demo._figures import DemoContext, open_session
 from integrations.demo._llm_env import LLMSpec

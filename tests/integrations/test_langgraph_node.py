@@ -27,8 +27,8 @@ from lg_scaffold import (
     with_memory,
 )
 
-from em_plugin.suggestions import format_suggestions
-from em_plugin.trajectory import without_run_details
+from em_plugin.capture.trajectory import without_run_details
+from em_plugin.suggest.types import format_suggestions
 from integrations.langgraph import EpisodicMemoryNode, TrajectoryRecorder
 from provenance.model import CallStep, InstructionStep
 

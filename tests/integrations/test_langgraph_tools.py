@@ -20,8 +20,8 @@ from lg_scaffold import (
     with_memory,
 )
 
-from em_plugin.crew import CrewDescription
 from em_plugin.errors import EmbedderError
+from em_plugin.suggest.crew import CrewDescription
 from integrations.langgraph import (
     EpisodicMemoryNode,
     crew_description,

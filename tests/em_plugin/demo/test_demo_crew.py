@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import em_plugin.demo as demo
-from em_plugin.crew import CrewDescription, coerce_crew
 from em_plugin.demo import COORDINATOR, CREW_DESCRIPTION, SUB_AGENTS, TITLES, TOOLS, agent_for_tool
+from em_plugin.suggest.crew import CrewDescription, coerce_crew
 
 DEMO_DIR = Path(demo.__file__).parent
 FRAMEWORKS = {"langchain", "langchain_core", "langgraph", "beeai_framework"}

@@ -1,0 +1,281 @@
+"""The steps behind the command line that are more than one call into the public API.
+
+Reading a ``.jsonl`` file with precise ``file:line`` errors, turning ``--bind k=v`` into RDF
+terms, walking a store for export or SHACL validation, rebuilding the step index. Nothing here
+prints; :mod:`em_plugin.cli` prints.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from provenance.errors import QueryError, WorkflowFormatError
+from provenance.model import Workflow
+from provenance.workflow_json import dumps_workflow, loads_workflow, workflow_from_json
+
+if TYPE_CHECKING:
+    from provenance.queries import NamedQuery
+    from provenance.stores import WorkflowStore
+
+__all__ = [
+    "NumberedWorkflow",
+    "check_shapes",
+    "export_text",
+    "jsonl_text",
+    "parse_binding",
+    "read_one_workflow",
+    "read_workflows",
+    "rebuild_index",
+    "resolve_query",
+    "validate_store",
+]
+
+NumberedWorkflow = tuple[int, Workflow]
+"""A workflow with the 1-based line it was read from."""
+
+
+def read_workflows(
+    path: Path, *, skip_invalid: bool = False, scope: str | None = None
+) -> tuple[list[NumberedWorkflow], list[WorkflowFormatError]]:
+    """Read a Workflow JSON ``.jsonl`` file, locating every error as ``file:line: reason``.
+
+    Args:
+        path: The file.
+        skip_invalid: Collect the bad lines' errors instead of raising on the first one.
+        scope: When given, every workflow is moved into this scope.
+
+    Returns:
+        The valid workflows with their line numbers, in file order, and the skipped lines' errors.
+
+    Raises:
+        WorkflowFormatError: On the first bad line (unless ``skip_invalid``) or when the file
+            cannot be read. A repeated id is a bad line too.
+    """
+    name = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise WorkflowFormatError(f"cannot read: {exc.strerror}", file=name) from None
+    workflows: list[NumberedWorkflow] = []
+    skipped: list[WorkflowFormatError] = []
+    first_line: dict[str, int] = {}
+    # JSON strings cannot hold a raw newline, so splitting the bytes on b"\n" finds the records.
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            workflow = _parse_line(line)
+            if workflow.id in first_line:
+                first = first_line[workflow.id]
+                raise WorkflowFormatError(
+                    f"duplicate workflow id {workflow.id!r} (first on line {first})"
+                )
+            if scope is not None:
+                workflow = workflow.replace(scope=scope)
+        except WorkflowFormatError as exc:
+            located = exc.at(file=name, line=number)
+            if not skip_invalid:
+                raise located from None
+            skipped.append(located)
+            continue
+        first_line[workflow.id] = number
+        workflows.append((number, workflow))
+    return workflows, skipped
+
+
+def _parse_line(line: bytes) -> Workflow:
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WorkflowFormatError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    return loads_workflow(text.rstrip("\r"))
+
+
+def check_shapes(
+    workflows: list[NumberedWorkflow], file: str, *, skip_invalid: bool = False
+) -> tuple[list[NumberedWorkflow], list[WorkflowFormatError]]:
+    """Validate each workflow's PROV graph against the SHACL shapes (about 0.2 s each).
+
+    Returns:
+        The conforming workflows, and one located error per workflow that violates the shapes.
+
+    Raises:
+        WorkflowFormatError: On the first violating workflow, unless ``skip_invalid``.
+    """
+    from provenance.mapping import workflow_to_graph
+    from provenance.validation import validate_graph
+
+    kept: list[NumberedWorkflow] = []
+    errors: list[WorkflowFormatError] = []
+    for number, workflow in workflows:
+        problems = validate_graph(workflow_to_graph(workflow))
+        if not problems:
+            kept.append((number, workflow))
+            continue
+        more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+        error = WorkflowFormatError(
+            f"violates the SHACL shapes: {'; '.join(problems[:3])}{more}", file=file, line=number
+        )
+        if not skip_invalid:
+            raise error
+        errors.append(error)
+    return kept, errors
+
+
+def read_one_workflow(path: Path) -> Workflow:
+    """Read the current workflow for ``suggest``: one JSON object, or a ``.jsonl`` with one line.
+
+    Raises:
+        WorkflowFormatError: When the file holds no workflow, several, or a malformed one.
+    """
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise WorkflowFormatError(f"not UTF-8 text: {exc.reason}", file=name) from None
+    except OSError as exc:
+        raise WorkflowFormatError(f"cannot read: {exc.strerror}", file=name) from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError:
+        workflows, _ = read_workflows(path)
+        if len(workflows) != 1:
+            raise WorkflowFormatError(
+                f"expected one workflow, found {len(workflows)}", file=name
+            ) from None
+        return workflows[0][1]
+    except RecursionError:
+        raise WorkflowFormatError("invalid JSON: nested too deeply", file=name) from None
+    try:
+        return workflow_from_json(obj)
+    except WorkflowFormatError as exc:
+        raise exc.at(file=name) from None
+
+
+def resolve_query(name: str | None, sparql: str | None) -> tuple[str, NamedQuery | None]:
+    """Return the SPARQL text to run and, for a named or documented query, its description.
+
+    Args:
+        name: A named query (``tool-pairs``) or a ``.rq`` file path.
+        sparql: Query text given with ``--sparql``.
+
+    Raises:
+        QueryError: When both or neither are given, the name is unknown or the file unreadable.
+    """
+    from provenance.queries import load_query, parse_query
+
+    if (name is None) == (sparql is None):
+        raise QueryError("give a query NAME, a FILE.rq or --sparql TEXT (exactly one)")
+    if sparql is not None:
+        return sparql, None
+    assert name is not None
+    path = Path(name)
+    if path.suffix == ".rq" or path.is_file():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise QueryError(f"cannot read query file {path}: {exc.strerror}") from None
+        # A .rq file with the documenting header gets its parameter kinds; a bare one runs as is.
+        if "# description:" not in text:
+            return text, None
+        named = parse_query(text, path.stem)
+        return named.text, named
+    named = load_query(name)
+    return named.text, named
+
+
+def parse_binding(text: str, query: NamedQuery | None = None) -> tuple[str, Any]:
+    """Turn a ``--bind`` value into ``(variable, RDF term)``.
+
+    ``k=<iri>`` binds an IRI. Anything else binds a plain string literal (``k=3`` is the string
+    ``"3"``), except that a parameter the named query documents as ``(iri)`` binds an IRI. A
+    leading ``?`` or ``$`` on the variable is dropped.
+
+    Raises:
+        QueryError: Without ``=``, for a name that is not a variable name, for a bad IRI, or for
+            a name the named query does not take (the message lists the ones it takes).
+    """
+    from rdflib import Literal, URIRef
+
+    name, sep, value = text.partition("=")
+    name = name.strip().lstrip("?$")
+    if not sep or not name or not name.replace("_", "a").isalnum():
+        raise QueryError(f"--bind expects NAME=VALUE or NAME=<iri>, got {text!r}")
+    if len(value) >= 2 and value.startswith("<") and value.endswith(">"):
+        term: Any = URIRef(_check_iri(name, value[1:-1]))
+    else:
+        term = Literal(value)
+    if query is not None:
+        kinds = {p.name: p.kind for p in query.parameters}
+        if name not in kinds:
+            valid = ", ".join(kinds) or "none"
+            raise QueryError(f"query {query.name!r} has no parameter {name!r}; valid: {valid}")
+        if kinds[name] == "iri" and isinstance(term, Literal):
+            term = URIRef(_check_iri(name, value))
+    return name, term
+
+
+def _check_iri(name: str, iri: str) -> str:
+    if not iri or any(c in iri for c in '<>" {}|\\^`\n\r\t'):
+        raise QueryError(f"--bind {name}: {iri!r} is not a valid IRI")
+    return iri
+
+
+def export_text(store: WorkflowStore, *, scope: str | None, fmt: str) -> str:
+    """Serialize the store's workflows (one scope, or all) as ``jsonl`` or an RDF/PROV format."""
+    workflows = store.iter_workflows(scope)
+    if fmt == "jsonl":
+        return jsonl_text(workflows)
+    from provenance.export import export
+
+    return export(list(workflows), fmt)
+
+
+def jsonl_text(workflows: Iterable[Workflow]) -> str:
+    """Return workflows as Workflow JSON lines (each line ends with a newline)."""
+    return "".join(dumps_workflow(w) + "\n" for w in workflows)
+
+
+def validate_store(store: WorkflowStore, *, scope: str | None = None) -> tuple[int, list[str]]:
+    """Check every stored workflow graph (as stored, not re-mapped) against the SHACL shapes.
+
+    Returns:
+        How many workflows were checked, and one ``id: violation`` line per problem.
+    """
+    from provenance.mapping import graph_iri
+    from provenance.validation import validate_graph
+
+    ids = store.ids(scope)
+    problems = []
+    for workflow_id in ids:
+        graph = store.backend.triples(graph_iri(workflow_id))
+        problems.extend(f"{workflow_id}: {line}" for line in validate_graph(graph))
+    return len(ids), problems
+
+
+def rebuild_index(store: WorkflowStore, embedder: Any) -> tuple[int, str]:
+    """Rebuild the step index from the store alone (persisted beside a disk store).
+
+    Returns:
+        How many workflows were indexed, and where the index lives (``"memory"`` for stores
+        whose index is rebuilt on every open).
+    """
+    from em_plugin.embedding.embedders import resolve_embedder
+    from em_plugin.state import derived as memory_support
+    from em_plugin.state.step_index import StepIndex
+
+    directory = memory_support.derived_dir(store)
+    cached = memory_support.open_cache(resolve_embedder(embedder), directory)
+    steps = directory / "steps" if directory is not None else None
+    index = StepIndex(cached, path=steps)
+    try:
+        count = index.rebuild(store.iter_workflows())
+    finally:
+        index.close()
+        close = getattr(cached, "close", None)
+        if close is not None:
+            close()
+    return count, str(steps) if steps is not None else "memory"

@@ -1,0 +1,190 @@
+"""An embedding cache keyed by text hash, in memory or persisted in SQLite beside the store.
+
+The key is the SHA-256 of the model name and the text, so one cache file can serve several
+models and a changed model never returns another model's vectors. Misses of one ``embed`` call
+are embedded in a single batch by the wrapped embedder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from em_plugin.embedding.embedders import Embedder
+from em_plugin.errors import EmbedderError
+
+#: Vectors kept in memory when the cache is persisted; the rest stay in SQLite.
+DEFAULT_MEMORY_ENTRIES = 50_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    key BLOB PRIMARY KEY,
+    model TEXT NOT NULL,
+    dimension INTEGER NOT NULL,
+    vector BLOB NOT NULL
+) WITHOUT ROWID
+"""
+
+
+class CachedEmbedder:
+    """Wraps an :class:`~em_plugin.embedding.Embedder` with a cache keyed by text hash.
+
+    It is itself an ``Embedder`` (same ``name`` and ``dimension`` as the wrapped one).
+
+    Args:
+        inner: The embedder whose vectors are cached.
+        path: SQLite file for a persistent cache; ``None`` keeps every vector in memory.
+        memory_entries: How many vectors a persistent cache also keeps in memory (LRU).
+    """
+
+    def __init__(
+        self,
+        inner: Embedder,
+        path: str | Path | None = None,
+        *,
+        memory_entries: int = DEFAULT_MEMORY_ENTRIES,
+    ) -> None:
+        if isinstance(inner, CachedEmbedder):
+            inner = inner.inner
+        self.inner = inner
+        self.path = Path(path) if path is not None else None
+        self._memory: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._limit = memory_entries if self.path is not None else None
+        self._lock = threading.RLock()
+        self._db: sqlite3.Connection | None = None
+        self.hits = 0
+        self.misses = 0
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self._db = sqlite3.connect(self.path, check_same_thread=False)
+                self._db.execute(_SCHEMA)
+                self._db.commit()
+            except sqlite3.Error as exc:
+                raise EmbedderError(f"cannot open embedding cache {self.path}: {exc}") from exc
+
+    @property
+    def name(self) -> str:
+        """The wrapped embedder's name."""
+        return self.inner.name
+
+    @property
+    def dimension(self) -> int:
+        """The wrapped embedder's dimension."""
+        return self.inner.dimension
+
+    def key(self, text: str) -> bytes:
+        """Return the cache key of a text for this model."""
+        return hashlib.sha256(f"{self.name}\x00{text}".encode()).digest()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return the vectors of ``texts``, embedding only the ones not cached yet.
+
+        Args:
+            texts: The texts.
+
+        Returns:
+            A ``len(texts) x dimension`` float32 array of unit-norm rows.
+
+        Raises:
+            EmbedderError: When the wrapped embedder fails or returns another dimension than
+                cached vectors have.
+        """
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock:
+            keys = [self.key(t) for t in texts]
+            found = self._lookup(keys)
+            missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
+            self.hits += len(keys) - sum(1 for k in keys if k in missing)
+            if missing:
+                self.misses += len(missing)
+                vectors = np.asarray(self.inner.embed(list(missing.values())), dtype=np.float32)
+                fresh = dict(zip(missing, vectors, strict=True))
+                self._store(fresh)
+                found.update(fresh)
+            out = np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+        if out.shape[1] != self.dimension:
+            raise EmbedderError(
+                f"cached vectors have dimension {out.shape[1]}, the embedder {self.name!r} has "
+                f"{self.dimension}"
+            )
+        return out
+
+    def discard(self, texts: Iterable[str]) -> int:
+        """Forget the vectors of ``texts`` (e.g. when their scope is deleted).
+
+        Returns:
+            How many cache entries were removed.
+        """
+        with self._lock:
+            keys = [self.key(t) for t in texts]
+            removed = sum(self._memory.pop(k, None) is not None for k in keys)
+            if self._db is not None:
+                before = self._db.total_changes
+                self._db.executemany("DELETE FROM embeddings WHERE key = ?", [(k,) for k in keys])
+                self._db.commit()
+                removed = self._db.total_changes - before
+            return removed
+
+    def __len__(self) -> int:
+        with self._lock:
+            if self._db is None:
+                return len(self._memory)
+            row = self._db.execute(
+                "SELECT COUNT(*) FROM embeddings WHERE model = ?", (self.name,)
+            ).fetchone()
+            return int(row[0])
+
+    def close(self) -> None:
+        """Close the SQLite file (a memory cache has nothing to close)."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def _lookup(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+        found: dict[bytes, np.ndarray] = {}
+        for k in keys:
+            vector = self._memory.get(k)
+            if vector is not None:
+                found[k] = vector
+                if self._limit is not None:
+                    self._memory.move_to_end(k)
+        rest = list({k for k in keys if k not in found})
+        if self._db is None or not rest:
+            return found
+        # SQLite limits the number of host parameters; query in chunks.
+        for start in range(0, len(rest), 500):
+            chunk = rest[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT key, dimension, vector FROM embeddings WHERE key IN ({marks})", chunk
+            ).fetchall()
+            for k, dimension, blob in rows:
+                found[bytes(k)] = np.frombuffer(blob, dtype=np.float32, count=dimension)
+        self._remember({k: found[k] for k in rest if k in found})
+        return found
+
+    def _store(self, fresh: dict[bytes, np.ndarray]) -> None:
+        self._remember(fresh)
+        if self._db is None:
+            return
+        rows = [
+            (k, self.name, int(v.shape[0]), np.ascontiguousarray(v, dtype=np.float32).tobytes())
+            for k, v in fresh.items()
+        ]
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+
+    def _remember(self, entries: dict[bytes, np.ndarray]) -> None:
+        self._memory.update(entries)
+        if self._limit is not None:
+            while len(self._memory) > self._limit:
+                self._memory.popitem(last=False)

@@ -1,0 +1,283 @@
+"""``em-plugin eval``: next-tool suggestion quality on a file with train/test splits (DESIGN §10).
+
+Protocol, exactly: memory is every ``"split": "train"`` workflow, saved through
+:meth:`EpisodicMemory.save_many` (the normal save path: store, step index, suggestion state).
+For every ``"split": "test"`` workflow with leaf sequence ``L`` and every ``j >= 1`` where
+``L[j]`` is a call, the current workflow is the minimal sub-tree holding ``L[0..j-1]``
+(:meth:`Workflow.prefix`) and the target is ``L[j]``'s tool. The ranked candidates are the tools
+of :meth:`EpisodicMemory.suggest` with no limit (the deterministic chain: episodic ->
+procedural -> fallback), in order, each tool once. Reported: micro-averaged hit@1, hit@3 and MRR
+(a target missing from the ranking counts 0), the number of targets, ingest time and suggestion
+latency percentiles, plus the same metrics for the bigram, longest-suffix and paper-rule
+rankings (:mod:`em_plugin.evaluation.baselines`) on the same targets.
+
+``use_text=False`` is the ablation: every instruction text is replaced by one constant before
+saving and querying, so instructions remain steps but their words carry nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from em_plugin.errors import ConfigurationError
+from em_plugin.evaluation.baselines import bigram, longest_suffix, paper_rule, tokens
+from em_plugin.memory import EpisodicMemory
+from em_plugin.retrieval.reference import DEFAULT_THRESHOLD
+from provenance.model import CallStep, InstructionStep, Step, Workflow
+from provenance.workflow_json import read_jsonl
+
+__all__ = ["DEFAULT_SWEEP", "EVAL_SCOPE", "evaluate", "sweep"]
+
+EVAL_SCOPE = "eval"
+DEFAULT_SWEEP = (0.5, 0.6, 0.65, 0.7, 0.8, 0.9)
+#: Show a progress bar (when stderr is a terminal and ``progress`` is left to ``None``) from
+#: this many targets on.
+PROGRESS_FROM = 200
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class _Tally:
+    hits1: int = 0
+    hits3: int = 0
+    reciprocal: float = 0.0
+    targets: int = 0
+
+    def add(self, ranked: Sequence[str], target: str) -> None:
+        self.targets += 1
+        if ranked[:1] == [target]:
+            self.hits1 += 1
+        if target in ranked[:3]:
+            self.hits3 += 1
+        if target in ranked:
+            self.reciprocal += 1.0 / (list(ranked).index(target) + 1)
+
+    def report(self) -> dict[str, Any]:
+        n = max(self.targets, 1)
+        return {
+            "hit@1": round(self.hits1 / n, 4),
+            "hit@3": round(self.hits3 / n, 4),
+            "mrr": round(self.reciprocal / n, 4),
+            "hits@1": self.hits1,
+            "hits@3": self.hits3,
+        }
+
+
+@dataclass
+class _Run:
+    chain: _Tally = field(default_factory=_Tally)
+    baselines: dict[str, _Tally] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+    retrieved: int = 0
+    top_source: Counter[str] = field(default_factory=Counter)
+
+
+def _strip_text(steps: Sequence[Step]) -> tuple[Step, ...]:
+    out: list[Step] = []
+    for step in steps:
+        children = _strip_text(step.steps)
+        if isinstance(step, InstructionStep):
+            out.append(replace(step, text="instruction", steps=children))
+        else:
+            out.append(replace(step, steps=children))
+    return tuple(out)
+
+
+def _load(path: str | Path, use_text: bool) -> tuple[list[Workflow], list[Workflow]]:
+    workflows = read_jsonl(path)
+    if not use_text:
+        workflows = [w.replace(steps=_strip_text(w.steps), title=None) for w in workflows]
+    workflows = [w.replace(scope=EVAL_SCOPE) for w in workflows]
+    train = [w for w in workflows if w.split == "train"]
+    test = [w for w in workflows if w.split == "test"]
+    if not train or not test:
+        raise ConfigurationError(
+            f'{path}: evaluation needs workflows with "split": "train" and "test"; '
+            f"found {len(train)} train and {len(test)} test"
+        )
+    return train, test
+
+
+def _targets(test: Sequence[Workflow]) -> Iterator[tuple[Workflow, str, list[str]]]:
+    for workflow in test:
+        leaves = workflow.leaves()
+        sequence = tokens(workflow)
+        for j in range(1, len(leaves)):
+            if isinstance(leaves[j], CallStep):
+                yield workflow.prefix(j), leaves[j].name, sequence[:j]  # type: ignore[union-attr]
+
+
+@contextmanager
+def _progress_bar(enabled: bool | None, total: int, label: str) -> Iterator[Progress | None]:
+    if enabled is None:
+        enabled = sys.stderr.isatty() and total >= PROGRESS_FROM
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress as RichProgress
+
+    with RichProgress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=total)
+
+        def update(stage: str, done: int, count: int) -> None:
+            bar.update(task, completed=done, total=count, description=f"{label}: {stage}")
+
+        yield update
+
+
+def _score(memory: EpisodicMemory, train: list[Workflow], test: list[Workflow], bar: Any) -> _Run:
+    fitted = {"bigram": bigram(train), "longest_suffix": longest_suffix(train)}
+    state = memory.scope_memory()
+    episodes = {w.id: state.episode(w.id) for w in train}
+    run = _Run(baselines={name: _Tally() for name in (*fitted, "paper_rule")})
+    targets = list(_targets(test))
+    for done, (current, target, context) in enumerate(targets, start=1):
+        start = time.perf_counter()
+        request = memory.request(current)
+        suggestions = memory.suggest_from(request, None)
+        run.latencies.append(time.perf_counter() - start)
+        ranked = list(dict.fromkeys(s.tool for s in suggestions if s.tool))
+        run.chain.add(ranked, target)
+        run.top_source[suggestions[0].source if suggestions else "none"] += 1
+        run.retrieved += bool(request.matches)
+        fills = {name: model.rank(context) for name, model in fitted.items()}
+        for name, ranking in fills.items():
+            run.baselines[name].add(ranking, target)
+        voted = paper_rule(request.matches, episodes, fills["bigram"])  # type: ignore[arg-type]
+        run.baselines["paper_rule"].add(voted, target)
+        if bar is not None and (done % 20 == 0 or done == len(targets)):
+            bar("suggest", done, len(targets))
+    return run
+
+
+def _report(run: _Run, **head: Any) -> dict[str, Any]:
+    n = max(run.chain.targets, 1)
+    ms = np.asarray(run.latencies) * 1000 if run.latencies else np.zeros(1)
+    report = {**head, "targets": run.chain.targets, **run.chain.report()}
+    report["suggest_ms_p50"] = round(float(np.percentile(ms, 50)), 3)
+    report["suggest_ms_p95"] = round(float(np.percentile(ms, 95)), 3)
+    report["retrieval_share"] = round(run.retrieved / n, 4)
+    report["top_source"] = {k: round(v / n, 4) for k, v in sorted(run.top_source.items())}
+    report["baselines"] = {name: tally.report() for name, tally in run.baselines.items()}
+    report["beats_baselines"] = all(
+        run.chain.hits1 >= run.baselines[b].hits1 and run.chain.hits3 >= run.baselines[b].hits3
+        for b in ("bigram", "longest_suffix")
+    )
+    return report
+
+
+@contextmanager
+def _memory(
+    path: str | Path, store: Any, embedder: Any, use_text: bool, threshold: float, progress: Any
+) -> Iterator[tuple[EpisodicMemory, list[Workflow], list[Workflow], float, Any]]:
+    train, test = _load(path, use_text)
+    total = len(train) + sum(1 for _ in _targets(test))
+    memory = EpisodicMemory(
+        store=store, embedder=embedder, scope=EVAL_SCOPE, threshold=threshold, use_text=use_text
+    )
+    try:
+        with _progress_bar(progress, total, Path(path).name) as bar:
+            start = time.perf_counter()
+            report = None if bar is None else (lambda done: bar("ingest", done, len(train)))
+            memory.save_many(train, batch_size=500, progress=report)
+            memory.scope_memory()  # built during the saves; counted in the ingest time
+            yield memory, train, test, time.perf_counter() - start, bar
+    finally:
+        memory.close()
+
+
+def evaluate(
+    path: str | Path,
+    store: Any = "memory:",
+    embedder: Any = None,
+    use_text: bool = True,
+    threshold: float | None = None,
+    progress: bool | None = None,
+) -> dict[str, Any]:
+    """Evaluate next-tool suggestions on a Workflow JSON file with train/test splits.
+
+    Args:
+        path: The ``.jsonl`` file.
+        store: Store spec for the memory (default: a fresh in-memory store).
+        embedder: Embedder setting (``None``: the default model).
+        use_text: ``False`` runs the ablation without instruction text.
+        threshold: Retrieval threshold ``T`` (``None``: 0.65).
+        progress: Show a progress bar on stderr (``None``: when stderr is a terminal and the run
+            is long).
+
+    Returns:
+        ``file, targets, hit@1, hit@3, mrr, ingest_seconds, suggest_ms_p50, suggest_ms_p95`` and
+        ``hits@1, hits@3, retrieval_share, top_source, baselines, beats_baselines, threshold,
+        use_text, embedder, train_workflows, test_workflows``.
+
+    Raises:
+        WorkflowFormatError: When the file is malformed.
+        ConfigurationError: When it lacks a train or a test split.
+    """
+    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+    with _memory(path, store, embedder, use_text, threshold, progress) as opened:
+        memory, train, test, ingest, bar = opened
+        run = _score(memory, train, test, bar)
+        return _report(
+            run,
+            file=Path(path).name,
+            **_head(memory, train, test, ingest, use_text),
+        )
+
+
+def sweep(
+    path: str | Path,
+    thresholds: Sequence[float] = DEFAULT_SWEEP,
+    *,
+    store: Any = "memory:",
+    embedder: Any = None,
+    use_text: bool = True,
+    progress: bool | None = None,
+) -> list[dict[str, Any]]:
+    """Evaluate one file at several thresholds (memory is ingested once).
+
+    Returns:
+        One row per threshold: ``threshold``, the chain's ``hit@1, hit@3, mrr``, the paper
+        rule's, and ``retrieval_share``.
+    """
+    rows = []
+    with _memory(path, store, embedder, use_text, thresholds[0], progress) as opened:
+        memory, train, test, _, bar = opened
+        for threshold in thresholds:
+            memory.threshold = threshold
+            run = _score(memory, train, test, bar)
+            paper = run.baselines["paper_rule"].report()
+            rows.append(
+                {
+                    "threshold": threshold,
+                    **{k: v for k, v in run.chain.report().items() if "@" in k or k == "mrr"},
+                    "paper_hit@1": paper["hit@1"],
+                    "paper_hit@3": paper["hit@3"],
+                    "retrieval_share": round(run.retrieved / max(run.chain.targets, 1), 4),
+                }
+            )
+    return rows
+
+
+def _head(
+    memory: EpisodicMemory, train: list[Workflow], test: list[Workflow], ingest: float, text: bool
+) -> dict[str, Any]:
+    return {
+        "ingest_seconds": round(ingest, 3),
+        "threshold": memory.threshold,
+        "use_text": text,
+        "embedder": memory.embedder.name,
+        "train_workflows": len(train),
+        "test_workflows": len(test),
+    }

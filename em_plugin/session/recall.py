@@ -1,0 +1,134 @@
+"""What an agent itself sees of memory: the recall tool's answer and the prompt block.
+
+:func:`recall_text` answers the recall tools of both integrations (an agent looks past workflows
+up deliberately, by describing a task in words); :func:`prompt_block_text` renders the
+"Relevant past workflows / suggested next tools" block that ``inject=True`` puts in the system
+prompt (the way n8n and H-EPM guide the agent itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from em_plugin.suggest.types import Suggestion
+from provenance.model import CallStep, InstructionStep, Workflow
+
+__all__ = ["prompt_block_text", "recall_text"]
+
+
+def recall_text(
+    memory: Any,
+    query: str,
+    *,
+    scope: str | None = None,
+    limit: int = 3,
+    min_similarity: float | None = None,
+) -> str:
+    """Look past workflows up deliberately; the text a recall tool returns to the agent.
+
+    Two routes are merged, best score per workflow: the paper's retrieval with the query as a
+    one-instruction workflow, and the cosine between the query and every instruction of the
+    scope's workflows (at any depth: instructions with calls under them are not leaves, so the
+    paper's rule alone would never see them). The second route reads the scope's workflows from
+    the store; embeddings come from the memory's cache.
+
+    Args:
+        memory: The episodic memory (a view of the scope to search).
+        query: What the agent is about to do, in words.
+        scope: The scope, when ``memory`` has no ``scope`` of its own.
+        limit: How many workflows to describe.
+        min_similarity: Instruction cosine a workflow must exceed (default: the memory's
+            retrieval threshold).
+
+    Returns:
+        A short description of the most similar past workflows and their steps.
+    """
+    if not isinstance(query, str) or not query.strip():
+        return "Give a non-empty query describing the task."
+    scope = getattr(memory, "scope", None) or scope or "default"
+    threshold = min_similarity if min_similarity is not None else getattr(memory, "threshold", 0.65)
+    probe = Workflow(id="recall/query", steps=(InstructionStep(text=query),), scope=scope)
+    scores: dict[str, float] = {m.workflow_id: m.score for m in memory.retrieve(probe)}
+    found: dict[str, Workflow] = {}
+    for workflow_id, score, workflow in _instruction_matches(memory, query, scope, threshold):
+        found[workflow_id] = workflow
+        scores[workflow_id] = max(score, scores.get(workflow_id, score))
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+    if not ranked:
+        return f"No past workflow is similar to {query!r}."
+    lines = [f"Past workflows similar to {query!r}:"]
+    for number, (workflow_id, score) in enumerate(ranked, start=1):
+        lines.append(f"{number}. {workflow_id} (similarity {score:.2f})")
+        workflow = found.get(workflow_id) or _load(memory, workflow_id)
+        if workflow is not None:
+            lines.append("   steps: " + " -> ".join(_leaf_label(s) for s in workflow.leaves()))
+    return "\n".join(lines)
+
+
+def _instruction_matches(
+    memory: Any, query: str, scope: str, threshold: float
+) -> list[tuple[str, float, Workflow]]:
+    store = getattr(memory, "store", None)
+    embedder = getattr(memory, "embedder", None)
+    if store is None or embedder is None or not hasattr(store, "iter_workflows"):
+        return []
+    workflows = list(store.iter_workflows(scope))
+    texts = {
+        w.id: [s.text for _, s in w.walk() if isinstance(s, InstructionStep)] for w in workflows
+    }
+    distinct = list(dict.fromkeys(t for ts in texts.values() for t in ts))
+    if not distinct:
+        return []
+    vectors = embedder.embed([query, *distinct])
+    cosine = dict(zip(distinct, (vectors[1:] @ vectors[0]).tolist(), strict=True))
+    out: list[tuple[str, float, Workflow]] = []
+    for workflow in workflows:
+        best = max((cosine[t] for t in texts[workflow.id]), default=-1.0)
+        if best > threshold:
+            out.append((workflow.id, float(best), workflow))
+    return out
+
+
+def _load(memory: Any, workflow_id: str) -> Workflow | None:
+    try:
+        return memory.load(workflow_id)
+    except Exception:  # noqa: BLE001 - the description is best effort; the id already helps
+        return None
+
+
+def _leaf_label(step: CallStep | InstructionStep) -> str:
+    if isinstance(step, CallStep):
+        return step.name
+    text = " ".join(step.text.split())
+    return f'"{text[:60]}"'
+
+
+def prompt_block_text(
+    matches: Sequence[Any], suggestions: Sequence[Suggestion], limit: int = 3
+) -> str:
+    """Render the system-prompt block from retrieved matches and suggestions.
+
+    Args:
+        matches: Retrieved memory workflows (:class:`~em_plugin.retrieval.reference.Match`),
+            best first.
+        suggestions: Suggestions for the current workflow.
+        limit: How many workflows and steps to name.
+
+    Returns:
+        The block, or ``""`` when there is nothing to say.
+    """
+    if not matches and not suggestions:
+        return ""
+    lines = ["Relevant past workflows (episodic memory):"]
+    for match in list(matches)[:limit]:
+        lines.append(f"- {match.workflow_id} (similarity {match.score:.2f})")
+    if not matches:
+        lines.append("- none similar enough")
+    tools = [s.tool for s in suggestions if s.tool]
+    if tools:
+        lines.append("Suggested next tools: " + ", ".join(dict.fromkeys(tools)))
+    steps = [s.text for s in suggestions if not s.tool]
+    if steps:
+        lines.append("Suggested next steps: " + "; ".join(steps[:limit]))
+    return "\n".join(lines)

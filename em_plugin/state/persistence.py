@@ -1,0 +1,207 @@
+"""On-disk form of the step index: a snapshot directory plus an append-only journal.
+
+Layout of an index directory::
+
+    meta.json          format, embedder name and dimension, store fingerprint, scope files
+    scope-<i>.json     a scope's name, workflow ids, tool names and instruction texts
+    scope-<i>.npz      its instruction vectors, leaf codes and leaf counts
+    journal.jsonl      saves and deletes since the snapshot, one JSON object a line
+
+A snapshot is written to a temporary sibling directory and swapped in by renames, so a crash
+leaves either the old or the new snapshot. The journal is replayed on load; a torn last line
+(a crash mid-write) is ignored, and the fingerprint check then reports the index as stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from em_plugin.errors import IndexStaleError
+from em_plugin.state.scope_index import ScopeIndex
+
+FORMAT = 1
+META = "meta.json"
+JOURNAL = "journal.jsonl"
+REINDEX_HINT = "run `em-plugin reindex` to rebuild it from the store"
+
+
+def fingerprint(pairs: Iterable[tuple[str, str]]) -> str:
+    """Return a digest of a set of ``(scope, workflow id)`` pairs, with their count.
+
+    The store and the index compute it the same way; a difference means the index is stale.
+    """
+    digest = hashlib.sha256()
+    count = 0
+    for scope, workflow_id in sorted(pairs):
+        digest.update(f"{scope}\x00{workflow_id}\n".encode())
+        count += 1
+    return f"{count}:{digest.hexdigest()[:32]}"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a snapshot's ``meta.json`` says."""
+
+    embedder: str
+    dimension: int
+    fingerprint: str
+    scopes: dict[str, ScopeIndex]
+
+
+def write_snapshot(
+    path: Path, embedder: str, dimension: int, scopes: dict[str, ScopeIndex]
+) -> None:
+    """Write a snapshot of compacted scopes to ``path`` atomically (an empty journal)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        files = []
+        for i, (name, scope) in enumerate(sorted(scopes.items())):
+            _write_scope(staging / f"scope-{i}", name, scope)
+            files.append({"scope": name, "file": f"scope-{i}"})
+        pairs = [(name, wid) for name, scope in scopes.items() for wid in scope.id_slots]
+        meta = {
+            "format": FORMAT,
+            "embedder": embedder,
+            "dimension": dimension,
+            "fingerprint": fingerprint(pairs),
+            "scopes": files,
+        }
+        (staging / META).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        (staging / JOURNAL).touch()
+        old = path.with_name(f".{path.name}.old")
+        if old.exists():
+            shutil.rmtree(old)
+        if path.exists():
+            path.rename(old)
+        staging.rename(path)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _write_scope(base: Path, name: str, scope: ScopeIndex) -> None:
+    live = sorted(scope.id_slots.items(), key=lambda item: item[1])
+    slots = np.array([slot for _, slot in live], dtype=np.int64)
+    lengths = scope.lengths.view()[slots] if len(slots) else np.zeros(0, np.int32)
+    codes = [scope.slot_codes(int(s)) for s in slots]
+    doc = {
+        "scope": name,
+        "ids": [wid for wid, _ in live],
+        "tools": scope.tools,
+        "texts": scope.texts,
+    }
+    base.with_suffix(".json").write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    np.savez(
+        base.with_suffix(".npz"),
+        vectors=scope.table(),
+        lengths=lengths.astype(np.int32),
+        codes=np.concatenate(codes) if codes else np.zeros(0, np.int32),
+    )
+
+
+def read_snapshot(path: Path) -> Snapshot:
+    """Read a snapshot directory.
+
+    Raises:
+        IndexStaleError: When files are missing, unreadable or of another format.
+    """
+    path = Path(path)
+    try:
+        meta = json.loads((path / META).read_text(encoding="utf-8"))
+        if meta.get("format") != FORMAT:
+            raise IndexStaleError(
+                f"step index {path} has format {meta.get('format')!r}, expected {FORMAT}; "
+                f"{REINDEX_HINT}"
+            )
+        dimension = int(meta["dimension"])
+        scopes = {
+            entry["scope"]: _read_scope(path / entry["file"], dimension) for entry in meta["scopes"]
+        }
+        return Snapshot(str(meta["embedder"]), dimension, str(meta["fingerprint"]), scopes)
+    except IndexStaleError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise IndexStaleError(f"step index {path} is unreadable ({exc}); {REINDEX_HINT}") from exc
+
+
+def _read_scope(base: Path, dimension: int) -> ScopeIndex:
+    doc = json.loads(base.with_suffix(".json").read_text(encoding="utf-8"))
+    with np.load(base.with_suffix(".npz"), allow_pickle=False) as arrays:
+        vectors, lengths, codes = arrays["vectors"], arrays["lengths"], arrays["codes"]
+    if vectors.shape != (len(doc["texts"]), dimension) or len(lengths) != len(doc["ids"]):
+        raise ValueError(f"{base.name} arrays do not fit its texts and ids")
+    scope = ScopeIndex(dimension)
+    scope.add_texts(doc["texts"], vectors)
+    scope.tools = list(doc["tools"])
+    scope.tool_ids = {name: i for i, name in enumerate(scope.tools)}
+    fits = int(lengths.sum()) == len(codes) and (
+        len(codes) == 0
+        or (int(codes.max()) < len(scope.tools) and -int(codes.min()) <= len(scope.texts))
+    )
+    if not fits:
+        raise ValueError(f"{base.name} leaf codes do not fit its tools and texts")
+    scope.add_bulk(doc["ids"], codes.astype(np.int32), lengths)
+    return scope
+
+
+class Journal:
+    """Append-only log of index changes since the last snapshot.
+
+    Args:
+        path: The index directory.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.file = Path(path) / JOURNAL
+        _drop_torn_tail(self.file)
+        self._handle = self.file.open("a", encoding="utf-8")
+        self.lines = sum(1 for _ in read_journal(path))
+
+    def write(self, entries: Iterable[dict[str, Any]]) -> None:
+        """Append entries and flush them to the OS."""
+        text = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries)
+        if text:
+            self._handle.write(text)
+            self._handle.flush()
+            self.lines += text.count("\n")
+
+    def close(self) -> None:
+        """Close the file."""
+        self._handle.close()
+
+
+def _drop_torn_tail(file: Path) -> None:
+    """Cut a last line left without its newline by a crash, so appends start a fresh line."""
+    if not file.exists():
+        return
+    with file.open("rb+") as handle:
+        data = handle.read()
+        if data and not data.endswith(b"\n"):
+            handle.truncate(data.rfind(b"\n") + 1)
+
+
+def read_journal(path: Path) -> Iterator[dict[str, Any]]:
+    """Yield journal entries; a torn last line is skipped."""
+    file = Path(path) / JOURNAL
+    if not file.exists():
+        return
+    with file.open(encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(entry, dict):
+                yield entry

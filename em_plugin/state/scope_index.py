@@ -1,0 +1,285 @@
+"""Per-scope storage of the step index: leaf codes, postings and the FAISS vector table.
+
+A scope holds its workflows in *slots* (append-only; a removed or replaced workflow leaves a dead
+slot that later compaction drops). Each slot's leaf sequence is stored as int32 *codes* in one
+flat array: a call leaf is its tool id (``>= 0``), an instruction leaf is ``-(text id) - 1``.
+Instruction texts are stored once per scope (paraphrase templates repeat a lot) in a FAISS
+``IndexFlatIP``; postings map a tool id or a text id to the slots whose workflow uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import faiss
+import numpy as np
+
+from em_plugin.retrieval.reference import LeafSequence
+
+
+class GrowArray:
+    """A 1-D append-only numpy array with amortised doubling.
+
+    Args:
+        dtype: Element type.
+    """
+
+    def __init__(self, dtype: type | np.dtype) -> None:
+        self._data = np.empty(64, dtype=dtype)
+        self.size = 0
+
+    def extend(self, values: np.ndarray | Sequence[int]) -> None:
+        """Append values."""
+        values = np.asarray(values, dtype=self._data.dtype)
+        end = self.size + len(values)
+        if end > len(self._data):
+            grown = np.empty(max(end, 2 * len(self._data)), self._data.dtype)
+            grown[: self.size] = self._data[: self.size]
+            self._data = grown
+        self._data[self.size : end] = values
+        self.size = end
+
+    def view(self) -> np.ndarray:
+        """Return the filled part (a view: valid until the next ``extend``)."""
+        return self._data[: self.size]
+
+
+class Postings:
+    """Key → slots, as a CSR built in batches plus an unsorted tail of recent pairs.
+
+    Pairs are never removed: dead slots are filtered by the caller, and compaction rebuilds the
+    whole scope. The CSR is rebuilt when the tail grows past 1/16 of it, so appends cost
+    amortised O(log n) and a lookup scans at most a small tail.
+    """
+
+    def __init__(self) -> None:
+        self._keys = GrowArray(np.int32)
+        self._slots = GrowArray(np.int32)
+        self._indptr = np.zeros(1, dtype=np.int64)
+        self._sorted = np.zeros(0, dtype=np.int32)
+        self._built = 0
+        self._tail_counts = np.zeros(0, dtype=np.int64)
+
+    def add(self, keys: np.ndarray, slot: int) -> None:
+        """Record that ``slot`` uses each of ``keys`` (unique)."""
+        self.add_pairs(keys, np.full(len(keys), slot, dtype=np.int32))
+
+    def add_pairs(self, keys: np.ndarray, slots: np.ndarray) -> None:
+        """Record ``(key, slot)`` pairs (each pair new)."""
+        self._keys.extend(keys)
+        self._slots.extend(slots)
+        if len(keys):
+            top = int(keys.max()) + 1
+            if top > len(self._tail_counts):
+                grown = np.zeros(max(2 * len(self._tail_counts), top), np.int64)
+                grown[: len(self._tail_counts)] = self._tail_counts
+                self._tail_counts = grown
+            np.add.at(self._tail_counts, keys, 1)
+        if self._keys.size - self._built > max(4096, self._built // 16):
+            self.build()
+
+    def build(self) -> None:
+        """Fold the tail into the CSR."""
+        keys, slots = self._keys.view(), self._slots.view()
+        order = np.argsort(keys, kind="stable")
+        self._sorted = slots[order].copy()
+        top = int(keys.max()) + 2 if len(keys) else 1
+        self._indptr = np.zeros(top, dtype=np.int64)
+        np.cumsum(np.bincount(keys, minlength=top - 1), out=self._indptr[1:])
+        self._built = len(keys)
+        self._tail_counts[:] = 0
+
+    def counts(self, keys: np.ndarray) -> np.ndarray:
+        """Return how many slots each key has (dead slots included)."""
+        inside = keys < len(self._indptr) - 1
+        out = np.zeros(len(keys), dtype=np.int64)
+        k = keys[inside]
+        out[inside] = self._indptr[k + 1] - self._indptr[k]
+        if self._keys.size > self._built:
+            tail = keys < len(self._tail_counts)
+            out[tail] += self._tail_counts[keys[tail]]
+        return out
+
+    def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return ``(which, slots)``: each posting's index into ``keys`` and its slot.
+
+        Args:
+            keys: Distinct keys.
+        """
+        keys = np.asarray(keys, dtype=np.int64)
+        inside = keys < len(self._indptr) - 1
+        starts = np.where(inside, self._indptr[np.where(inside, keys, 0)], 0)
+        ends = np.where(inside, self._indptr[np.where(inside, keys + 1, 0)], 0)
+        lengths = ends - starts
+        which = np.repeat(np.arange(len(keys)), lengths)
+        first = np.repeat(starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+        slots = self._sorted[first + np.arange(len(which))]
+        if self._keys.size > self._built:
+            tail_keys = self._keys.view()[self._built :]
+            tail_slots = self._slots.view()[self._built :]
+            order = np.argsort(keys)
+            hit = np.isin(tail_keys, keys)
+            where = order[np.searchsorted(keys[order], tail_keys[hit])]
+            which = np.concatenate((which, where))
+            slots = np.concatenate((slots, tail_slots[hit]))
+        return which, slots
+
+
+class ScopeIndex:
+    """Leaf sequences, postings and instruction vectors of one scope.
+
+    Args:
+        dimension: The embedding dimension.
+    """
+
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+        self.texts: list[str] = []
+        self.text_ids: dict[str, int] = {}
+        self.text_refs = GrowArray(np.int64)
+        self.vectors = faiss.IndexFlatIP(dimension)
+        self.tools: list[str] = []
+        self.tool_ids: dict[str, int] = {}
+        self.slot_ids: list[str | None] = []
+        self.id_slots: dict[str, int] = {}
+        self.offsets = GrowArray(np.int64)
+        self.lengths = GrowArray(np.int32)
+        self.alive = GrowArray(np.bool_)
+        self.codes = GrowArray(np.int32)
+        self.tool_postings = Postings()
+        self.text_postings = Postings()
+
+    def __len__(self) -> int:
+        return len(self.id_slots)
+
+    @property
+    def dead(self) -> int:
+        """Slots held by removed or replaced workflows."""
+        return len(self.slot_ids) - len(self.id_slots)
+
+    def table(self) -> np.ndarray:
+        """Return the instruction vectors as an array view of FAISS's storage.
+
+        The view is only valid until the next text is added.
+        """
+        total = self.vectors.ntotal
+        if total == 0:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        flat = faiss.rev_swig_ptr(self.vectors.get_xb(), total * self.dimension)
+        return flat.reshape(total, self.dimension)
+
+    def new_texts(self, texts: Sequence[str | None]) -> list[str]:
+        """Return the distinct instruction texts not stored yet, in first-seen order."""
+        seen: dict[str, None] = {}
+        for text in texts:
+            if text is not None and text not in self.text_ids:
+                seen.setdefault(text, None)
+        return list(seen)
+
+    def add_texts(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Store new instruction texts with their unit-norm vectors."""
+        if not texts:
+            return
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        for text in texts:
+            self.text_ids[text] = len(self.texts)
+            self.texts.append(text)
+        self.text_refs.extend(np.zeros(len(texts), dtype=np.int64))
+        self.vectors.add(vectors)
+
+    def encode(self, tools: Sequence[str | None], texts: Sequence[str | None]) -> np.ndarray:
+        """Return the codes of a leaf sequence whose texts are stored (new tools are added)."""
+        codes = np.empty(len(tools), dtype=np.int32)
+        for i, (tool, text) in enumerate(zip(tools, texts, strict=True)):
+            if tool is None:
+                codes[i] = -self.text_ids[text] - 1  # type: ignore[index]
+            else:
+                tool_id = self.tool_ids.get(tool)
+                if tool_id is None:
+                    tool_id = self.tool_ids[tool] = len(self.tools)
+                    self.tools.append(tool)
+                codes[i] = tool_id
+        return codes
+
+    def lookup_codes(self, leaves: LeafSequence) -> np.ndarray | None:
+        """Return the codes of a leaf sequence, or ``None`` when a tool or text is unknown."""
+        codes = np.empty(len(leaves), dtype=np.int32)
+        for i, (tool, text) in enumerate(zip(leaves.tools, leaves.texts, strict=True)):
+            code = self.tool_ids.get(tool) if tool is not None else self.text_ids.get(text or "")
+            if code is None:
+                return None
+            codes[i] = code if tool is not None else -code - 1
+        return codes
+
+    def remove(self, workflow_id: str) -> bool:
+        """Mark a workflow's slot dead; return whether it was stored."""
+        slot = self.id_slots.pop(workflow_id, None)
+        if slot is None:
+            return False
+        self.slot_ids[slot] = None
+        self.alive.view()[slot] = False
+        codes = self.slot_codes(slot)
+        self.text_refs.view()[np.unique(-codes[codes < 0] - 1)] -= 1
+        return True
+
+    def slot_codes(self, slot: int) -> np.ndarray:
+        """Return the leaf codes stored in a slot."""
+        start = int(self.offsets.view()[slot])
+        return self.codes.view()[start : start + int(self.lengths.view()[slot])]
+
+    def leaves(self, slot: int) -> LeafSequence:
+        """Return a slot's leaf sequence with its vectors (zero rows for calls)."""
+        codes = self.slot_codes(slot)
+        tools = tuple(self.tools[c] if c >= 0 else None for c in codes.tolist())
+        texts = tuple(self.texts[-c - 1] if c < 0 else None for c in codes.tolist())
+        vectors = np.zeros((len(codes), self.dimension), dtype=np.float32)
+        instr = codes < 0
+        vectors[instr] = self.table()[-codes[instr] - 1]
+        return LeafSequence(tools, texts, vectors)
+
+    def add_bulk(self, workflow_ids: Sequence[str], codes: np.ndarray, lengths: np.ndarray) -> None:
+        """Store many workflows at once (vectorised; ids must not be stored).
+
+        Args:
+            workflow_ids: The ids, one per workflow.
+            codes: Their leaf codes, concatenated.
+            lengths: Their leaf counts.
+        """
+        first = len(self.slot_ids)
+        count = len(workflow_ids)
+        lengths = np.asarray(lengths, dtype=np.int64)
+        self.slot_ids.extend(workflow_ids)
+        self.id_slots.update(zip(workflow_ids, range(first, first + count), strict=True))
+        self.offsets.extend(self.codes.size + np.concatenate(([0], np.cumsum(lengths)[:-1])))
+        self.lengths.extend(lengths)
+        self.alive.extend(np.ones(count, dtype=np.bool_))
+        self.codes.extend(codes)
+        slot_of = np.repeat(np.arange(first, first + count, dtype=np.int64), lengths)
+        for postings, mask, keys in (
+            (self.tool_postings, codes >= 0, codes),
+            (self.text_postings, codes < 0, -codes.astype(np.int64) - 1),
+        ):
+            pairs = np.unique(slot_of[mask] << 32 | keys[mask].astype(np.int64))
+            low, high = pairs & 0xFFFFFFFF, pairs >> 32
+            postings.add_pairs(low.astype(np.int32), high.astype(np.int32))
+            if postings is self.text_postings:
+                refs = np.bincount(low, minlength=len(self.texts))
+                self.text_refs.view()[:] += refs
+
+    def compacted(self) -> ScopeIndex:
+        """Return a copy without dead slots and without texts no live workflow uses."""
+        fresh = ScopeIndex(self.dimension)
+        live = np.flatnonzero(self.text_refs.view() > 0)
+        fresh.add_texts([self.texts[i] for i in live.tolist()], self.table()[live])
+        remap = np.full(len(self.texts), -1, dtype=np.int64)
+        remap[live] = np.arange(len(live))
+        fresh.tools = list(self.tools)
+        fresh.tool_ids = dict(self.tool_ids)
+        items = sorted(self.id_slots.items(), key=lambda item: item[1])
+        codes = [self.slot_codes(slot) for _, slot in items]
+        flat = np.concatenate(codes) if codes else np.zeros(0, np.int32)
+        instr = flat < 0
+        flat = flat.copy()
+        flat[instr] = -remap[-flat[instr].astype(np.int64) - 1] - 1
+        fresh.add_bulk([wid for wid, _ in items], flat, np.array([len(c) for c in codes]))
+        return fresh

@@ -1,0 +1,109 @@
+"""One scope's suggestion state: contexts, the continuation index and the procedural graph.
+
+:class:`ScopeMemory` keeps the three in step: a workflow is added to all of them or (on delete)
+removed from all of them, and the vectors of instruction contexts that no stored workflow uses
+any more are dropped with it. It is derived data: :class:`~em_plugin.memory.EpisodicMemory`
+rebuilds it from the store when a scope is first used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+
+from em_plugin.state.continuation import ContinuationConfig, ContinuationIndex, Query
+from em_plugin.state.episodes import ContextTable, Episode, episode_of
+from em_plugin.state.procedural import DEFAULT_C, DEFAULT_SIMILARITY, ProceduralGraph
+from provenance.model import Workflow
+
+__all__ = ["ScopeMemory"]
+
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+class ScopeMemory:
+    """The suggestion state of one scope.
+
+    Args:
+        dimension: The embedding dimension.
+        embed: Embeds context texts (the memory's cached embedder).
+        config: Continuation model parameters.
+        c: H-EPM efficiency weight of the procedural graph.
+        similarity_threshold: Context cosine from which a graph edge ranks by similarity.
+        use_text: ``False`` treats every instruction as the same text (ablation).
+    """
+
+    def __init__(
+        self,
+        dimension: int,
+        embed: Embed,
+        *,
+        config: ContinuationConfig | None = None,
+        c: float = DEFAULT_C,
+        similarity_threshold: float = DEFAULT_SIMILARITY,
+        use_text: bool = True,
+    ) -> None:
+        self.embed = embed
+        self.use_text = use_text
+        self.contexts = ContextTable(dimension)
+        self.continuation = ContinuationIndex(self.contexts, config)
+        self.graph = ProceduralGraph(self.contexts, c=c, similarity_threshold=similarity_threshold)
+        self._context_ids: dict[str, list[int]] = {}
+
+    def __len__(self) -> int:
+        return len(self._context_ids)
+
+    def __contains__(self, workflow_id: object) -> bool:
+        return workflow_id in self._context_ids
+
+    def ids(self) -> list[str]:
+        """Return the workflow ids held, sorted."""
+        return sorted(self._context_ids)
+
+    def add_many(self, workflows: Iterable[Workflow]) -> list[str]:
+        """Add workflows (replacing same ids); embeds all new contexts in one call.
+
+        Returns:
+            Context texts released by replaced workflows (no longer used in this scope).
+        """
+        episodes = [episode_of(w, use_text=self.use_text) for w in workflows]
+        released: list[str] = []
+        for episode in episodes:
+            released.extend(self.remove(episode.workflow_id))
+        new = [t for e in episodes for t in e.contexts if t is not None and t not in self.contexts]
+        vectors = self.embed(list(dict.fromkeys(new))) if new else None
+        table = dict(zip(dict.fromkeys(new), vectors, strict=True)) if vectors is not None else {}
+        for episode in episodes:
+            ids = self.contexts.acquire(episode.contexts, lambda texts: [table[t] for t in texts])
+            self._context_ids[episode.workflow_id] = ids
+            self.continuation.add(episode, ids)
+            self.graph.add(episode, ids)
+        return [t for t in released if t not in self.contexts]
+
+    def remove(self, workflow_id: str) -> list[str]:
+        """Remove a workflow; return the context texts no other workflow of the scope uses."""
+        ids = self._context_ids.pop(workflow_id, None)
+        if ids is None:
+            return []
+        self.continuation.remove(workflow_id)
+        self.graph.remove(workflow_id)
+        return self.contexts.release(ids)
+
+    def episode(self, workflow_id: str) -> Episode | None:
+        """Return a held workflow's episode."""
+        return self.continuation.episode(workflow_id)
+
+    def query(self, workflow: Workflow, *, exclude: Iterable[str] = ()) -> Query:
+        """Build the continuation query of a current workflow (embedding its last context)."""
+        episode = episode_of(workflow, use_text=self.use_text)
+        context = next((c for c in reversed(episode.contexts) if c is not None), None)
+        vector = None
+        if context is not None:
+            found = self.contexts.id_of(context)
+            vector = (
+                self.contexts.vector(found).copy()
+                if found >= 0
+                else np.asarray(self.embed([context]), dtype=np.float32)[0]
+            )
+        return Query(episode.tools, vector, frozenset(exclude))

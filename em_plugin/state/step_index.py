@@ -1,0 +1,445 @@
+"""The step index: per-scope leaf storage, FAISS over instruction texts, postings for tools.
+
+It is the engine's view of the memory, kept in step with the store on every save and delete:
+:meth:`StepIndex.add` / :meth:`StepIndex.remove` / :meth:`StepIndex.remove_scope`. With a
+``path`` (a directory beside a disk store) every change is also appended to a journal, and
+:meth:`StepIndex.save` writes a compact snapshot. :meth:`StepIndex.load` refuses an index built
+with another embedder or dimension, or for another set of stored workflows, with
+:class:`~em_plugin.errors.IndexStaleError`; :meth:`StepIndex.rebuild` recreates it from the
+store's workflows alone.
+
+Retrieval never crosses scopes: every structure is per scope.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from itertools import islice
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from em_plugin.embedding.cache import CachedEmbedder
+from em_plugin.embedding.embedders import Embedder
+from em_plugin.errors import ConfigurationError, IndexStaleError
+from em_plugin.retrieval.fast import fast_match
+from em_plugin.retrieval.reference import (
+    LeafSequence,
+    Match,
+    MatchConfig,
+    leaf_texts,
+    reference_match,
+)
+from em_plugin.state import persistence as index_files
+from em_plugin.state.persistence import REINDEX_HINT, fingerprint
+from em_plugin.state.scope_index import ScopeIndex
+from provenance.model import DEFAULT_SCOPE, Workflow
+
+Method = Literal["fast", "reference"]
+METHODS = ("fast", "reference")
+
+__all__ = ["METHODS", "StepIndex", "fingerprint"]
+
+
+class StepIndex:
+    """Leaf sequences of the stored workflows, indexed for exact fast retrieval.
+
+    Args:
+        embedder: Embeds instruction texts; wrapped in an in-memory
+            :class:`~em_plugin.embedding.cache.CachedEmbedder` unless it is one already.
+        path: Directory to journal changes to and save snapshots in; ``None`` for memory only.
+    """
+
+    def __init__(self, embedder: Embedder, *, path: str | Path | None = None) -> None:
+        self.embedder = (
+            embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder)
+        )
+        self.path = Path(path) if path is not None else None
+        self._scopes: dict[str, ScopeIndex] = {}
+        self._scope_of: dict[str, str] = {}
+        self._lock = threading.RLock()
+        self._journal: index_files.Journal | None = None
+        if self.path is not None:
+            if not (self.path / index_files.META).exists():
+                index_files.write_snapshot(self.path, self.embedder.name, self.dimension, {})
+            self._journal = index_files.Journal(self.path)
+
+    @property
+    def dimension(self) -> int:
+        """The embedding dimension."""
+        return self.embedder.dimension
+
+    # ----------------------------------------------------------------------------- contents
+
+    def __contains__(self, workflow_id: object) -> bool:
+        return workflow_id in self._scope_of
+
+    def __len__(self) -> int:
+        return len(self._scope_of)
+
+    def scopes(self) -> list[str]:
+        """Return the scopes holding at least one workflow, sorted."""
+        with self._lock:
+            return sorted(name for name, scope in self._scopes.items() if len(scope))
+
+    def ids(self, scope: str = DEFAULT_SCOPE) -> list[str]:
+        """Return the ids of a scope's workflows, sorted."""
+        with self._lock:
+            found = self._scopes.get(scope)
+            return sorted(found.id_slots) if found is not None else []
+
+    def scope_of(self, workflow_id: str) -> str | None:
+        """Return the scope a workflow is indexed in, or ``None``."""
+        return self._scope_of.get(workflow_id)
+
+    def leaves(self, workflow_id: str) -> LeafSequence:
+        """Return a stored workflow's leaf sequence with its vectors.
+
+        Raises:
+            KeyError: When the workflow is not indexed.
+        """
+        with self._lock:
+            scope = self._scopes[self._scope_of[workflow_id]]
+            return scope.leaves(scope.id_slots[workflow_id])
+
+    def fingerprint(self) -> str:
+        """Return the digest of the indexed ``(scope, id)`` pairs (see :func:`fingerprint`)."""
+        with self._lock:
+            return fingerprint((scope, wid) for wid, scope in self._scope_of.items())
+
+    def stats(self) -> dict[str, Any]:
+        """Return counts per scope: workflows, leaves, distinct texts and tools."""
+        with self._lock:
+            return {
+                name: {
+                    "workflows": len(scope),
+                    "leaf_steps": int(scope.lengths.view()[scope.alive.view()].sum()),
+                    "texts": int((scope.text_refs.view() > 0).sum()),
+                    "tools": len(scope.tools),
+                }
+                for name, scope in sorted(self._scopes.items())
+            }
+
+    # ----------------------------------------------------------------------------- changes
+
+    def add(self, workflow: Workflow) -> None:
+        """Index a workflow in its scope, replacing any indexed workflow with the same id."""
+        self.add_many([workflow])
+
+    def add_many(
+        self,
+        workflows: Iterable[Workflow],
+        *,
+        batch_size: int = 1000,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Index workflows in batches (one embedding call per batch for the new texts).
+
+        Args:
+            workflows: The workflows; a later one replaces an earlier one with the same id.
+            batch_size: Workflows per batch.
+            progress: Called with the running count after each batch.
+
+        Returns:
+            How many workflows were indexed.
+        """
+        done = 0
+        iterator = iter(workflows)
+        while batch := list(islice(iterator, batch_size)):
+            entries = [(w.id, w.scope, *leaf_texts(w)) for w in batch]
+            with self._lock:
+                self._apply_adds(entries)
+                self._log([_add_entry(*e) for e in entries])
+            done += len(batch)
+            if progress is not None:
+                progress(done)
+        return done
+
+    def remove(self, workflow_id: str) -> bool:
+        """Remove a workflow; return whether it was indexed."""
+        with self._lock:
+            removed = self._remove(workflow_id)
+            if removed:
+                self._log([{"op": "remove", "id": workflow_id}])
+            return removed
+
+    def remove_scope(self, scope: str) -> list[str]:
+        """Remove a scope's workflows and vectors (also from the embedding cache).
+
+        Returns:
+            The removed workflow ids, sorted.
+        """
+        with self._lock:
+            found = self._scopes.pop(scope, None)
+            if found is None:
+                return []
+            for workflow_id in found.id_slots:
+                del self._scope_of[workflow_id]
+            elsewhere = {t for s in self._scopes.values() for t in s.text_ids}
+            self.embedder.discard(t for t in found.texts if t not in elsewhere)
+            self._log([{"op": "remove_scope", "scope": scope}])
+            return sorted(found.id_slots)
+
+    def rebuild(self, workflows: Iterable[Workflow], **kwargs: Any) -> int:
+        """Replace the whole index by these workflows (``em-plugin reindex``); save if on disk.
+
+        Args:
+            workflows: Every stored workflow.
+            **kwargs: Passed to :meth:`add_many` (``batch_size``, ``progress``).
+
+        Returns:
+            How many workflows were indexed.
+        """
+        with self._lock:
+            self._scopes.clear()
+            self._scope_of.clear()
+            journal, self._journal = self._journal, None
+            try:
+                count = self.add_many(workflows, **kwargs)
+            finally:
+                self._journal = journal
+            if self.path is not None:
+                self.save()
+            return count
+
+    # ----------------------------------------------------------------------------- retrieval
+
+    def query_leaves(self, workflow: Workflow) -> LeafSequence:
+        """Return the current workflow's leaf sequence, embedding its instructions (cached)."""
+        tools, texts = leaf_texts(workflow)
+        vectors = np.zeros((len(tools), self.dimension), dtype=np.float32)
+        rows = [i for i, t in enumerate(texts) if t is not None]
+        if rows:
+            distinct = list(dict.fromkeys(texts[i] for i in rows))
+            embedded = self.embedder.embed(distinct)  # type: ignore[arg-type]
+            position = {t: i for i, t in enumerate(distinct)}
+            vectors[rows] = embedded[[position[texts[i]] for i in rows]]
+        return LeafSequence(tools, texts, vectors)
+
+    def match(
+        self,
+        current: Workflow | LeafSequence,
+        *,
+        scope: str | None = None,
+        config: MatchConfig | None = None,
+        method: Method = "fast",
+    ) -> list[Match]:
+        """Retrieve the scope's workflows matching the current one (DESIGN §7).
+
+        Args:
+            current: The current workflow, or its leaf sequence from :meth:`query_leaves`.
+            scope: The scope to search; defaults to the workflow's own scope.
+            config: Threshold, limit, exclusions and window.
+            method: ``"fast"`` (index pruning + vectorised DP) or ``"reference"`` (brute force);
+                both return the same matches.
+
+        Returns:
+            At most ``config.max_workflows`` matches, best first, ties by id.
+
+        Raises:
+            ConfigurationError: When ``method`` is not one of :data:`METHODS`.
+        """
+        config = config or MatchConfig()
+        if method not in METHODS:
+            raise ConfigurationError(f"method must be one of {METHODS}, got {method!r}")
+        if isinstance(current, Workflow):
+            scope = current.scope if scope is None else scope
+            leaves = self.query_leaves(current)
+        else:
+            leaves = current
+        scope = DEFAULT_SCOPE if scope is None else scope
+        with self._lock:
+            found = self._scopes.get(scope)
+            if method == "fast":
+                return fast_match(leaves, found, config)
+            memory = (
+                ((wid, found.leaves(slot)) for wid, slot in found.id_slots.items())
+                if found is not None
+                else ()
+            )
+            return reference_match(leaves, memory, config)
+
+    # ----------------------------------------------------------------------------- persistence
+
+    def save(self, path: str | Path | None = None) -> None:
+        """Write a compact snapshot (to ``path``, or to the index's own directory).
+
+        Raises:
+            ConfigurationError: When no path is given and the index has none.
+        """
+        target = Path(path) if path is not None else self.path
+        if target is None:
+            raise ConfigurationError("save() needs a path: this index was created without one")
+        with self._lock:
+            self._scopes = {
+                n: s.compacted() if s.dead or (s.text_refs.view() == 0).any() else s
+                for n, s in self._scopes.items()
+                if len(s)
+            }
+            own = self.path is not None and target.resolve() == self.path.resolve()
+            if own and self._journal is not None:
+                self._journal.close()
+            index_files.write_snapshot(target, self.embedder.name, self.dimension, self._scopes)
+            if own:
+                self._journal = index_files.Journal(target)
+
+    @classmethod
+    def open(
+        cls, path: str | Path, embedder: Embedder, *, expected_fingerprint: str | None = None
+    ) -> StepIndex:
+        """Load the index at ``path``, or create an empty one there if there is none.
+
+        Args:
+            path: The index directory (beside the store).
+            embedder: The embedder in use.
+            expected_fingerprint: The store's :func:`fingerprint`; checked when given, so an
+                empty new index beside a non-empty store is reported as stale too.
+
+        Raises:
+            IndexStaleError: As :meth:`load`.
+        """
+        if (Path(path) / index_files.META).exists():
+            return cls.load(path, embedder, expected_fingerprint=expected_fingerprint)
+        index = cls(embedder, path=path)
+        index._check(expected_fingerprint)
+        return index
+
+    @classmethod
+    def load(
+        cls, path: str | Path, embedder: Embedder, *, expected_fingerprint: str | None = None
+    ) -> StepIndex:
+        """Open a saved index and replay its journal.
+
+        Args:
+            path: The index directory.
+            embedder: The embedder in use; it must be the one the index was built with.
+            expected_fingerprint: The store's :func:`fingerprint`; checked when given.
+
+        Returns:
+            The index, journaling further changes to ``path``.
+
+        Raises:
+            IndexStaleError: When the index is missing or unreadable, was built with another
+                embedder or dimension, or does not hold the store's workflows.
+        """
+        path = Path(path)
+        if not (path / index_files.META).exists():
+            raise IndexStaleError(f"no step index at {path}; {REINDEX_HINT}")
+        snapshot = index_files.read_snapshot(path)
+        cached = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder)
+        if snapshot.embedder != cached.name or snapshot.dimension != cached.dimension:
+            raise IndexStaleError(
+                f"step index {path} was built with embedder {snapshot.embedder!r} "
+                f"(dimension {snapshot.dimension}), but the embedder is {cached.name!r} "
+                f"(dimension {cached.dimension}); {REINDEX_HINT}"
+            )
+        index = cls(cached)
+        index._scopes = snapshot.scopes
+        index._scope_of = {w: n for n, s in snapshot.scopes.items() for w in s.id_slots}
+        index._replay(index_files.read_journal(path))
+        index.path = path
+        index._journal = index_files.Journal(path)
+        index._check(expected_fingerprint)
+        return index
+
+    def close(self) -> None:
+        """Close the journal (the index stays usable in memory)."""
+        with self._lock:
+            if self._journal is not None:
+                self._journal.close()
+                self._journal = None
+
+    # ----------------------------------------------------------------------------- internals
+
+    def _check(self, expected: str | None) -> None:
+        actual = self.fingerprint()
+        if expected is None or actual == expected:
+            return
+        self.close()
+        raise IndexStaleError(
+            f"step index {self.path} holds {actual.split(':')[0]} workflows (fingerprint "
+            f"{actual}), the store {expected.split(':')[0]} (fingerprint {expected}); "
+            f"{REINDEX_HINT}"
+        )
+
+    def _apply_adds(self, entries: list[tuple[str, str, tuple, tuple]]) -> None:
+        fresh: dict[str, dict[str, None]] = {}
+        for _, scope_name, _tools, texts in entries:
+            scope = self._scope(scope_name)
+            new = fresh.setdefault(scope_name, {})
+            new.update(dict.fromkeys(scope.new_texts(texts)))
+        distinct = list(dict.fromkeys(t for new in fresh.values() for t in new))
+        vectors = self.embedder.embed(distinct) if distinct else None
+        row = {t: i for i, t in enumerate(distinct)}
+        for scope_name, new in fresh.items():
+            if new and vectors is not None:
+                self._scopes[scope_name].add_texts(list(new), vectors[[row[t] for t in new]])
+        latest = {e[0]: e for e in entries}  # a later entry for an id replaces an earlier one
+        for workflow_id in latest:
+            # No compaction inside the batch: it would drop the texts added above.
+            self._remove(workflow_id, compact=False)
+        by_scope: dict[str, list[tuple[str, np.ndarray]]] = {}
+        for workflow_id, scope_name, tools, texts in latest.values():
+            codes = self._scopes[scope_name].encode(tools, texts)
+            by_scope.setdefault(scope_name, []).append((workflow_id, codes))
+            self._scope_of[workflow_id] = scope_name
+        for scope_name, added in by_scope.items():
+            lengths = np.array([len(codes) for _, codes in added])
+            flat = np.concatenate([codes for _, codes in added])
+            self._scopes[scope_name].add_bulk([wid for wid, _ in added], flat, lengths)
+            self._compact_if_sparse(scope_name)
+
+    def _scope(self, name: str) -> ScopeIndex:
+        scope = self._scopes.get(name)
+        if scope is None:
+            scope = self._scopes[name] = ScopeIndex(self.dimension)
+        return scope
+
+    def _remove(self, workflow_id: str, *, compact: bool = True) -> bool:
+        name = self._scope_of.pop(workflow_id, None)
+        if name is None:
+            return False
+        self._scopes[name].remove(workflow_id)
+        if compact:
+            self._compact_if_sparse(name)
+        return True
+
+    def _compact_if_sparse(self, name: str) -> None:
+        # Dead slots cost scan time and memory; compacting when they outnumber the live ones
+        # keeps that cost amortised O(1) per removal.
+        scope = self._scopes[name]
+        if scope.dead > max(1024, len(scope)):
+            self._scopes[name] = scope.compacted()
+
+    def _log(self, entries: list[dict[str, Any]]) -> None:
+        if self._journal is None:
+            return
+        self._journal.write(entries)
+        if self._journal.lines > max(10_000, len(self._scope_of) // 2):
+            self.save()
+
+    def _replay(self, entries: Iterable[dict[str, Any]]) -> None:
+        pending: list[tuple[str, str, tuple, tuple]] = []
+        for entry in entries:
+            op = entry.get("op")
+            if op == "add":
+                pending.append(
+                    (entry["id"], entry["scope"], tuple(entry["tools"]), tuple(entry["texts"]))
+                )
+                continue
+            if pending:
+                self._apply_adds(pending)
+                pending = []
+            if op == "remove":
+                self._remove(entry["id"])
+            elif op == "remove_scope":
+                for workflow_id in self._scopes.pop(entry["scope"], ScopeIndex(1)).id_slots:
+                    self._scope_of.pop(workflow_id, None)
+        if pending:
+            self._apply_adds(pending)
+
+
+def _add_entry(workflow_id: str, scope: str, tools: tuple, texts: tuple) -> dict[str, Any]:
+    return {"op": "add", "id": workflow_id, "scope": scope, "tools": tools, "texts": texts}

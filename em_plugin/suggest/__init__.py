@@ -1,0 +1,25 @@
+"""Suggesters: episodic, procedural (H-EPM), LLM and the deterministic fallback, and their chain.
+
+See DESIGN §8. Each returns structured :class:`~em_plugin.suggest.types.Suggestion` objects
+(tool, text, args, score, source, evidence); :class:`SuggestionChain` merges them.
+"""
+
+from __future__ import annotations
+
+from em_plugin.suggest.base import Suggester, SuggestionRequest
+from em_plugin.suggest.chain import SuggestionChain, default_chain
+from em_plugin.suggest.episodic import EpisodicSuggester
+from em_plugin.suggest.fallback import FallbackSuggester
+from em_plugin.suggest.llm import LLMSuggester
+from em_plugin.suggest.procedural import ProceduralSuggester
+
+__all__ = [
+    "EpisodicSuggester",
+    "FallbackSuggester",
+    "LLMSuggester",
+    "ProceduralSuggester",
+    "Suggester",
+    "SuggestionChain",
+    "SuggestionRequest",
+    "default_chain",
+]

@@ -1,0 +1,97 @@
+"""em-plugin eval: the DESIGN §10 protocol, its metrics, the baselines and the sweep."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from em_plugin.errors import ConfigurationError
+from em_plugin.evaluation import evaluate, sweep
+from em_plugin.evaluation.baselines import bigram, longest_suffix
+from provenance.errors import WorkflowFormatError
+from provenance.workflow_json import read_jsonl
+from tests.data_files import benchmark_file
+
+KEYS = {"targets", "hit@1", "hit@3", "mrr", "ingest_seconds", "suggest_ms_p50", "suggest_ms_p95"}
+
+
+def call(name: str) -> dict:
+    return {"kind": "call", "name": name}
+
+
+def write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    train = [
+        {"id": f"t{i}", "split": "train", "steps": [call("a"), call("b"), call("c")]}
+        for i in range(3)
+    ]
+    test = [
+        # targets: b (j=1), c (j=2); the instruction leaf at j=3 is not a target.
+        {"id": "q1", "split": "test", "steps": [call("a"), call("b"), call("c"),
+                                               {"kind": "instruction", "text": "thanks"}]},
+        # one target: x (never seen: ranked nowhere, counts 0).
+        {"id": "q2", "split": "test", "steps": [call("a"), call("x")]},
+        # nested: instruction with calls; targets are the calls after the first leaf.
+        {"id": "q3", "split": "test", "steps": [
+            {"kind": "instruction", "text": "do it", "steps": [call("a"), call("b")]}]},
+    ]  # fmt: skip
+    return write(tmp_path / "small.jsonl", [*train, *test])
+
+
+def test_protocol_counts_targets_and_scores(small: Path) -> None:
+    report = evaluate(small, embedder="fake:32")
+    assert KEYS <= set(report)
+    assert report["targets"] == 4  # b, c (q1), x (q2), b (q3)
+    assert report["hits@1"] == 3 and report["hits@3"] == 3
+    assert report["hit@1"] == pytest.approx(0.75) and report["mrr"] == pytest.approx(0.75)
+    assert report["train_workflows"] == 3 and report["test_workflows"] == 3
+    assert report["suggest_ms_p95"] >= report["suggest_ms_p50"] > 0
+    assert report["baselines"]["bigram"]["hits@1"] == 3
+    assert report["beats_baselines"] is True
+
+
+def test_baselines_reproduce_the_readme_on_airline() -> None:
+    path = benchmark_file("tau2_airline.jsonl")
+    if not path.exists():
+        pytest.skip("benchmark data not available")
+    workflows = read_jsonl(path)
+    train = [w for w in workflows if w.split == "train"]
+    report = evaluate(path, embedder="fake:64")
+    assert report["targets"] == 40
+    assert (report["baselines"]["bigram"]["hit@1"], report["baselines"]["bigram"]["hit@3"]) == (
+        0.5,
+        0.8,
+    )
+    suffix = report["baselines"]["longest_suffix"]
+    assert (suffix["hit@1"], suffix["hit@3"]) == (0.3, 0.775)
+    assert report["hit@3"] >= report["hit@1"] >= 0.5 and report["hit@3"] >= 0.8
+    assert 0 < report["retrieval_share"] <= 1
+    assert bigram(train).rank(["get_user_details"])[0] == "get_reservation_details"
+    assert longest_suffix(train).max_order == 4
+
+
+def test_ablation_and_sweep(small: Path) -> None:
+    report = evaluate(small, embedder="fake:32", use_text=False, progress=True)
+    assert report["use_text"] is False and report["targets"] == 4
+    rows = sweep(small, (0.5, 0.9, 1.0), embedder="fake:32")
+    assert [r["threshold"] for r in rows] == [0.5, 0.9, 1.0]
+    assert rows[0]["retrieval_share"] >= rows[1]["retrieval_share"] >= rows[2]["retrieval_share"]
+    assert rows[2]["retrieval_share"] == 0
+    assert {"hit@1", "hit@3", "mrr", "paper_hit@1"} <= set(rows[0])
+
+
+def test_bad_files(tmp_path: Path) -> None:
+    only_train = write(tmp_path / "t.jsonl", [{"id": "a", "split": "train", "steps": [call("a")]}])
+    with pytest.raises(ConfigurationError, match="train.*test"):
+        evaluate(only_train, embedder="fake")
+    broken = tmp_path / "b.jsonl"
+    broken.write_text('{"id": "a", "steps": [{"kind": "nope"}]}\n', encoding="utf-8")
+    with pytest.raises(WorkflowFormatError, match="b.jsonl:1"):
+        evaluate(broken, embedder="fake")

@@ -1,0 +1,121 @@
+"""The continuation model: suffix agreement, Witten-Bell blending, context weights, updates."""
+
+from __future__ import annotations
+
+import pytest
+
+from em_plugin.embedding import FakeEmbedder
+from em_plugin.errors import ConfigurationError
+from em_plugin.state.continuation import ContinuationConfig, ContinuationIndex, Query
+from em_plugin.state.episodes import ContextTable, episode_of
+from provenance.model import CallStep, InstructionStep, Workflow
+
+EMBEDDER = FakeEmbedder(64)
+
+
+def wf(wid: str, *tools: str, text: str | None = None, args: dict | None = None) -> Workflow:
+    calls = tuple(CallStep(t, args=args or {}) for t in tools)
+    return Workflow(id=wid, steps=(InstructionStep(text, calls),) if text else calls)
+
+
+def index_of(*workflows: Workflow, **config) -> ContinuationIndex:
+    table = ContextTable(EMBEDDER.dimension)
+    index = ContinuationIndex(table, ContinuationConfig(**config))
+    for w in workflows:
+        episode = episode_of(w)
+        index.add(episode, table.acquire(episode.contexts, EMBEDDER.embed))
+    return index
+
+
+def query(*tools: str | None, text: str | None = None, **kw) -> Query:
+    context = EMBEDDER.embed([text])[0] if text else None
+    return Query(tuple(tools), context, **kw)
+
+
+def test_longer_agreement_beats_frequency() -> None:
+    # After "b", "x" is more frequent; after "a b" it is always "y".
+    memory = [wf(f"f{i}", "c", "b", "x") for i in range(3)] + [wf("g", "a", "b", "y")]
+    index = index_of(*memory)
+    ranked = index.rank(query("a", "b"))
+    assert [c.tool for c in ranked[:2]] == ["y", "x"]
+    assert ranked[0].order == 2 and ranked[1].order == 1
+    assert ranked[0].evidence[0].workflow_id == "g" and ranked[0].evidence[0].position == 2
+    assert sum(c.probability for c in ranked) == pytest.approx(1.0)
+
+
+def test_bigram_frequency_decides_without_longer_context() -> None:
+    memory = [wf(f"f{i}", "c", "b", "x") for i in range(3)] + [wf("g", "a", "b", "y")]
+    ranked = index_of(*memory).rank(query("q", "b"))
+    assert [c.tool for c in ranked[:2]] == ["x", "y"]
+
+
+def test_instruction_context_weights_votes() -> None:
+    memory = [
+        wf("p1", "lookup", "refund", text="I want a refund for my broken order"),
+        wf("p2", "lookup", "refund", text="refund the damaged order please"),
+        wf("e1", "lookup", "exchange", text="exchange my keyboard for a clicky one"),
+        wf("e2", "lookup", "exchange", text="exchange the keyboard switches"),
+        wf("e3", "lookup", "exchange", text="exchange keyboard color"),
+    ]
+    index = index_of(*memory)
+    plain = index.rank(query("lookup"))
+    assert plain[0].tool == "exchange"
+    refund = index.rank(query("lookup", text="please refund my broken order"))
+    assert refund[0].tool == "refund"
+    off = index_of(*memory, context_weight=0.0).rank(query("lookup", text="refund my order"))
+    assert off[0].tool == "exchange"
+
+
+def test_current_workflow_votes_for_its_own_repeats() -> None:
+    index = index_of(wf("w", "a", "b"))
+    ranked = index.rank(query("a", "z", "a", "z", "a"))
+    top = ranked[0]
+    assert top.tool == "z" and top.from_current  # never seen in memory, repeated in the session
+    assert top.evidence == ()  # the current workflow is not a stored one
+    off = index_of(wf("w", "a", "b"), include_current=False).rank(query("a", "z", "a", "z", "a"))
+    assert off[0].tool == "b"
+
+
+def test_typical_args_and_instruction_text_of_the_continuation() -> None:
+    first = InstructionStep("extract the SDS", (CallStep("extract", {"file": "a.pdf"}),))
+    second = InstructionStep("classify the ingredients", (CallStep("classify", {"n": 3}),))
+    index = index_of(Workflow(id="w", steps=(first, second)))
+    top = index.rank(query("extract"))[0]
+    assert top.tool == "classify" and top.args == {"n": 3}
+    assert top.instruction == "classify the ingredients"
+
+
+def test_a_new_instruction_finds_the_first_calls_of_similar_instructions() -> None:
+    index = index_of(
+        wf("r", "lookup", "refund", text="I want a refund for my broken order"),
+        wf("e", "search", "exchange", text="exchange my keyboard for a clicky one"),
+    )
+    ranked = index.rank(query(None, text="please exchange the keyboard"))
+    assert ranked[0].tool == "search" and ranked[0].order == 1
+    assert ranked[0].evidence[0].workflow_id == "e" and ranked[0].evidence[0].position == 0
+    # Openings are not frequency votes: a tool-only query never sees them at agreement 0.
+    assert [c.tool for c in index.rank(query("zzz"))] == ["refund", "exchange"]
+
+
+def test_exclusion_and_removal() -> None:
+    index = index_of(wf("w1", "a", "b"), wf("w2", "a", "c"))
+    assert [c.tool for c in index.rank(query("a", exclude=frozenset({"w1"})))][0] == "c"
+    assert index.remove("w2") and not index.remove("w2")
+    assert [c.tool for c in index.rank(query("a")) if c.order >= 1] == ["b"]
+    assert "w2" not in index and len(index) == 1
+
+
+def test_compaction_keeps_results() -> None:
+    index = index_of(*(wf(f"w{i}", "a", "b", "c") for i in range(1200)))
+    for i in range(1, 1200):
+        index.remove(f"w{i}")
+    ranked = index.rank(query("a"))
+    assert ranked[0].tool == "b" and ranked[0].evidence[0].workflow_id == "w0"
+
+
+def test_empty_query_and_config_errors() -> None:
+    assert index_of(wf("w", "a", "b")).rank(query()) == []
+    with pytest.raises(ConfigurationError, match="max_order"):
+        ContinuationConfig(max_order=0)
+    with pytest.raises(ConfigurationError, match="context_weight"):
+        ContinuationConfig(context_weight=-1)

@@ -1,0 +1,200 @@
+"""The LLM suggester with scripted chat models that check the prompt they receive."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import pytest
+
+from em_plugin.embedding import FakeEmbedder
+from em_plugin.errors import ConfigurationError, SuggestionError
+from em_plugin.memory import EpisodicMemory
+from em_plugin.retrieval.reference import Match
+from em_plugin.state.scope_memory import ScopeMemory
+from em_plugin.suggest import LLMSuggester, SuggestionRequest, default_chain
+from em_plugin.suggest.chat import invoke_chat
+from em_plugin.suggest.crew import AgentDescription, CrewDescription, ToolDescription
+from em_plugin.suggest.prompts import parse_numbered
+from provenance.model import CallStep, InstructionStep, Workflow
+
+CREW = CrewDescription(
+    "chemists",
+    "Find PFAS in products",
+    (
+        AgentDescription(
+            "extractor",
+            "Reads SDS files",
+            (ToolDescription("product_extractor", "Extract ingredients from an SDS."),),
+        ),
+        AgentDescription(
+            "classifier", "Finds PFAS", (ToolDescription("pfas_classifier", "Classify PFAS."),)
+        ),
+    ),
+)
+PAST = Workflow(
+    id="past-1",
+    title="SDS screening",
+    steps=(
+        InstructionStep("extract acme.pdf", (CallStep("product_extractor", {"file": "acme.pdf"}),)),
+        InstructionStep("which are PFAS?", (CallStep("pfas_classifier"),)),
+    ),
+)
+CURRENT = Workflow(
+    id="now",
+    steps=(InstructionStep("extract beta.pdf", (CallStep("product_extractor", {"file": "b"}),)),),
+)
+ANSWER = "Here you go:\n1. Check which ingredients are PFAS [pfas_classifier]\n2) Summarise it\n"
+
+
+@dataclass
+class AIMessage:
+    content: object
+
+
+class ScriptedLangChainModel:
+    """LangChain-like: invoke(messages) -> object with .content; records and checks prompts."""
+
+    def __init__(self, answer: object, *expected: str) -> None:
+        self.answer, self.expected, self.prompts = answer, expected, []
+
+    def invoke(self, messages):
+        roles = [role for role, _ in messages]
+        assert roles == ["system", "human"]
+        prompt = messages[1][1]
+        for text in self.expected:
+            assert text in prompt, f"{text!r} missing from the prompt:\n{prompt}"
+        self.prompts.append(prompt)
+        return AIMessage(self.answer)
+
+
+class SystemMessage:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class UserMessage(SystemMessage):
+    pass
+
+
+@dataclass
+class ChatModelOutput:
+    text: str
+
+    def get_text_content(self) -> str:
+        return self.text
+
+
+class ScriptedBeeAIModel:
+    """BeeAI-like: async run(list of its own Message objects) -> output.get_text_content()."""
+
+    model_id = "scripted"
+
+    def __init__(self, answer: str) -> None:
+        self.answer, self.received = answer, []
+
+    async def run(self, messages):
+        assert isinstance(messages[0], SystemMessage) and isinstance(messages[1], UserMessage)
+        self.received.append(messages[1].text)
+        return ChatModelOutput(self.answer)
+
+
+def state_with(*workflows: Workflow) -> ScopeMemory:
+    embedder = FakeEmbedder(32)
+    state = ScopeMemory(32, embedder.embed)
+    state.add_many(workflows)
+    return state
+
+
+def request(matches=(), crew=CREW, state=None) -> SuggestionRequest:
+    state = state if state is not None else state_with(PAST)
+    loaded = {"past-1": PAST}
+    return SuggestionRequest(CURRENT, tuple(matches), state, state.query(CURRENT), crew, loaded.get)
+
+
+def test_retrieved_prompt_holds_current_and_retrieved_workflows() -> None:
+    model = ScriptedLangChainModel(
+        ANSWER,
+        'instruction "extract beta.pdf"',
+        'call product_extractor {"file": "b"}',
+        "SDS screening (similarity 0.80)",
+        "- next: call pfas_classifier",
+        "List the 3 most likely next steps",
+    )
+    found = LLMSuggester(model).suggest(request([Match("past-1", 0.8, (0,))]))
+    assert [(s.text, s.tool, s.source) for s in found] == [
+        ("Check which ingredients are PFAS", "pfas_classifier", "llm"),
+        ("Summarise it", None, "llm"),
+    ]
+    assert found[0].score > found[1].score
+    assert found[0].evidence[0].workflow_id == "past-1" and found[0].evidence[0].position == 1
+    assert "Extract ingredients from an SDS" not in model.prompts[0]  # no crew prompt here
+
+
+def test_fallback_prompt_holds_the_crew_when_nothing_was_retrieved() -> None:
+    model = ScriptedLangChainModel(
+        [{"type": "text", "text": "1. Classify the ingredients [pfas_classifier]"}],
+        "Crew: chemists",
+        "Agent extractor - Reads SDS files",
+        "tool product_extractor: Extract ingredients from an SDS.",
+        "Nothing similar is in memory",
+    )
+    found = LLMSuggester(model, limit=2).suggest(request())
+    assert [s.tool for s in found] == ["pfas_classifier"] and found[0].evidence == ()
+
+
+def test_no_crew_and_no_match_means_no_model_call() -> None:
+    model = ScriptedLangChainModel(ANSWER)
+    assert LLMSuggester(model).suggest(request(crew=None)) == []
+    assert model.prompts == []
+
+
+def test_beeai_like_model_sync_and_async() -> None:
+    model = ScriptedBeeAIModel("1. Classify [pfas_classifier]")
+    llm = LLMSuggester(model)
+    assert [s.tool for s in llm.suggest(request())] == ["pfas_classifier"]
+    found = asyncio.run(llm.asuggest(request([Match("past-1", 0.9, (0,))])))
+    assert found[0].tool == "pfas_classifier"
+    assert "SDS screening" in model.received[1]
+
+
+def test_model_failures_become_suggestion_errors() -> None:
+    class Down:
+        def invoke(self, messages):
+            raise TimeoutError("no answer")
+
+    with pytest.raises(SuggestionError, match="no answer"):
+        LLMSuggester(Down()).suggest(request())
+    with pytest.raises(SuggestionError, match="no numbered list"):
+        LLMSuggester(ScriptedLangChainModel("I would rather not.")).suggest(request())
+    with pytest.raises(ConfigurationError, match="LangChain chat model"):
+        LLMSuggester(object())
+
+
+def test_chain_with_llm_first_then_deterministic_fill() -> None:
+    model = ScriptedLangChainModel("1. Summarise the findings")
+    found = default_chain(model).suggest(request([Match("past-1", 0.8, (0,))]), limit=3)
+    assert found[0].source == "llm" and found[1].tool == "pfas_classifier"
+    failing = ScriptedLangChainModel("no list")
+    assert default_chain(failing).suggest(request(), limit=1)[0].source != "llm"
+
+
+def test_parse_numbered_variants() -> None:
+    steps = parse_numbered(
+        "1. Do A [tool_a]\n**2.** Do B `tool_b`\n3. Do C [unknown]\n4. do a [tool_a]\nnot a step",
+        {"tool_a", "tool_b"},
+    )
+    assert [(s.text, s.tool) for s in steps] == [
+        ("Do A", "tool_a"),
+        ("Do B", "tool_b"),
+        ("Do C [unknown]", None),
+    ]
+
+
+def test_memory_passes_llm_and_records_prompt(tmp_path) -> None:
+    model = ScriptedLangChainModel("1. Classify [pfas_classifier]", "Crew: chemists")
+    with EpisodicMemory("memory:", "fake:32", llm=model, crew=CREW.to_dict()) as memory:
+        found = memory.suggest(CURRENT)
+        assert found[0].source == "llm" and found[0].tool == "pfas_classifier"
+        assert asyncio.run(memory.asuggest(CURRENT))[0].source == "llm"
+    assert invoke_chat(lambda messages: "1. x", [("human", "hi")]) == "1. x"

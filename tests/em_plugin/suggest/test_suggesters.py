@@ -1,0 +1,216 @@
+"""Suggesters and their chain: episodic, procedural, fallback; dedup; formatting."""
+
+from __future__ import annotations
+
+import pytest
+
+from em_plugin.embedding import FakeEmbedder
+from em_plugin.errors import ConfigurationError, SuggestionError
+from em_plugin.retrieval.reference import Match
+from em_plugin.state.scope_memory import ScopeMemory
+from em_plugin.suggest import (
+    EpisodicSuggester,
+    FallbackSuggester,
+    ProceduralSuggester,
+    SuggestionChain,
+    SuggestionRequest,
+    default_chain,
+)
+from em_plugin.suggest.crew import AgentDescription, CrewDescription, ToolDescription
+from em_plugin.suggest.types import Suggestion, format_suggestions
+from provenance.model import CallStep, InstructionStep, Workflow
+
+EMBEDDER = FakeEmbedder(64)
+CREW = CrewDescription(
+    "chemists",
+    "Find PFAS in products",
+    (
+        AgentDescription(
+            "coordinator",
+            "delegates",
+            (
+                ToolDescription("product_extractor", "Extract ingredients from an SDS."),
+                ToolDescription("pfas_classifier", "Decide which molecules are PFAS."),
+                ToolDescription("hazard_assessment", "Screen for PBT properties."),
+                ToolDescription("markdown_table", "Render a table."),
+            ),
+        ),
+    ),
+)
+
+
+def instr(text: str, *calls: CallStep) -> InstructionStep:
+    return InstructionStep(text, calls)
+
+
+def memory_of(*workflows: Workflow) -> ScopeMemory:
+    state = ScopeMemory(EMBEDDER.dimension, EMBEDDER.embed)
+    state.add_many(workflows)
+    return state
+
+
+def request_for(
+    current: Workflow, state: ScopeMemory | None, matches=(), crew=None
+) -> SuggestionRequest:
+    query = state.query(current) if state is not None else None
+    return SuggestionRequest(current, tuple(matches), state, query, crew)
+
+
+PAST = [
+    Workflow(
+        id=f"past{i}",
+        steps=(
+            instr("extract the ingredients of acme.pdf", CallStep("product_extractor", {"f": "a"})),
+            instr("which ingredients are PFAS", CallStep("pfas_classifier", {"mode": "strict"})),
+            instr("assess their hazards", CallStep("hazard_assessment")),
+        ),
+    )
+    for i in range(3)
+]
+CURRENT = Workflow(
+    id="now", steps=(instr("extract the ingredients of beta.pdf", CallStep("product_extractor")),)
+)
+
+
+def test_episodic_suggests_the_continuation_with_args_text_and_evidence() -> None:
+    state = memory_of(*PAST)
+    found = EpisodicSuggester().suggest(request_for(CURRENT, state), limit=3)
+    top = found[0]
+    assert top.tool == "pfas_classifier" and top.source == "episodic"
+    assert top.text == "which ingredients are PFAS"  # the instruction that call opened
+    assert top.args == {"mode": "strict"}
+    assert {e.workflow_id for e in top.evidence} <= {"past0", "past1", "past2"}
+    assert all(e.position == 1 for e in top.evidence)
+    # hazard_assessment only ever followed pfas_classifier: frequency only, ranked after it,
+    # and left to the other suggesters when agreement is required.
+    assert [s.tool for s in found[:2]] == ["pfas_classifier", "hazard_assessment"]
+    strict = EpisodicSuggester(min_order=1).suggest(request_for(CURRENT, state))
+    assert [s.tool for s in strict] == ["pfas_classifier"]
+
+
+def test_episodic_cites_retrieved_workflows_first() -> None:
+    state = memory_of(*PAST)
+    match = Match("past2", 0.9, (0,))
+    top = EpisodicSuggester().suggest(request_for(CURRENT, state, [match]))[0]
+    assert top.evidence[0].workflow_id == "past2" and top.evidence[0].score == 0.9
+
+
+def test_episodic_offers_an_instruction_answered_without_tools() -> None:
+    past = Workflow(
+        id="p",
+        steps=(instr("extract acme.pdf", CallStep("product_extractor")), instr("thanks, bye")),
+    )
+    state = memory_of(past)
+    found = EpisodicSuggester().suggest(request_for(CURRENT, state, [Match("p", 0.8, (0,))]))
+    assert any(s.tool is None and s.text == "thanks, bye" for s in found)
+
+
+def test_procedural_top_two_after_last_call() -> None:
+    state = memory_of(
+        *PAST,
+        Workflow(id="x", steps=(CallStep("product_extractor"), CallStep("markdown_table"))),
+    )
+    found = ProceduralSuggester().suggest(request_for(CURRENT, state))
+    assert [s.tool for s in found] == ["pfas_classifier", "markdown_table"]
+    assert all(s.source == "procedural" for s in found)
+    assert found[0].evidence and found[0].evidence[0].position == 1
+    with pytest.raises(ConfigurationError):
+        ProceduralSuggester(k=0)
+
+
+def test_fallback_ranks_crew_tools_unused_first_without_memory() -> None:
+    found = FallbackSuggester().suggest(request_for(CURRENT, None, crew=CREW))
+    tools = [s.tool for s in found]
+    assert tools[-1] == "product_extractor"  # already used in the current workflow
+    assert set(tools) == set(CREW.tool_names)
+    assert found[0].text.startswith(f"Call {found[0].tool}: ")
+    assert all(s.source == "fallback" and not s.evidence for s in found)
+
+
+def test_fallback_uses_graph_popularity() -> None:
+    state = memory_of(*PAST)
+    tools = [s.tool for s in FallbackSuggester().suggest(request_for(CURRENT, state, crew=CREW))]
+    # Used in memory ranks above never used; product_extractor is used now, so last.
+    assert tools.index("pfas_classifier") < tools.index("markdown_table")
+    assert tools[-1] == "product_extractor"
+
+
+def test_default_chain_order_dedup_and_limit() -> None:
+    state = memory_of(*PAST)
+    found = default_chain().suggest(request_for(CURRENT, state, crew=CREW), limit=None)
+    tools = [s.tool for s in found]
+    assert tools[0] == "pfas_classifier" and found[0].source == "episodic"
+    assert len(tools) == len(set(tools))
+    assert set(tools) == set(CREW.tool_names)
+    assert found[-1].source == "fallback"
+    assert len(default_chain().suggest(request_for(CURRENT, state, crew=CREW), limit=2)) == 2
+
+
+def test_chain_falls_back_when_a_suggester_fails_unless_strict() -> None:
+    class Broken:
+        name = "broken"
+
+        def suggest(self, request, limit=None):
+            raise SuggestionError("model down")
+
+    request = request_for(CURRENT, None, crew=CREW)
+    found = SuggestionChain([Broken(), FallbackSuggester()]).suggest(request)
+    assert found and found[0].source == "fallback"
+    with pytest.raises(SuggestionError, match="model down"):
+        SuggestionChain([Broken(), FallbackSuggester()], strict=True).suggest(request)
+    with pytest.raises(ConfigurationError):
+        SuggestionChain([object()])  # type: ignore[list-item]
+
+
+def test_chain_dedups_tool_less_suggestions_by_text() -> None:
+    class Fixed:
+        name = "fixed"
+
+        def __init__(self, *items: Suggestion) -> None:
+            self.items = items
+
+        def suggest(self, request, limit=None):
+            return list(self.items)
+
+    a = Suggestion("Summarise the  results", source="llm")
+    b = Suggestion("summarise the results", source="fallback")
+    c = Suggestion("Call x", tool="x", source="fallback")
+    found = SuggestionChain([Fixed(a), Fixed(b, c)]).suggest(request_for(CURRENT, None), None)
+    assert found == [a, c]
+
+
+def test_format_suggestions_and_json_keys() -> None:
+    state = memory_of(*PAST)
+    found = default_chain().suggest(request_for(CURRENT, state, crew=CREW), limit=3)
+    text = format_suggestions(found)
+    assert text.startswith("Suggested next steps (from ")
+    assert "1. which ingredients are PFAS [pfas_classifier]" in text
+    assert set(found[0].to_json()) == {"tool", "text", "args", "score", "source", "evidence"}
+    assert found[0].to_json()["evidence"][0].keys() == {"workflow_id", "position", "score"}
+
+
+def test_unfamiliar_question_gets_only_crew_fallback_suggestions() -> None:
+    # Paper, Figure 4: nothing similar in memory, so suggestions come from the crew description.
+    from em_plugin import CallStep, EpisodicMemory, FakeEmbedder, InstructionStep, Workflow
+    from em_plugin.demo import CREW_DESCRIPTION
+
+    memory = EpisodicMemory(store="memory:", embedder=FakeEmbedder(), crew=CREW_DESCRIPTION)
+    for i in range(3):
+        memory.save(
+            Workflow(
+                id=f"w{i}",
+                steps=(
+                    InstructionStep(
+                        f"Extract all ingredients from sample{i}.txt",
+                        steps=(CallStep("product_extractor", {"file": f"sample{i}.txt"}),),
+                    ),
+                    InstructionStep("Classify them as PFAS", steps=(CallStep("pfas_classifier"),)),
+                ),
+            )
+        )
+    odd = Workflow(id="q", steps=(InstructionStep("What is the boiling point of water on Mars?"),))
+    assert {s.source for s in memory.suggest(odd)} == {"fallback"}
+    known = Workflow(id="k", steps=(InstructionStep("Extract all ingredients from sample9.txt"),))
+    suggestions = memory.suggest(known)
+    assert suggestions[0].source == "episodic"
+    assert suggestions[0].tool == "product_extractor"
