@@ -1,4 +1,4 @@
-"""The workflow model: immutable, typed, framework-neutral (DESIGN §3).
+"""The workflow model: immutable, typed, framework-neutral (``docs/workflow-json.md``).
 
 A :class:`Workflow` is an ordered tree of steps. An :class:`InstructionStep` is natural-language
 text from the user (or a delegating agent); a :class:`CallStep` is a tool call, whose sub-steps are
@@ -29,6 +29,10 @@ MAX_DEPTH = 32
 MAX_TEXT_CHARS = 100_000
 MAX_ID_CHARS = 1_000
 MAX_JSON_BYTES = 2_000_000
+#: Deepest nesting of lists and objects in an args, output or extra value. Deeper values are
+#: refused on construction: every walker of a value (redaction, mapping) stays far from
+#: Python's recursion limit.
+MAX_VALUE_DEPTH = 64
 
 DEFAULT_SCOPE = "default"
 
@@ -39,12 +43,64 @@ _ID_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f]")
 def _check_json(value: Any, what: str) -> None:
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except RecursionError:
+        raise LimitError(f"{what} nests deeper than {MAX_VALUE_DEPTH} levels") from None
     except (TypeError, ValueError) as exc:
         raise WorkflowFormatError(f"{what} is not a JSON value: {exc}") from None
-    if len(text.encode("utf-8")) > MAX_JSON_BYTES:
-        raise LimitError(
-            f"{what} is {len(text)} characters of JSON, over the limit {MAX_JSON_BYTES}"
-        )
+    # A value cannot nest deeper than it has brackets, so the walk runs only when it might.
+    if text.count("[") + text.count("{") > MAX_VALUE_DEPTH:
+        _check_depth(value, what)
+    if text.isascii():
+        size = len(text)
+    else:
+        try:
+            size = len(text.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise WorkflowFormatError(
+                f"{_surrogate_path(value, what)} contains a lone surrogate, which is not UTF-8 text"
+            ) from None
+    if size > MAX_JSON_BYTES:
+        raise LimitError(f"{what} is {size} bytes of JSON, over the limit {MAX_JSON_BYTES}")
+
+
+def _check_depth(value: Any, what: str) -> None:
+    # Iterative, so a hostile depth cannot exhaust the stack while it is being measured.
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping | list | tuple):
+            if depth >= MAX_VALUE_DEPTH:
+                raise LimitError(f"{what} nests deeper than {MAX_VALUE_DEPTH} levels")
+            children = item.values() if isinstance(item, Mapping) else item
+            stack.extend((child, depth + 1) for child in children)
+
+
+def _surrogate_path(value: Any, what: str) -> str:
+    """Return where in ``value`` the first lone surrogate is, e.g. ``args['q'][2]``."""
+    stack: list[tuple[Any, str]] = [(value, what)]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if not _is_utf8(item):
+                return path
+        elif isinstance(item, Mapping):
+            for key, child in item.items():
+                if isinstance(key, str) and not _is_utf8(key):
+                    return f"{path} key {key!r}"
+                stack.append((child, f"{path}[{key!r}]"))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, f"{path}[{i}]") for i, child in enumerate(item))
+    return what
+
+
+def _is_utf8(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _check_text(value: Any, what: str, *, limit: int = MAX_TEXT_CHARS, empty: bool = False) -> None:
@@ -56,6 +112,9 @@ def _check_text(value: Any, what: str, *, limit: int = MAX_TEXT_CHARS, empty: bo
         raise LimitError(f"{what} is {len(value)} characters, over the limit {limit}")
     if "\x00" in value:
         raise WorkflowFormatError(f"{what} contains a NUL character")
+    if not _is_utf8(value):
+        # A lone surrogate (e.g. from a JSON "\ud800" escape) cannot be stored as UTF-8.
+        raise WorkflowFormatError(f"{what} contains a lone surrogate, which is not UTF-8 text")
 
 
 def _check_optional_text(value: Any, what: str, *, limit: int = MAX_TEXT_CHARS) -> None:
@@ -299,7 +358,7 @@ class Workflow:
         return dataclasses.replace(self, **changes)
 
     def prefix(self, n: int) -> Workflow:
-        """Return the minimal sub-tree holding the first ``n`` leaves (DESIGN §10)."""
+        """Return the minimal sub-tree holding the first ``n`` leaves (docs/workflow-json.md)."""
         return self.replace(steps=_prefix(self.steps, n)[0], failed=(), revised=())
 
 

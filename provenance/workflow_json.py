@@ -1,4 +1,4 @@
-"""Workflow JSON v1: read and write the interchange format (DESIGN §3).
+"""Workflow JSON v1: read and write the interchange format (``docs/workflow-json.md``).
 
 One JSON object per workflow, one per line in ``.jsonl`` files. ``kind`` and ``text``/``name`` are
 required, ``args`` defaults to ``{}``. Keys this module does not know are kept in the ``extra``
@@ -8,6 +8,7 @@ mapping of the object they were found on and written back unchanged.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -15,6 +16,7 @@ from typing import IO, Any
 from provenance.errors import WorkflowFormatError
 from provenance.model import (
     DEFAULT_SCOPE,
+    MAX_DEPTH,
     MAX_JSON_BYTES,
     CallStep,
     FailedCall,
@@ -88,7 +90,7 @@ def step_from_json(obj: Any, where: str = "step") -> Step:
             **{k: obj.get(k) for k in _CALL_KEYS},
         )
     except WorkflowFormatError as exc:
-        raise WorkflowFormatError(f"{where}: {exc.reason}") from None
+        raise type(exc)(f"{where}: {exc.reason}") from None
 
 
 def step_to_json(step: Step) -> dict[str, Any]:
@@ -125,6 +127,8 @@ def workflow_from_json(obj: Any) -> Workflow:
         raise WorkflowFormatError(f"a workflow must be a JSON object, not {type(obj).__name__}")
     if "id" not in obj:
         raise WorkflowFormatError("a workflow needs 'id'")
+    if not isinstance(obj["id"], str):
+        raise WorkflowFormatError(f"'id' must be a string, not {_json_type(obj['id'])}")
     if "steps" not in obj or not isinstance(obj["steps"], list):
         raise WorkflowFormatError("a workflow needs 'steps', a list")
     steps = tuple(step_from_json(s, f"steps[{i}]") for i, s in enumerate(obj["steps"]))
@@ -173,11 +177,23 @@ def loads_workflow(line: str) -> Workflow:
         raise WorkflowFormatError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
     except RecursionError:
         raise WorkflowFormatError("invalid JSON: nested too deeply") from None
-    return workflow_from_json(obj)
+    except ValueError as exc:
+        # json raises a bare ValueError for integers over sys.get_int_max_str_digits() digits.
+        if "digits" in str(exc):
+            limit = sys.get_int_max_str_digits()
+            raise WorkflowFormatError(
+                f"invalid JSON: an integer has more than {limit} digits"
+            ) from None
+        raise WorkflowFormatError(f"invalid JSON: {exc}") from None
+    try:
+        return workflow_from_json(obj)
+    except RecursionError:
+        # Steps nested far deeper than MAX_DEPTH exhaust the stack before the limit is checked.
+        raise WorkflowFormatError(f"steps nest deeper than {MAX_DEPTH} levels") from None
 
 
 def iter_jsonl(
-    source: str | Path | IO[str],
+    source: str | Path | IO[str] | IO[bytes],
     *,
     skip_invalid: bool = False,
     errors: list[WorkflowFormatError] | None = None,
@@ -185,52 +201,111 @@ def iter_jsonl(
     """Yield the workflows of a ``.jsonl`` file; blank lines are ignored.
 
     Args:
-        source: A path or an open text file.
+        source: A path, or an open text or binary file.
         skip_invalid: Skip malformed lines instead of raising; they are appended to ``errors``.
         errors: Receives the located errors of skipped lines.
 
     Raises:
         WorkflowFormatError: On the first malformed line (unless ``skip_invalid``), located as
-            ``file:line: reason``.
+            ``file:line: reason``. A line that is not UTF-8 is a malformed line.
+    """
+    for _, workflow in iter_numbered(source, skip_invalid=skip_invalid, errors=errors):
+        yield workflow
+
+
+def iter_numbered(
+    source: str | Path | IO[str] | IO[bytes],
+    *,
+    skip_invalid: bool = False,
+    errors: list[WorkflowFormatError] | None = None,
+) -> Iterator[tuple[int, Workflow]]:
+    """Like :func:`iter_jsonl`, yielding ``(line number, workflow)`` pairs (1-based lines).
+
+    Raises:
+        WorkflowFormatError: As :func:`iter_jsonl`.
     """
     if isinstance(source, str | Path):
         name = str(source)
         try:
-            handle: IO[str] = open(source, encoding="utf-8")  # noqa: SIM115
+            # Binary, so that a line that is not UTF-8 is located and can be skipped alone.
+            handle: IO[Any] = open(source, "rb")  # noqa: SIM115
         except OSError as exc:
             raise WorkflowFormatError(f"cannot read: {exc.strerror}", file=name) from None
     else:
-        handle, name = source, getattr(source, "name", "<stream>")
+        handle, name = source, str(getattr(source, "name", "<stream>"))
     with handle:
-        try:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
+        number = 0
+        while True:
+            number += 1
+            try:
+                line = handle.readline()
+            except UnicodeDecodeError as exc:
+                # A text stream decodes ahead of the line, so this line is a best guess.
+                raise WorkflowFormatError(
+                    f"not UTF-8 text: {exc.reason}", file=name, line=number
+                ) from None
+            if not line:
+                return
+            try:
+                text = _decode(line)
+                if not text.strip():
                     continue
-                try:
-                    yield loads_workflow(line)
-                except WorkflowFormatError as exc:
-                    located = exc.at(file=name, line=number)
-                    if not skip_invalid:
-                        raise located from None
-                    if errors is not None:
-                        errors.append(located)
-        except UnicodeDecodeError as exc:
-            raise WorkflowFormatError(f"not UTF-8 text: {exc.reason}", file=name) from None
+                yield number, loads_workflow(text)
+            except WorkflowFormatError as exc:
+                located = exc.at(file=name, line=number)
+                if not skip_invalid:
+                    raise located from None
+                if errors is not None:
+                    errors.append(located)
 
 
-def read_jsonl(source: str | Path | IO[str], *, skip_invalid: bool = False) -> list[Workflow]:
-    """Read every workflow of a ``.jsonl`` file, all or nothing.
+def _decode(line: str | bytes) -> str:
+    if isinstance(line, str):
+        return line
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WorkflowFormatError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+
+
+def read_jsonl(
+    source: str | Path | IO[str] | IO[bytes],
+    *,
+    skip_invalid: bool = False,
+    errors: list[WorkflowFormatError] | None = None,
+) -> list[Workflow]:
+    """Read every workflow of a ``.jsonl`` file, all or nothing (unless ``skip_invalid``).
+
+    Args:
+        source: A path, or an open text or binary file.
+        skip_invalid: Skip malformed lines, and lines that repeat an earlier id, instead of
+            raising; they are appended to ``errors``.
+        errors: Receives the located errors of skipped lines.
+
+    Returns:
+        The workflows in file order.
 
     Raises:
-        WorkflowFormatError: On the first malformed line, as ``file:line: reason``; duplicate ids
-            in one file are an error too.
+        WorkflowFormatError: On the first malformed line, as ``file:line: reason``; a line that
+            repeats an id of an earlier line is malformed too (the message names both lines).
     """
-    seen: dict[str, int] = {}
+    name = str(getattr(source, "name", "<stream>")) if not isinstance(source, str | Path) else None
+    file = str(source) if name is None else name
+    first_line: dict[str, int] = {}
     out = []
-    for workflow in iter_jsonl(source, skip_invalid=skip_invalid):
-        if workflow.id in seen:
-            raise WorkflowFormatError(f"duplicate workflow id {workflow.id!r}", file=str(source))
-        seen[workflow.id] = len(out)
+    for number, workflow in iter_numbered(source, skip_invalid=skip_invalid, errors=errors):
+        if workflow.id in first_line:
+            error = WorkflowFormatError(
+                f"duplicate workflow id {workflow.id!r} (first on line {first_line[workflow.id]})",
+                file=file,
+                line=number,
+            )
+            if not skip_invalid:
+                raise error
+            if errors is not None:
+                errors.append(error)
+            continue
+        first_line[workflow.id] = number
         out.append(workflow)
     return out
 
@@ -245,6 +320,18 @@ def write_jsonl(workflows: Iterable[Workflow], target: str | Path | IO[str]) -> 
         target.write(dumps_workflow(workflow) + "\n")
         count += 1
     return count
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        list: "a list",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)
 
 
 def _extra(obj: Mapping[str, Any], known: set[str]) -> dict[str, Any]:
@@ -276,7 +363,7 @@ def _failed_from_json(obj: Any, i: int) -> FailedCall:
     try:
         return FailedCall(call=call, error=obj.get("error", ""), parent=obj.get("parent"))
     except WorkflowFormatError as exc:
-        raise WorkflowFormatError(f"{where}: {exc.reason}") from None
+        raise type(exc)(f"{where}: {exc.reason}") from None
 
 
 def _failed_to_json(failed: FailedCall) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from provenance import (
     CallStep,
@@ -151,3 +152,199 @@ def test_benchmark_files_round_trip(name: str, tmp_path: Path) -> None:
     original = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
     again = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert again == original
+
+
+# ------------------------------------------------------------------ hostile input (issue 13.8/9)
+
+_SURROGATE_LINES = [
+    ('{"id": "\\ud800", "steps": []}', "workflow id contains a lone surrogate"),
+    ('{"id": "a", "title": "x\\udfff", "steps": []}', "workflow title contains a lone surrogate"),
+    (
+        '{"id": "a", "steps": [{"kind": "instruction", "text": "hi \\ud800"}]}',
+        "steps[0]: instruction text contains a lone surrogate",
+    ),
+    (
+        '{"id": "a", "steps": [{"kind": "call", "name": "t\\ud800"}]}',
+        "steps[0]: call name contains a lone surrogate",
+    ),
+    (
+        '{"id": "a", "steps": [{"kind": "call", "name": "t", "id": "\\ud800"}]}',
+        "steps[0]: call 't' id contains a lone surrogate",
+    ),
+    (
+        '{"id": "a", "steps": [{"kind": "call", "name": "t", "args": {"q": [1, {"z": "\\ud800"}]}}]}',  # noqa: E501
+        "steps[0]: call 't' args['q'][1]['z'] contains a lone surrogate",
+    ),
+    (
+        '{"id": "a", "steps": [{"kind": "call", "name": "t", "args": {"\\ud800": 1}}]}',
+        "steps[0]: call 't' args key '\\ud800' contains a lone surrogate",
+    ),
+    (
+        '{"id": "a", "steps": [{"kind": "call", "name": "t", "output": "\\ud800"}]}',
+        "steps[0]: call 't' output contains a lone surrogate",
+    ),
+    (
+        '{"id": "a", "steps": [], "failed": [{"kind": "call", "name": "t", "error": "\\ud800"}]}',
+        "failed[0]: failed call 't' error contains a lone surrogate",
+    ),
+    (
+        '{"id": "a", "steps": [], "note": "\\ud800"}',
+        "workflow extra['note'] contains a lone surrogate",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "reason"), _SURROGATE_LINES)
+def test_lone_surrogates_are_refused_naming_the_field(
+    tmp_path: Path, line: str, reason: str
+) -> None:
+    with pytest.raises(WorkflowFormatError) as info:
+        loads_workflow(line)
+    assert reason in str(info.value)
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"id": "ok", "steps": []}\n' + line + "\n", encoding="utf-8")
+    with pytest.raises(WorkflowFormatError, match=f"^{path}:2: "):
+        read_jsonl(path)
+    assert [w.id for w in read_jsonl(path, skip_invalid=True)] == ["ok"]
+
+
+def test_lone_surrogates_in_model_values_are_refused() -> None:
+    with pytest.raises(WorkflowFormatError, match="instruction text contains a lone surrogate"):
+        InstructionStep(text="\ud800")
+    with pytest.raises(WorkflowFormatError, match=r"call 't' args\['k'\] contains a lone"):
+        CallStep(name="t", args={"k": "\udc80"})
+    with pytest.raises(WorkflowFormatError, match="call 't' agent contains a lone surrogate"):
+        CallStep(name="t", agent="\ud800")
+
+
+def test_args_nested_too_deep_are_refused_by_the_model() -> None:
+    deep: object = "leaf"
+    for _ in range(500):
+        deep = [deep]
+    with pytest.raises(LimitError, match="call 't' args nests deeper than 64 levels"):
+        CallStep(name="t", args={"k": deep})
+    with pytest.raises(LimitError, match="output nests deeper"):
+        CallStep(name="t", output={"a": deep})
+    ok: object = 1
+    for _ in range(60):
+        ok = {"k": ok}
+    assert CallStep(name="t", args={"k": ok}).args["k"] == ok
+    line = '{"id": "a", "steps": [{"kind": "call", "name": "t", "args": {"k": %s}}]}' % (
+        "[" * 500 + "]" * 500
+    )
+    with pytest.raises(LimitError, match="nests deeper than 64"):
+        loads_workflow(line)
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ('{"id": null, "steps": []}', "'id' must be a string, not null"),
+        ('{"id": 7, "steps": []}', "'id' must be a string, not a number"),
+        (
+            '{"id": "a", "steps": [{"kind": "call", "name": "t", "args": {"n": %s}}]}'
+            % ("9" * 5000),
+            "invalid JSON: an integer has more than 4300 digits",
+        ),
+        (
+            '{"id": "a", "steps": %s}'
+            % ('[{"kind": "call", "name": "t", "steps": ' * 900 + "[]" + "}]" * 900),
+            "nested too deeply",
+        ),
+    ],
+)
+def test_type_and_size_errors_are_clean_and_located(tmp_path: Path, line: str, reason: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"id": "ok", "steps": []}\n' + line + "\n", encoding="utf-8")
+    with pytest.raises(WorkflowFormatError) as info:
+        read_jsonl(path)
+    assert str(info.value) == f"{path}:2: {info.value.reason}"
+    assert reason in info.value.reason
+    errors: list[WorkflowFormatError] = []
+    assert [w.id for w in read_jsonl(path, skip_invalid=True, errors=errors)] == ["ok"]
+    assert [e.line for e in errors] == [2]
+
+
+def test_not_utf8_and_duplicate_ids_name_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(
+        b'{"id": "a", "steps": []}\n\n{"id": "b", "steps": []}\n'
+        b'{"id": "c", "title": "\xff", "steps": []}\n{"id": "a", "steps": []}\n'
+    )
+    with pytest.raises(WorkflowFormatError) as info:
+        read_jsonl(path)
+    assert str(info.value).startswith(f"{path}:4: not UTF-8 text")
+    errors: list[WorkflowFormatError] = []
+    assert [w.id for w in read_jsonl(path, skip_invalid=True, errors=errors)] == ["a", "b"]
+    assert [str(e) for e in errors] == [
+        f"{path}:4: not UTF-8 text: invalid start byte at byte 22",
+        f"{path}:5: duplicate workflow id 'a' (first on line 1)",
+    ]
+    path.write_bytes(b'{"id": "a", "steps": []}\n{"id": "a", "steps": []}\n')
+    with pytest.raises(
+        WorkflowFormatError, match=r":2: duplicate workflow id 'a' \(first on line 1\)"
+    ):
+        read_jsonl(path)
+    with pytest.raises(WorkflowFormatError, match=r"^<stream>:2: duplicate"):
+        read_jsonl(io.StringIO('{"id": "a", "steps": []}\n{"id": "a", "steps": []}\n'))
+
+
+# Arbitrary text, arbitrary JSON, and valid lines cut or spliced: the parser returns a workflow
+# or raises WorkflowFormatError, never anything else.
+_json_anything = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+_field_values = st.sampled_from(
+    [None, 0, -1, 1.5, True, [], {}, "", " ", "\ud800", "x\x00", "2026-13-40", [None], {"k": None}]
+)
+
+
+@given(st.text(max_size=200))
+@settings(max_examples=300, deadline=None)
+def test_parser_never_raises_anything_but_format_errors_on_text(text: str) -> None:
+    try:
+        loads_workflow(text)
+    except WorkflowFormatError:
+        pass
+
+
+@given(_json_anything)
+@settings(max_examples=300, deadline=None)
+def test_parser_never_raises_anything_but_format_errors_on_json(value: object) -> None:
+    try:
+        workflow_from_json(value)
+        loads_workflow(json.dumps(value))
+    except WorkflowFormatError:
+        pass
+
+
+@given(workflows, st.data())
+@settings(max_examples=200, deadline=None)
+def test_parser_handles_any_field_replaced_by_a_bad_value(
+    workflow: Workflow, data: st.DataObject
+) -> None:
+    obj = workflow_to_json(workflow)
+    target = obj
+    if obj["steps"] and data.draw(st.booleans()):
+        target = obj["steps"][data.draw(st.integers(0, len(obj["steps"]) - 1))]
+    key = data.draw(st.sampled_from([*target.keys(), "id", "kind", "steps", "args", "output"]))
+    target[key] = data.draw(_field_values | _json_anything)
+    try:
+        parsed = loads_workflow(json.dumps(obj))
+    except WorkflowFormatError:
+        return
+    assert loads_workflow(dumps_workflow(parsed)) == parsed
+
+
+@given(workflows, st.integers(min_value=0, max_value=400))
+@settings(max_examples=200, deadline=None)
+def test_parser_handles_truncated_lines(workflow: Workflow, cut: int) -> None:
+    line = dumps_workflow(workflow)
+    try:
+        loads_workflow(line[: min(cut, len(line) - 1)])
+    except WorkflowFormatError:
+        pass
