@@ -1,28 +1,46 @@
-"""Session policy shared by the integrations: commands, autosave, suggestions, fault isolation."""
+"""Sessions: the policy, controller, live-session registry, fault isolation, scope resolution,
+recall text and the memory port that the integrations share."""
 
 from __future__ import annotations
 
-from em_plugin.session.controller import (
+from em_plugin.session.controller import SEPARATOR, SessionController, append_text
+from em_plugin.session.executor import Failure, MemoryCall
+from em_plugin.session.isolation import FaultIsolation
+from em_plugin.session.policy import (
     AUTOSAVE_CHOICES,
-    SEPARATOR,
+    DEFAULT_TURN_BUDGET,
     Judge,
     PolicyAttributes,
-    SessionController,
+    PolicyOptions,
     SessionPolicy,
     TurnOutcome,
-    append_text,
 )
-from em_plugin.session.recall import prompt_block_text, recall_text
+from em_plugin.session.port import MemoryPort
+from em_plugin.session.recall import RECALL_DESCRIPTION, prompt_block_text, recall_text
+from em_plugin.session.registry import DEFAULT_MAX_SESSIONS, SessionRegistry, require_memory
+from em_plugin.session.scope import memory_for_scope, resolve_scope
 
 __all__ = [
     "AUTOSAVE_CHOICES",
+    "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_TURN_BUDGET",
+    "RECALL_DESCRIPTION",
     "SEPARATOR",
+    "Failure",
+    "FaultIsolation",
     "Judge",
+    "MemoryCall",
+    "MemoryPort",
     "PolicyAttributes",
+    "PolicyOptions",
     "SessionController",
     "SessionPolicy",
+    "SessionRegistry",
     "TurnOutcome",
     "append_text",
+    "memory_for_scope",
     "prompt_block_text",
     "recall_text",
+    "require_memory",
+    "resolve_scope",
 ]

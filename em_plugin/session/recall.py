@@ -9,16 +9,43 @@ prompt (the way n8n and H-EPM guide the agent itself).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from em_plugin.retrieval.reference import Match
+from em_plugin.session.isolation import FaultIsolation
+from em_plugin.session.port import MemoryPort
 from em_plugin.suggest.types import Suggestion
 from provenance.model import CallStep, InstructionStep, Workflow
 
-__all__ = ["prompt_block_text", "recall_text"]
+__all__ = ["RECALL_DESCRIPTION", "prompt_block_text", "recall_answer", "recall_text"]
+
+#: What the model is told about the recall tool (both integrations).
+RECALL_DESCRIPTION = (
+    "Look up past workflows similar to a task before doing it. Input: a short description of the "
+    "task. Returns the most similar saved workflows and the steps they took."
+)
+
+
+def recall_answer(memory: MemoryPort, query: str, *, limit: int, isolation: FaultIsolation) -> str:
+    """Answer a recall tool call: :func:`recall_text`, or a short apology when memory fails.
+
+    Args:
+        memory: The memory view of the run's scope.
+        query: The agent's query.
+        limit: How many workflows to describe.
+        isolation: Raises the failure in strict mode, else logs it.
+
+    Returns:
+        The tool's answer.
+    """
+    try:
+        return recall_text(memory, query, limit=limit)
+    except Exception as exc:
+        isolation.failed("recall", exc)
+        return f"Episodic memory is unavailable right now ({type(exc).__name__})."
 
 
 def recall_text(
-    memory: Any,
+    memory: MemoryPort,
     query: str,
     *,
     scope: str | None = None,
@@ -36,7 +63,7 @@ def recall_text(
     Args:
         memory: The episodic memory (a view of the scope to search).
         query: What the agent is about to do, in words.
-        scope: The scope, when ``memory`` has no ``scope`` of its own.
+        scope: The scope to search (default: the memory's).
         limit: How many workflows to describe.
         min_similarity: Instruction cosine a workflow must exceed (default: the memory's
             retrieval threshold).
@@ -46,8 +73,8 @@ def recall_text(
     """
     if not isinstance(query, str) or not query.strip():
         return "Give a non-empty query describing the task."
-    scope = getattr(memory, "scope", None) or scope or "default"
-    threshold = min_similarity if min_similarity is not None else getattr(memory, "threshold", 0.65)
+    scope = scope or memory.scope
+    threshold = min_similarity if min_similarity is not None else memory.threshold
     probe = Workflow(id="recall/query", steps=(InstructionStep(text=query),), scope=scope)
     scores: dict[str, float] = {m.workflow_id: m.score for m in memory.retrieve(probe)}
     found: dict[str, Workflow] = {}
@@ -60,27 +87,23 @@ def recall_text(
     lines = [f"Past workflows similar to {query!r}:"]
     for number, (workflow_id, score) in enumerate(ranked, start=1):
         lines.append(f"{number}. {workflow_id} (similarity {score:.2f})")
-        workflow = found.get(workflow_id) or _load(memory, workflow_id)
-        if workflow is not None:
-            lines.append("   steps: " + " -> ".join(_leaf_label(s) for s in workflow.leaves()))
+        described = found.get(workflow_id) or _load(memory, workflow_id)
+        if described is not None:
+            lines.append("   steps: " + " -> ".join(_leaf_label(s) for s in described.leaves()))
     return "\n".join(lines)
 
 
 def _instruction_matches(
-    memory: Any, query: str, scope: str, threshold: float
+    memory: MemoryPort, query: str, scope: str, threshold: float
 ) -> list[tuple[str, float, Workflow]]:
-    store = getattr(memory, "store", None)
-    embedder = getattr(memory, "embedder", None)
-    if store is None or embedder is None or not hasattr(store, "iter_workflows"):
-        return []
-    workflows = list(store.iter_workflows(scope))
+    workflows = list(memory.store.iter_workflows(scope))
     texts = {
         w.id: [s.text for _, s in w.walk() if isinstance(s, InstructionStep)] for w in workflows
     }
     distinct = list(dict.fromkeys(t for ts in texts.values() for t in ts))
     if not distinct:
         return []
-    vectors = embedder.embed([query, *distinct])
+    vectors = memory.embedder.embed([query, *distinct])
     cosine = dict(zip(distinct, (vectors[1:] @ vectors[0]).tolist(), strict=True))
     out: list[tuple[str, float, Workflow]] = []
     for workflow in workflows:
@@ -90,7 +113,7 @@ def _instruction_matches(
     return out
 
 
-def _load(memory: Any, workflow_id: str) -> Workflow | None:
+def _load(memory: MemoryPort, workflow_id: str) -> Workflow | None:
     try:
         return memory.load(workflow_id)
     except Exception:  # noqa: BLE001 - the description is best effort; the id already helps
@@ -105,7 +128,7 @@ def _leaf_label(step: CallStep | InstructionStep) -> str:
 
 
 def prompt_block_text(
-    matches: Sequence[Any], suggestions: Sequence[Suggestion], limit: int = 3
+    matches: Sequence[Match], suggestions: Sequence[Suggestion], limit: int = 3
 ) -> str:
     """Render the system-prompt block from retrieved matches and suggestions.
 

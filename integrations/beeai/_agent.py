@@ -20,10 +20,19 @@ from beeai_framework.runnable import Runnable, runnable_entry
 from pydantic import ConfigDict
 
 from em_plugin.errors import ConfigurationError
-from em_plugin.session import Judge, PolicyAttributes, SessionController, SessionPolicy
+from em_plugin.session import (
+    DEFAULT_MAX_SESSIONS,
+    MemoryPort,
+    PolicyAttributes,
+    PolicyOptions,
+    SessionController,
+    SessionPolicy,
+    SessionRegistry,
+    require_memory,
+)
 from integrations.beeai._capture import CallRecorder, agent_name, instruction_text
-from integrations.beeai._context import answer_message, scope_of
-from integrations.beeai._sessions import SessionRegistry, SessionViews, require_memory
+from integrations.beeai._context import answer_message, logger, scope_of
+from integrations.beeai._sessions import FRAMEWORK, SessionViews
 from integrations.beeai._tools import RecallWorkflowsTool
 
 
@@ -65,6 +74,7 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
         save_command: The command that saves the session's workflow.
         suggest_command: The command that shows the suggestions again.
         limit: How many suggestions to show.
+        turn_budget: Seconds of memory work a turn may add (``None``: no limit).
         crew_name: The crew's name on saved workflows (default: the crew agent's name).
         name: The EM agent's own name.
         description: The EM agent's description.
@@ -78,21 +88,16 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
     def __init__(
         self,
         crew: Runnable[Any],
-        memory: Any,
+        memory: MemoryPort,
         *,
-        strict: bool = False,
-        autosave: str = "off",
-        judge: Judge | None = None,
         session_id: str | None = None,
         scope: str | None = None,
-        save_command: str = "/save",
-        suggest_command: str = "/suggest",
-        limit: int = 3,
         crew_name: str | None = None,
         name: str = "episodic_memory",
         description: str = "Forwards instructions to the crew and suggests next steps.",
-        max_sessions: int = 1024,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
         middlewares: list[RunMiddlewareType] | None = None,
+        **options: Unpack[PolicyOptions],
     ) -> None:
         if not isinstance(crew, Runnable):
             raise ConfigurationError(
@@ -100,15 +105,10 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
             )
         super().__init__(middlewares=middlewares)
         require_memory(memory)  # before the settings: the first error names the memory
-        self.policy = SessionPolicy(
-            strict=strict,
-            autosave=autosave,  # type: ignore[arg-type]
-            judge=judge,
-            save_command=save_command,
-            suggest_command=suggest_command,
-            limit=limit,
+        self.policy = SessionPolicy.from_options(options)
+        self.sessions = SessionRegistry(
+            memory, self.policy, framework=FRAMEWORK, log=logger, max_sessions=max_sessions
         )
-        self.sessions = SessionRegistry(memory, self.policy, max_sessions=max_sessions)
         self.crew = crew
         self.episodic_memory = memory
         self.session_id = session_id or f"beeai-{uuid.uuid4().hex[:12]}"

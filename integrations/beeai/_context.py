@@ -23,6 +23,8 @@ from beeai_framework.backend import AssistantMessage, MessageTextContent
 from beeai_framework.context import RunContext
 from beeai_framework.memory import UnconstrainedMemory
 
+from em_plugin.session import MemoryPort, resolve_scope
+
 logger = logging.getLogger("integrations.beeai")
 
 # A stable session id per BeeAI conversation buffer, for runs that name no session.
@@ -56,20 +58,9 @@ def session_id_of(ctx: RunContext, default: str | None) -> str:
         return f"beeai-{uuid.uuid4().hex[:12]}"
 
 
-def scope_of(ctx: RunContext | None, default: str | None, memory: Any) -> str:
+def scope_of(ctx: RunContext | None, default: str | None, memory: MemoryPort) -> str:
     """Return a run's scope: run context, then ``default``, then the memory's scope."""
-    value = ctx.context.get("scope") if ctx is not None else None
-    if isinstance(value, str) and value.strip():
-        return value
-    return default or getattr(memory, "scope", "default")
-
-
-def memory_for_scope(memory: Any, scope: str) -> Any:
-    """Return a view of ``memory`` that reads and writes ``scope`` (``memory.with_scope``)."""
-    if getattr(memory, "scope", scope) == scope:
-        return memory
-    with_scope = getattr(memory, "with_scope", None)
-    return with_scope(scope) if callable(with_scope) else memory
+    return resolve_scope((ctx.context if ctx is not None else None,), memory, default)
 
 
 def reply_output(instance: Any, text: str) -> AgentOutput:

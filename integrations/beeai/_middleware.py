@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 from beeai_framework.context import (
     RunContext,
@@ -30,16 +30,26 @@ from beeai_framework.context import (
 from beeai_framework.emitter import EmitterOptions, EventMeta
 from beeai_framework.emitter.utils import create_internal_event_matcher
 
-from em_plugin.session import Judge, PolicyAttributes, SessionController, SessionPolicy
+from em_plugin.session import (
+    DEFAULT_MAX_SESSIONS,
+    MemoryPort,
+    PolicyAttributes,
+    PolicyOptions,
+    SessionController,
+    SessionPolicy,
+    SessionRegistry,
+    require_memory,
+)
 from integrations.beeai._capture import CallRecorder, agent_name, instruction_text
 from integrations.beeai._context import (
     answer_message,
     append_suffix,
+    logger,
     reply_output,
     scope_of,
     session_id_of,
 )
-from integrations.beeai._sessions import SessionRegistry, SessionViews, require_memory
+from integrations.beeai._sessions import FRAMEWORK, SessionViews
 from integrations.beeai._tools import RecallWorkflowsTool
 
 #: Above the recorder's listeners: the turn is opened before any call is recorded.
@@ -74,6 +84,7 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
         save_command: The command that saves the session's workflow.
         suggest_command: The command that shows the suggestions again.
         limit: How many suggestions to show.
+        turn_budget: Seconds of memory work a turn may add (``None``: no limit).
         crew: The crew's name on saved workflows (default: the coordinator's name).
         max_sessions: How many sessions to keep open.
 
@@ -83,29 +94,19 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
 
     def __init__(
         self,
-        memory: Any,
+        memory: MemoryPort,
         *,
-        strict: bool = False,
-        autosave: str = "off",
-        judge: Judge | None = None,
         session_id: str | None = None,
         scope: str | None = None,
-        save_command: str = "/save",
-        suggest_command: str = "/suggest",
-        limit: int = 3,
         crew: str | None = None,
-        max_sessions: int = 1024,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        **options: Unpack[PolicyOptions],
     ) -> None:
         require_memory(memory)  # before the settings: the first error names the memory
-        self.policy = SessionPolicy(
-            strict=strict,
-            autosave=autosave,  # type: ignore[arg-type]
-            judge=judge,
-            save_command=save_command,
-            suggest_command=suggest_command,
-            limit=limit,
+        self.policy = SessionPolicy.from_options(options)
+        self.sessions = SessionRegistry(
+            memory, self.policy, framework=FRAMEWORK, log=logger, max_sessions=max_sessions
         )
-        self.sessions = SessionRegistry(memory, self.policy, max_sessions=max_sessions)
         self.memory = memory
         self.session_id = session_id
         self.scope = scope

@@ -14,14 +14,10 @@ from beeai_framework.tools.handoff import HandoffTool
 from pydantic import BaseModel, Field
 
 from em_plugin.errors import ConfigurationError
-from em_plugin.session import recall_text
+from em_plugin.session import RECALL_DESCRIPTION, FaultIsolation, MemoryPort, memory_for_scope
+from em_plugin.session.recall import recall_answer
 from integrations.beeai._capture import NOT_CALLS
-from integrations.beeai._context import logger, memory_for_scope
-
-RECALL_DESCRIPTION = (
-    "Look up past workflows similar to a task before doing it. Input: a short description of the "
-    "task. Returns the most similar saved workflows and the steps they took."
-)
+from integrations.beeai._context import logger, scope_of
 
 
 class RecallInput(BaseModel):
@@ -54,7 +50,7 @@ class RecallWorkflowsTool(Tool[RecallInput, ToolRunOptions, StringToolOutput]):
 
     def __init__(
         self,
-        memory: Any,
+        memory: MemoryPort,
         *,
         name: str = "recall_workflows",
         description: str = RECALL_DESCRIPTION,
@@ -93,22 +89,15 @@ class RecallWorkflowsTool(Tool[RecallInput, ToolRunOptions, StringToolOutput]):
     async def _run(
         self, input: RecallInput, options: ToolRunOptions | None, context: RunContext
     ) -> StringToolOutput:
-        scope = context.context.get("scope")
-        if not isinstance(scope, str) or not scope.strip():
-            scope = getattr(self.memory, "scope", "default")
-        memory = memory_for_scope(self.memory, scope)
-        try:
-            # The memory's retrieval is synchronous (FAISS, the store): keep the loop free.
-            text = await asyncio.to_thread(
-                recall_text, memory, input.query, scope=scope, limit=self.limit
-            )
-        except Exception as exc:
-            if self.strict:
-                raise
-            logger.warning(
-                "episodic memory: recall failed (%s: %s)", type(exc).__name__, exc, exc_info=exc
-            )
-            text = f"Episodic memory is unavailable right now ({type(exc).__name__})."
+        memory = memory_for_scope(self.memory, scope_of(context, None, self.memory))
+        # The memory's retrieval is synchronous (FAISS, the store): keep the loop free.
+        text = await asyncio.to_thread(
+            recall_answer,
+            memory,
+            input.query,
+            limit=self.limit,
+            isolation=FaultIsolation(self.strict, logger),
+        )
         return StringToolOutput(text)
 
     async def clone(self) -> Self:
@@ -124,7 +113,7 @@ class RecallWorkflowsTool(Tool[RecallInput, ToolRunOptions, StringToolOutput]):
         return tool
 
 
-def recall_workflows_tool(memory: Any, **options: Any) -> RecallWorkflowsTool:
+def recall_workflows_tool(memory: MemoryPort, **options: Any) -> RecallWorkflowsTool:
     """Build the recall tool (same options as :class:`RecallWorkflowsTool`).
 
     Args:

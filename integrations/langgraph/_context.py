@@ -1,4 +1,4 @@
-"""Where a run's session and scope come from, and how memory is reached for a scope.
+"""Where a run's session and scope come from.
 
 - session: the LangGraph ``thread_id`` (``config["configurable"]["thread_id"]``);
 - scope: ``scope`` on the run's context (``invoke(..., context=Ctx(scope=...))``, an attribute or a
@@ -8,12 +8,15 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from em_plugin.session import MemoryPort, resolve_scope
+
 logger = logging.getLogger("integrations.langgraph")
+
+FRAMEWORK = "langgraph"
 
 
 def thread_id_of(config: RunnableConfig | None) -> str | None:
@@ -23,21 +26,9 @@ def thread_id_of(config: RunnableConfig | None) -> str | None:
     return str(value) if value not in (None, "") else None
 
 
-def scope_of(config: RunnableConfig | None, context: Any, default: str) -> str:
-    """Return the run's scope: context, then configurable, then ``default``."""
-    for source in (context, (config or {}).get("configurable") or {}):
-        value = _field(source, "scope")
-        if isinstance(value, str) and value.strip():
-            return value
-    return default
-
-
-def _field(source: Any, name: str) -> Any:
-    if source is None:
-        return None
-    if isinstance(source, Mapping):
-        return source.get(name)
-    return getattr(source, name, None)
+def scope_of(config: RunnableConfig | None, context: Any, memory: MemoryPort) -> str:
+    """Return the run's scope: context, then configurable, then the memory's scope."""
+    return resolve_scope((context, (config or {}).get("configurable") or {}), memory)
 
 
 def runtime_context() -> Any:
@@ -48,14 +39,3 @@ def runtime_context() -> Any:
         return get_runtime().context
     except Exception:  # noqa: BLE001 - outside a run, or a runtime without context
         return None
-
-
-def memory_for_scope(memory: Any, scope: str) -> Any:
-    """Return a view of ``memory`` that reads and writes ``scope``.
-
-    Uses ``memory.with_scope(scope)`` when the memory offers it and the scope differs.
-    """
-    if getattr(memory, "scope", scope) == scope:
-        return memory
-    with_scope = getattr(memory, "with_scope", None)
-    return with_scope(scope) if callable(with_scope) else memory

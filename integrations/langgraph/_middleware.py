@@ -23,7 +23,7 @@ import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, NotRequired, Unpack
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -31,10 +31,17 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langgraph.types import Command
 
 from em_plugin.capture.trajectory import Trajectory, is_command
-from em_plugin.session import Judge, PolicyAttributes, SessionController, SessionPolicy
+from em_plugin.session import (
+    DEFAULT_MAX_SESSIONS,
+    MemoryPort,
+    PolicyAttributes,
+    PolicyOptions,
+    SessionController,
+    SessionPolicy,
+    SessionRegistry,
+)
 from integrations.langgraph._context import (
     logger,
-    memory_for_scope,
     runtime_context,
     scope_of,
     thread_id_of,
@@ -80,7 +87,9 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         save_command: The command that saves the session's workflow.
         suggest_command: The command that shows suggestions.
         limit: How many suggestions to show.
+        turn_budget: Seconds of memory work a turn may add (``None``: no limit).
         crew: The crew description's name, recorded on compiled workflows.
+        max_sessions: How many sessions (threads) to keep open.
 
     Raises:
         ConfigurationError: On invalid settings.
@@ -90,25 +99,17 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
 
     def __init__(
         self,
-        memory: Any,
+        memory: MemoryPort,
         *,
         inject: bool = False,
-        strict: bool = False,
-        autosave: str = "off",
-        judge: Judge | None = None,
-        save_command: str = "/save",
-        suggest_command: str = "/suggest",
-        limit: int = 3,
         crew: str | None = None,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        **options: Unpack[PolicyOptions],
     ) -> None:
         super().__init__()
-        self.policy = SessionPolicy(
-            strict=strict,
-            autosave=autosave,  # type: ignore[arg-type]
-            judge=judge,
-            save_command=save_command,
-            suggest_command=suggest_command,
-            limit=limit,
+        self.policy = SessionPolicy.from_options(options)
+        self.sessions = SessionRegistry(
+            memory, self.policy, framework="langgraph", log=logger, max_sessions=max_sessions
         )
         self.memory = memory
         self.inject = inject
@@ -128,16 +129,10 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
             or first_human_id(messages)
         )
         context = getattr(runtime, "context", None) if runtime is not None else None
-        scope = scope_of(
-            config, context or runtime_context(), getattr(self.memory, "scope", "default")
-        )
-        controller = SessionController(
-            memory_for_scope(self.memory, scope),
-            Trajectory(session_id, scope=scope, framework="langgraph"),
-            self.policy,
-            crew=self.crew,
-            log=logger,
-        )
+        scope = scope_of(config, context or runtime_context(), self.memory)
+        controller = self.sessions.get(str(session_id), scope=scope, crew=self.crew)
+        # The checkpointed state is the session's truth: rebuild its trajectory each time.
+        controller.trajectory = Trajectory(str(session_id), scope=scope, framework="langgraph")
         with controller.guard("compiling the session from the agent state"):
             controller.trajectory = trajectory_from_trace(
                 messages, state.get(TRACE_KEY) or [], session_id=session_id, scope=scope
@@ -155,15 +150,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         return text if self.policy.command_of(text) is not None else None
 
     def _isolate(self, action: str, exc: Exception) -> None:
-        if self.strict:
-            raise exc
-        logger.warning(
-            "episodic memory: %s failed (%s: %s); the agent's answer is unchanged",
-            action,
-            type(exc).__name__,
-            exc,
-            exc_info=exc,
-        )
+        self.sessions.isolate(action, exc)
 
     # -- before_agent: commands -------------------------------------------------------------
 

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from em_plugin.capture.trajectory import CallStart, Trajectory
-from em_plugin.session import Judge, PolicyAttributes, SessionController, SessionPolicy
+from em_plugin.session import (
+    DEFAULT_MAX_SESSIONS,
+    MemoryPort,
+    PolicyAttributes,
+    PolicyOptions,
+    SessionController,
+    SessionPolicy,
+    SessionRegistry,
+)
 from integrations.langgraph._context import (
+    FRAMEWORK,
     logger,
-    memory_for_scope,
     runtime_context,
     scope_of,
     thread_id_of,
@@ -55,9 +63,11 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
         autosave: ``"off"`` or ``"on_success"`` (save after every turn without a failed call).
         judge: With ``autosave="on_success"``, decides which turns are saved.
         limit: How many suggestions to append.
+        turn_budget: Seconds of memory work a turn may add (``None``: no limit).
         crew: The crew description's name, recorded on compiled workflows.
         handoff: Tells whether a tool name hands off to another agent (shared-message crews).
         name: The node's default name.
+        max_sessions: How many sessions (threads) to keep open.
 
     Raises:
         ConfigurationError: On invalid settings (the message lists the valid choices).
@@ -65,26 +75,18 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
 
     def __init__(
         self,
-        memory: Any,
+        memory: MemoryPort,
         *,
         messages_key: str = "messages",
-        save_command: str = "/save",
-        suggest_command: str = "/suggest",
-        strict: bool = False,
-        autosave: str = "off",
-        judge: Judge | None = None,
-        limit: int = 3,
         crew: str | None = None,
         handoff: Callable[[str], bool] = is_handoff,
         name: str = DEFAULT_NAME,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        **options: Unpack[PolicyOptions],
     ) -> None:
-        self.policy = SessionPolicy(
-            strict=strict,
-            autosave=autosave,  # type: ignore[arg-type]
-            judge=judge,
-            save_command=save_command,
-            suggest_command=suggest_command,
-            limit=limit,
+        self.policy = SessionPolicy.from_options(options)
+        self.sessions = SessionRegistry(
+            memory, self.policy, framework=FRAMEWORK, log=logger, max_sessions=max_sessions
         )
         self.memory = memory
         self.messages_key = messages_key
@@ -135,14 +137,7 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
             return self._isolate(exc)
 
     def _isolate(self, exc: Exception) -> dict:
-        if self.strict:
-            raise exc
-        logger.warning(
-            "episodic memory node failed (%s: %s); the crew's answer is unchanged",
-            type(exc).__name__,
-            exc,
-            exc_info=exc,
-        )
+        self.sessions.isolate("the episodic memory node", exc)
         return {}
 
     def _invoke(self, input: dict, config: RunnableConfig | None) -> dict:
@@ -184,15 +179,10 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
             logger.warning("episodic memory: no messages under %r; skipped", self.messages_key)
             return None
         session_id = thread_id_of(config) or _first_id(messages)
-        scope = scope_of(config, runtime_context(), getattr(self.memory, "scope", "default"))
-        memory = memory_for_scope(self.memory, scope)
-        controller = SessionController(
-            memory,
-            Trajectory(session_id, scope=scope, framework="langgraph"),
-            self.policy,
-            crew=self.crew,
-            log=logger,
-        )
+        scope = scope_of(config, runtime_context(), self.memory)
+        controller = self.sessions.get(session_id, scope=scope, crew=self.crew)
+        # The checkpointed messages are the session's truth: rebuild its trajectory each turn.
+        controller.trajectory = Trajectory(session_id, scope=scope, framework=FRAMEWORK)
         with controller.guard("compiling the session from its messages"):
             controller.trajectory = self._trajectory(messages, session_id, scope, config)
         last = messages[-1]

@@ -8,17 +8,18 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import ToolRuntime
 
-from em_plugin.session import recall_text
-from integrations.langgraph._context import logger, memory_for_scope, scope_of
-
-RECALL_DESCRIPTION = (
-    "Look up past workflows similar to a task before doing it. Input: a short description of the "
-    "task. Returns the most similar saved workflows and the steps they took."
+from em_plugin.session import (
+    RECALL_DESCRIPTION,
+    FaultIsolation,
+    MemoryPort,
+    memory_for_scope,
 )
+from em_plugin.session.recall import recall_answer
+from integrations.langgraph._context import logger, scope_of
 
 
 def recall_workflows_tool(
-    memory: Any,
+    memory: MemoryPort,
     *,
     name: str = "recall_workflows",
     description: str = RECALL_DESCRIPTION,
@@ -40,17 +41,12 @@ def recall_workflows_tool(
         A LangChain tool taking ``query: str``.
     """
 
+    isolation = FaultIsolation(strict, logger)
+
     def recall(query: str, runtime: ToolRuntime) -> str:
-        scope = scope_of(runtime.config, runtime.context, getattr(memory, "scope", "default"))
-        try:
-            return recall_text(memory_for_scope(memory, scope), query, scope=scope, limit=limit)
-        except Exception as exc:
-            if strict:
-                raise
-            logger.warning(
-                "episodic memory: recall failed (%s: %s)", type(exc).__name__, exc, exc_info=exc
-            )
-            return f"Episodic memory is unavailable right now ({type(exc).__name__})."
+        scope = scope_of(runtime.config, runtime.context, memory)
+        view = memory_for_scope(memory, scope)
+        return recall_answer(view, query, limit=limit, isolation=isolation)
 
     recall.__doc__ = description
     return StructuredTool.from_function(recall, name=name, description=description)

@@ -56,6 +56,7 @@ async def test_recall_tool_describes_similar_workflows_and_is_not_a_step() -> No
 async def test_recall_tool_isolates_memory_failures(caplog: pytest.LogCaptureFixture) -> None:
     class Broken:
         scope = "default"
+        threshold = 0.65
 
         def retrieve(self, workflow):  # noqa: ANN001, ANN202
             raise RuntimeError("store is down")

@@ -3,25 +3,53 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
+import numpy as np
 import pytest
 
 from em_plugin.capture.trajectory import Trajectory
 from em_plugin.errors import ConfigurationError, EmbedderError
 from em_plugin.retrieval.reference import Match
-from em_plugin.session import SessionController, TurnOutcome, append_text, recall_text
+from em_plugin.session import (
+    SessionController,
+    TurnOutcome,
+    append_text,
+    recall_text,
+)
 from em_plugin.suggest.types import Evidence, Suggestion
 from provenance.model import CallStep, Workflow
 
 
+class NoWorkflows:
+    """A store view with nothing to read (the recall tool's second route finds nothing)."""
+
+    def iter_workflows(self, scope: str | None = None) -> list[Workflow]:
+        return []
+
+
+class ZeroEmbedder:
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.zeros((len(texts), 4), dtype=np.float32)
+
+
 class TinyMemory:
-    """A dict-backed stand-in with EpisodicMemory's surface; suggests unseen tools."""
+    """A dict-backed :class:`MemoryPort`; suggests unseen tools."""
+
+    threshold = 0.65
+    store = NoWorkflows()
+    embedder = ZeroEmbedder()
 
     def __init__(self, scope: str = "default") -> None:
         self.scope = scope
         self.saved: dict[str, Workflow] = {}
         self.recorded: list[tuple[str, list[Suggestion]]] = []
         self.fail: set[str] = set()
+
+    def with_scope(self, scope: str) -> TinyMemory:
+        view = TinyMemory(scope)
+        view.saved, view.recorded, view.fail = self.saved, self.recorded, self.fail
+        return view
 
     def _check(self, what: str) -> None:
         if what in self.fail:
@@ -68,6 +96,9 @@ class TinyMemory:
 
     async def aretrieve(self, workflow: Workflow) -> list[Match]:
         return self.retrieve(workflow)
+
+    async def arecord_suggestions(self, session_id: str, suggestions: list[Suggestion]) -> None:
+        self.record_suggestions(session_id, suggestions)
 
 
 def run_turn(ctl: SessionController, text: str, calls: list[tuple[str, bool]]) -> str:
