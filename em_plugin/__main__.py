@@ -1,4 +1,4 @@
-"""``python -m em_plugin``: the command line without the integrations' ``demo`` command."""
+"""``python -m em_plugin``: the ``em-plugin`` command line (``demo`` comes via its entry point)."""
 
 from __future__ import annotations
 

@@ -74,6 +74,9 @@ class EpisodicMemory:
         c: H-EPM efficiency weight of the procedural graph.
         edge_similarity: Context cosine from which a graph edge ranks by similarity.
         chain: A custom suggestion chain (overrides ``llm``).
+        on_suggestions: Called as ``on_suggestions(session_id, suggestions)`` each time an
+            integration shows suggestions (:meth:`record_suggestions`), e.g. to display their
+            evidence; an exception it raises propagates.
 
     Raises:
         ConfigurationError: On an invalid setting (the message names the valid values).
@@ -98,6 +101,7 @@ class EpisodicMemory:
         c: float = DEFAULT_C,
         edge_similarity: float = DEFAULT_SIMILARITY,
         chain: SuggestionChain | None = None,
+        on_suggestions: Callable[[str, Sequence[Suggestion]], None] | None = None,
         _engine: MemoryEngine | None = None,
     ) -> None:
         _check_scope(scope)
@@ -109,8 +113,9 @@ class EpisodicMemory:
         self.chain = chain if chain is not None else default_chain(llm, strict=strict)
         self._settings = dict(
             threshold=threshold, max_workflows=max_workflows, window=window, validate=validate,
-            use_text=use_text, crew=self.crew, chain=self.chain,
+            use_text=use_text, crew=self.crew, chain=self.chain, on_suggestions=on_suggestions,
         )  # fmt: skip
+        self.on_suggestions = on_suggestions
         self._engine = _engine or MemoryEngine(
             store, embedder, continuation=continuation, c=c, edge_similarity=edge_similarity,
             use_text=use_text,
@@ -316,6 +321,8 @@ class EpisodicMemory:
         Returns:
             The timestamp naming the record, or ``None`` when there was nothing to record.
         """
+        if self.on_suggestions is not None:
+            self.on_suggestions(str(session_id), tuple(suggestions))
         if not suggestions:
             return None
         if workflow_ids is None:

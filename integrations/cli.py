@@ -1,19 +1,53 @@
-"""The ``em-plugin`` console script: the engine's command group plus the ``demo`` command.
+"""The ``demo`` command of ``em-plugin``, and the console script.
 
 ``demo`` lives here, not in :mod:`em_plugin.cli`, because the demo crew is built on the
-integrations (LangGraph, BeeAI) and the engine must not import upward.
+integrations (LangGraph, BeeAI) and the engine must not import upward. It reaches the engine's
+command group through the ``em_plugin.commands`` entry point (pyproject.toml), so both
+``em-plugin demo`` and ``python -m em_plugin demo`` find it; importing this module also adds it.
 """
 
 from __future__ import annotations
 
+import importlib.util
+
 import click
 
 from em_plugin.cli import cli
+from em_plugin.cli.base import EXIT_MISSING_EXTRA
 
-__all__ = ["cli", "main"]
+__all__ = ["DEMO_REQUIREMENTS", "cli", "demo", "main", "missing_demo_requirements"]
+
+DEMO_REQUIREMENTS: dict[str, str] = {
+    "rdkit": "rdkit",
+    "pypdf": "pypdf",
+    "langgraph": "langgraph",
+    "langchain": "langchain",
+    "beeai_framework": "beeai-framework",
+}
+"""Module -> distribution of what the ``[demo]`` extra installs."""
+
+DEMO_INSTALL = (
+    "install the demo extra: pip install -e '.[demo]' in a clone, "
+    "or pip install 'em-plugin[demo]'"
+)
 
 
-@cli.command()
+def missing_demo_requirements() -> list[str]:
+    """Return the distributions of the ``[demo]`` extra that are not installed."""
+    return [dist for module, dist in DEMO_REQUIREMENTS.items() if not _installed(module)]
+
+
+def _installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+class MissingExtraError(click.ClickException):
+    """An optional extra the command needs is not installed."""
+
+    exit_code = EXIT_MISSING_EXTRA
+
+
+@click.command()
 @click.option(
     "--store",
     "store_spec",
@@ -34,11 +68,18 @@ __all__ = ["cli", "main"]
 def demo(ctx: click.Context, store_spec: str | None, frameworks: tuple[str, ...]) -> None:
     """Run the paper's PFAS crew with episodic memory on LangGraph and BeeAI (Figures 3 and 4).
 
-    Offline: the crew's chat model routes by embedding similarity unless $EM_PLUGIN_LLM names
-    one (ollama:<model> or openai:<model>@<base_url>). Exits 1 if a scene went wrong.
+    Needs the [demo] extra. Offline: the crew's chat model routes by embedding similarity
+    unless $EM_PLUGIN_LLM names one (ollama:<model> or openai:<model>@<base_url>). The output
+    depends on the store: the first run seeds it with 64 bootstrap workflows, later runs reuse
+    them and also retrieve the sessions saved by earlier runs. Exits 1 if a scene went wrong.
 
-    Example: em-plugin demo --store /tmp/em-demo
+    \b
+    Example:
+      em-plugin demo --store /tmp/em-demo
     """
+    missing = missing_demo_requirements()
+    if missing:
+        raise MissingExtraError(f"the demo needs {', '.join(missing)}: {DEMO_INSTALL}")
     from em_plugin.cli.render import make_console
     from integrations.demo import FRAMEWORKS, run_demo
 
@@ -46,6 +87,13 @@ def demo(ctx: click.Context, store_spec: str | None, frameworks: tuple[str, ...]
     ctx.exit(code)
 
 
+cli.add_command(demo)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Run the ``em-plugin`` command line."""
+    """Run the ``em-plugin`` command line.
+
+    Args:
+        argv: The arguments (default: ``sys.argv[1:]``).
+    """
     cli.main(args=argv, prog_name="em-plugin")

@@ -1,17 +1,19 @@
 """The ``em-plugin`` command line: import, export, query and inspect an episodic memory store.
 
-Every command is thin: parse the options, call the public API, print. Errors from the library
-(:class:`~provenance.errors.ProvenanceError`, :class:`~em_plugin.errors.EpisodicMemoryError`,
-:class:`OSError`, and anything unexpected) print as one line on stderr with exit status 1;
-``em-plugin --debug ...`` shows the traceback instead.
+Every command is thin: parse the options, call the public API, print. Every error prints as
+one line, ``error: ...``, on stderr, with a documented exit status
+(:data:`~em_plugin.cli.base.EXIT_CODES`, docs/cli.md); ``em-plugin --debug ...`` shows the
+traceback instead. Output formats: ``--format table|json|jsonl|csv`` where it applies.
 
 The store is ``--store`` (a directory for the embedded Oxigraph store, ``memory:`` or an
 ``http(s)://.../query`` SPARQL endpoint), else ``$EM_PLUGIN_STORE``, else ``~/.em-plugin/store``.
-Commands that only read (export, query, show, stats, validate) open a disk store read-only, so
-they work beside a running agent that holds it open for writing.
+Commands that only read (export, list, query, show, stats, validate) open a disk store
+read-only, so they work beside a running agent that holds it open for writing, and never
+create one.
 
-The ``em-plugin`` console script is :func:`integrations.cli.main`, which adds ``demo``;
-``python -m em_plugin`` runs this group without it.
+Packages above the engine add commands through the ``em_plugin.commands`` entry-point group
+(``demo`` from :mod:`integrations.cli`), so ``em-plugin`` and ``python -m em_plugin`` are the
+same command line.
 
 Example::
 
@@ -30,7 +32,7 @@ __all__ = ["DEFAULT_STORE", "cli", "main"]
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the command line (the ``em-plugin`` console script without the ``demo`` command).
+    """Run the ``em-plugin`` command line.
 
     Args:
         argv: The arguments (default: ``sys.argv[1:]``).

@@ -1,28 +1,43 @@
-"""The ``em-plugin`` command group and what every command shares: store options, error handling.
+"""The ``em-plugin`` command group and what every command shares: store options, errors, exits.
 
-Commands live in :mod:`em_plugin.cli.store_commands` (import, export, query, show, stats, delete,
-validate) and :mod:`em_plugin.cli.engine_commands` (reindex, suggest, eval, bench); import
-:mod:`em_plugin.cli` to get the group with all of them.
+Commands live in :mod:`em_plugin.cli.store_commands` (import, export, list, query, show, stats,
+delete, validate) and :mod:`em_plugin.cli.engine_commands` (reindex, suggest, eval, bench);
+import :mod:`em_plugin.cli` to get the group with all of them. Packages above ``em_plugin`` add
+commands through the ``em_plugin.commands`` entry-point group (``demo`` comes from
+:mod:`integrations.cli` that way), so the engine never imports them.
+
+Every error prints as one line, ``error: <what is wrong>``, on stderr, with the exit status of
+:data:`EXIT_CODES`; ``em-plugin --debug ...`` shows the traceback instead.
 """
 
 from __future__ import annotations
 
-import json
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from em_plugin.errors import EpisodicMemoryError
-from provenance.errors import ProvenanceError
+from provenance.errors import ProvenanceError, WorkflowNotFound
 
 __all__ = [
     "DEFAULT_STORE",
+    "ENTRY_POINT_GROUP",
+    "EXIT_CODES",
+    "EXIT_ERROR",
+    "EXIT_MISSING_EXTRA",
+    "EXIT_NOT_FOUND",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "NotFoundError",
+    "check_scope",
     "cli",
-    "echo_json",
     "embedder_setting",
+    "is_memory_spec",
     "open_cli_memory",
     "open_cli_store",
     "store_options",
@@ -31,13 +46,45 @@ __all__ = [
 
 DEFAULT_STORE = "~/.em-plugin/store"
 """Where the store lives when neither ``--store`` nor ``$EM_PLUGIN_STORE`` is given."""
+ENTRY_POINT_GROUP = "em_plugin.commands"
+"""Entry-point group through which installed packages add commands (``name = module:command``)."""
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_NOT_FOUND = 3
+EXIT_MISSING_EXTRA = 4
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "success",
+    EXIT_ERROR: "the command failed or found problems (bad file, store error, SHACL violations)",
+    EXIT_USAGE: "bad usage: unknown option, bad value, missing argument or confirmation",
+    EXIT_NOT_FOUND: "not found: no such store, scope or workflow (the message lists what exists)",
+    EXIT_MISSING_EXTRA: "an optional extra is not installed (the message names it)",
+}
+"""Exit statuses of every ``em-plugin`` command (documented in docs/cli.md)."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_MEMORY_SPECS = ("memory:", "memory://", ":memory:")
+
+
+class NotFoundError(click.ClickException):
+    """A store, scope or workflow the command was asked about does not exist (exit 3)."""
+
+    exit_code = EXIT_NOT_FOUND
 
 
 class _Group(click.Group):
-    """A click group that turns library errors into one line on stderr (or a traceback with
-    ``--debug``)."""
+    """A click group with one error style, documented exit codes and plug-in commands."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *_plugin_entry_points()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in _plugin_entry_points():
+            command = _plugin_entry_points()[cmd_name].load()
+            self.add_command(command, cmd_name)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -47,17 +94,68 @@ class _Group(click.Group):
         except Exception as exc:  # noqa: BLE001 - the CLI boundary: never show a traceback
             if ctx.params.get("debug"):
                 raise
-            raise click.ClickException(_one_line(exc)) from None
+            error = click.ClickException(_one_line(exc))
+            if isinstance(exc, WorkflowNotFound):
+                error.exit_code = EXIT_NOT_FOUND
+            raise error from None
+
+    def main(  # type: ignore[override]
+        self,
+        args: list[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+            _fail(f"{exc.format_message()}{hint}", EXIT_USAGE)
+        except click.ClickException as exc:
+            _fail(exc.format_message(), exc.exit_code)
+        except (click.Abort, EOFError, KeyboardInterrupt):
+            _fail("aborted", EXIT_ERROR)
+        sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"error: {' '.join(message.split())}", err=True)
+    sys.exit(code)
+
+
+_PLUGINS: dict[str, metadata.EntryPoint] | None = None
+
+
+def _plugin_entry_points() -> dict[str, metadata.EntryPoint]:
+    global _PLUGINS
+    if _PLUGINS is None:
+        _PLUGINS = {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    return _PLUGINS
 
 
 def _one_line(exc: BaseException) -> str:
     if isinstance(exc, ProvenanceError | EpisodicMemoryError | OSError):
-        message = str(exc) or type(exc).__name__
+        message = _cli_advice(str(exc) or type(exc).__name__)
         if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
             message = f"{exc.filename}: {exc.strerror}"
     else:
         message = f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)"
     return " ".join(message.split())
+
+
+def _cli_advice(message: str) -> str:
+    # The library's advice for a second writer names the Python API; say it for the CLI.
+    if "open it with read_only=True" in message:
+        head = message.split(";")[0]
+        return (
+            f"{head}; another process (an agent or another em-plugin command) is writing this "
+            "store. Read commands (list, query, show, stats, export, validate) work "
+            "beside it; stop that process to import, delete or reindex"
+        )
+    return message
 
 
 class _Settings:
@@ -68,7 +166,11 @@ class _Settings:
         self.embedder = embedder
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=_Group,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog="Exit status: 0 success, 1 failure, 2 bad usage, 3 not found, 4 missing extra.",
+)
 @click.option("--debug", is_flag=True, help="Show the full traceback when a command fails.")
 @click.option(
     "--embedder",
@@ -111,6 +213,23 @@ def store_path(store_spec: str) -> str:
     return str(Path(store_spec).expanduser()) if store_spec.startswith("~") else store_spec
 
 
+def is_memory_spec(store_spec: str) -> bool:
+    """Tell whether a store spec names a private in-memory store."""
+    return store_spec.strip() in _MEMORY_SPECS
+
+
+def _require_existing(spec: str) -> None:
+    # A read must never create a store: a mistyped --store would silently read an empty one.
+    if is_memory_spec(spec) or "://" in spec:
+        return
+    path = Path(spec[len("file:") :] if spec.startswith("file:") else spec)
+    if not path.exists():
+        raise NotFoundError(
+            f"no store at {path} (check --store or $EM_PLUGIN_STORE; "
+            "'em-plugin import FILE --store PATH' creates one)"
+        )
+
+
 @contextmanager
 def open_cli_store(
     store_spec: str, update_url: str | None, *, read_only: bool = False
@@ -120,17 +239,22 @@ def open_cli_store(
     Args:
         store_spec: ``--store`` (a directory, ``memory:`` or an endpoint URL; ``~`` expanded).
         update_url: ``--update-url`` of a remote store.
-        read_only: Open a disk store read-only, so the command works beside a process that
-            holds it open for writing (ignored for ``memory:``, which would only be empty).
+        read_only: The command only reads: a disk store must exist already and is opened
+            read-only, so the command works beside a process that holds it open for writing.
 
     Yields:
         The :class:`~provenance.stores.WorkflowStore`.
+
+    Raises:
+        NotFoundError: ``read_only`` and no store exists at that path.
     """
     from provenance.stores import open_store
 
     spec = store_path(store_spec)
+    if read_only:
+        _require_existing(spec)
     # An in-memory store is private to this process: read-only would only refuse to open it.
-    read_only = read_only and spec.strip() not in ("memory:", "memory://", ":memory:")
+    read_only = read_only and not is_memory_spec(spec)
     store = open_store(spec, update_url=update_url, read_only=read_only)
     try:
         yield store
@@ -140,7 +264,12 @@ def open_cli_store(
 
 @contextmanager
 def open_cli_memory(
-    ctx: click.Context, store_spec: str, update_url: str | None, *, scope: str | None = None
+    ctx: click.Context,
+    store_spec: str,
+    update_url: str | None,
+    *,
+    scope: str | None = None,
+    must_exist: bool = False,
 ) -> Iterator[Any]:
     """Open an :class:`~em_plugin.memory.EpisodicMemory` over the CLI's store (writable).
 
@@ -151,12 +280,18 @@ def open_cli_memory(
         store_spec: ``--store``.
         update_url: ``--update-url``.
         scope: The memory's scope (default: ``"default"``).
+        must_exist: Refuse to create a disk store (the command only reads or deletes).
 
     Yields:
         The memory; it and the store are closed afterwards.
+
+    Raises:
+        NotFoundError: ``must_exist`` and no store exists at that path.
     """
     from em_plugin.memory import EpisodicMemory
 
+    if must_exist:
+        _require_existing(store_path(store_spec))
     with open_cli_store(store_spec, update_url) as store:
         kwargs: dict[str, Any] = {"store": store, "embedder": embedder_setting(ctx)}
         if scope is not None:
@@ -174,6 +309,15 @@ def embedder_setting(ctx: click.Context) -> str | None:
     return None if name in (None, "", "default") else name
 
 
-def echo_json(data: Any) -> None:
-    """Print ``data`` as indented JSON (non-ASCII kept as is)."""
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+def check_scope(store: Any, scope: str | None) -> None:
+    """Raise :class:`NotFoundError` naming the existing scopes when ``scope`` holds nothing.
+
+    Args:
+        store: The :class:`~provenance.stores.WorkflowStore`.
+        scope: The ``--scope`` value (``None`` passes).
+    """
+    if scope is None or store.ids(scope):
+        return
+    existing = store.scopes()
+    listed = ", ".join(repr(s) for s in existing) if existing else "none: the store is empty"
+    raise NotFoundError(f"scope {scope!r} has no workflows; existing scopes: {listed}")

@@ -10,14 +10,16 @@ import click
 
 from em_plugin.cli import render
 from em_plugin.cli.base import (
+    check_scope,
     cli,
-    echo_json,
     embedder_setting,
     open_cli_memory,
     open_cli_store,
     store_options,
     store_path,
 )
+from em_plugin.cli.output import emit_mapping, emit_records, format_option
+from em_plugin.cli.progress import progress_bar, stderr_is_terminal
 
 __all__ = [
     "bench",
@@ -44,8 +46,8 @@ def reindex(ctx: click.Context, store_spec: str, update_url: str | None) -> None
     from em_plugin.cli.io import rebuild_index
 
     start = time.perf_counter()
-    with open_cli_store(store_spec, update_url) as store:
-        count, where = rebuild_index(store, embedder=embedder_setting(ctx))
+    with open_cli_store(store_spec, update_url) as store, progress_bar("reindex") as progress:
+        count, where = rebuild_index(store, embedder=embedder_setting(ctx), progress=progress)
     where = "memory (not persisted for this store)" if where == "memory" else where
     click.echo(
         f"indexed {count} workflow{'s' if count != 1 else ''} into {where}"
@@ -67,7 +69,7 @@ def reindex(ctx: click.Context, store_spec: str, update_url: str | None) -> None
     type=click.IntRange(min=1),
     help="How many suggestions.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print Suggestion.to_json objects.")
+@format_option()
 @click.pass_context
 def suggest(
     ctx: click.Context,
@@ -76,24 +78,33 @@ def suggest(
     update_url: str | None,
     scope: str | None,
     limit: int,
-    as_json: bool,
+    fmt: str,
 ) -> None:
-    """Suggest next steps for the workflow in FILE (one Workflow JSON object or a one-line .jsonl).
+    """Suggest next steps for the workflow in FILE, from the similar workflows of its scope.
+
+    FILE holds one Workflow JSON object (docs/workflow-json.md), pretty-printed or on one line.
+    The table shows each suggestion's rank, source, tool and text; json, jsonl and csv add the
+    score and the evidence (which stored workflows and steps it came from).
 
     \b
     Example:
       em-plugin suggest current.json --limit 5
     """
     from em_plugin.cli.io import read_one_workflow
-    from em_plugin.suggest.types import format_suggestions
 
     workflow = read_one_workflow(file)
-    with open_cli_memory(ctx, store_spec, update_url, scope=scope or workflow.scope) as memory:
+    scope = scope or workflow.scope
+    with open_cli_memory(ctx, store_spec, update_url, scope=scope, must_exist=True) as memory:
+        check_scope(memory.store, scope)
         suggestions = memory.suggest(workflow, limit=limit)
-    if as_json:
-        echo_json([s.to_json() for s in suggestions])
+    records = [s.to_json() for s in suggestions]
+    if fmt == "table":
+        ranked = [{"rank": i, **r} for i, r in enumerate(records, start=1)]
+        footer = None if records else f"no suggestions from scope {scope!r}"
+        emit_records(["rank", "source", "tool", "text"], ranked, fmt, footer=footer)
     else:
-        click.echo(format_suggestions(suggestions, limit=limit) or "no suggestions")
+        columns = list(dict.fromkeys(k for r in records for k in r)) or ["tool"]
+        emit_records(columns, records, fmt)
 
 
 @cli.command("eval")
@@ -114,7 +125,7 @@ def suggest(
 )
 @click.option("--sweep", is_flag=True, help="Evaluate at several thresholds (0.5 ... 0.9).")
 @click.option("--no-text", is_flag=True, help="Ablation: instruction words carry nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@format_option()
 @click.pass_context
 def eval_(
     ctx: click.Context,
@@ -123,17 +134,17 @@ def eval_(
     threshold: float | None,
     sweep: bool,
     no_text: bool,
-    as_json: bool,
+    fmt: str,
 ) -> None:
     """Evaluate next-tool suggestions on a file with train/test splits (hit@1, hit@3, MRR).
 
-    Memory is the file's train split; every call leaf of a test workflow is a target, predicted
-    from the steps before it . Bigram and longest-suffix baselines run on the same
-    targets.
+    The memory holds the file's train split; every call leaf of a test workflow is a target,
+    predicted from the steps before it. The bigram and longest-suffix baselines and the paper's
+    rule run on the same targets; the table puts them side by side (docs/evaluation.md).
 
     \b
     Example:
-      em-plugin eval tau2_airline.jsonl --json
+      em-plugin eval tau2_airline.jsonl --format json
     """
     from em_plugin.evaluation import protocol as evaluation
 
@@ -141,23 +152,47 @@ def eval_(
         "store": store_path(store_spec),
         "embedder": embedder_setting(ctx),
         "use_text": not no_text,
+        "progress": stderr_is_terminal(),
     }
     if sweep:
         thresholds = (threshold,) if threshold is not None else evaluation.DEFAULT_SWEEP
         rows = evaluation.sweep(file, thresholds, **options)
-        if as_json:
-            echo_json(rows)
-        else:
-            columns = list(rows[0]) if rows else []
-            render.make_console().print(render.records_table(columns, rows, title=file.name))
+        columns = list(rows[0]) if rows else ["threshold"]
+        emit_records(columns, rows, fmt, title=f"eval --sweep {file.name}")
         return
     if threshold is not None:
         options["threshold"] = threshold
     report = evaluation.evaluate(file, **options)
-    if as_json:
-        echo_json(report)
+    if fmt == "table":
+        _print_eval_table(report, file.name)
+    elif fmt in ("json", "jsonl"):
+        emit_mapping(report, fmt)
     else:
-        render.make_console().print(render.mapping_table(report, title=f"eval {file.name}"))
+        emit_records(list(EVAL_COLUMNS), eval_rows(report), fmt)
+
+
+EVAL_COLUMNS = ("method", "hit@1", "hit@3", "mrr", "hits@1", "hits@3")
+"""Columns of the side-by-side comparison printed by ``eval``."""
+
+
+def eval_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return the memory and each baseline as one row of :data:`EVAL_COLUMNS`."""
+    rows = [{"method": "episodic memory", **{k: report[k] for k in EVAL_COLUMNS[1:]}}]
+    for name, tally in report.get("baselines", {}).items():
+        rows.append({"method": name.replace("_", " "), **{k: tally[k] for k in EVAL_COLUMNS[1:]}})
+    return rows
+
+
+def _print_eval_table(report: dict[str, Any], name: str) -> None:
+    console = render.make_console()
+    title = f"eval {name}: {report['targets']} targets, T={report['threshold']}"
+    console.print(render.records_table(EVAL_COLUMNS, eval_rows(report), title=title))
+    beats = "yes" if report.get("beats_baselines") else "no"
+    console.print(
+        f"train {report['train_workflows']} / test {report['test_workflows']} workflows · "
+        f"ingest {report['ingest_seconds']} s · suggest p50 {report['suggest_ms_p50']} ms · "
+        f"retrieval share {report['retrieval_share']} · beats bigram and longest suffix: {beats}"
+    )
 
 
 @cli.command()
@@ -185,7 +220,7 @@ def eval_(
     show_default=True,
     help="Store to save the synthetic workflows into.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@format_option()
 @click.pass_context
 def bench(
     ctx: click.Context,
@@ -193,7 +228,7 @@ def bench(
     n_queries: int,
     seed: int,
     store_spec: str,
-    as_json: bool,
+    fmt: str,
 ) -> None:
     """Time saving and retrieval on synthetic workflows (fast vs reference matcher).
 
@@ -211,10 +246,13 @@ def bench(
         from em_plugin.embedding.embedders import resolve_embedder
 
         embedder = resolve_embedder(embedder_setting(ctx))
-    report = run_bench(
-        n_workflows, n_queries, seed=seed, store=store_path(store_spec), embedder=embedder
-    )
-    if as_json:
-        echo_json(report)
-    else:
-        render.make_console().print(render.mapping_table(report, title="bench"))
+    with progress_bar("bench") as progress:
+        report = run_bench(
+            n_workflows,
+            n_queries,
+            seed=seed,
+            store=store_path(store_spec),
+            embedder=embedder,
+            progress=progress,
+        )
+    emit_mapping(report, fmt, title="bench")

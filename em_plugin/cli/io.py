@@ -8,7 +8,7 @@ prints; :mod:`em_plugin.cli` prints.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +40,11 @@ NumberedWorkflow = tuple[int, Workflow]
 def read_workflows(
     path: Path, *, skip_invalid: bool = False, scope: str | None = None
 ) -> tuple[list[NumberedWorkflow], list[WorkflowFormatError]]:
-    """Read a Workflow JSON ``.jsonl`` file, locating every error as ``file:line: reason``.
+    """Read a Workflow JSON file, locating every error as ``file:line: reason``.
+
+    A ``.jsonl`` file holds one workflow per line. A ``.json`` file (or any file whose text
+    starts with ``[``) is one JSON document: a workflow object or a list of them; its errors are
+    located as ``file: workflow [i]: reason``.
 
     Args:
         path: The file.
@@ -59,6 +63,8 @@ def read_workflows(
         raw = path.read_bytes()
     except OSError as exc:
         raise WorkflowFormatError(f"cannot read: {exc.strerror}", file=name) from None
+    if path.suffix.lower() == ".json" or raw.lstrip()[:1] == b"[":
+        return _read_document(raw, name, skip_invalid=skip_invalid, scope=scope)
     workflows: list[NumberedWorkflow] = []
     skipped: list[WorkflowFormatError] = []
     first_line: dict[str, int] = {}
@@ -86,6 +92,50 @@ def read_workflows(
     return workflows, skipped
 
 
+def _read_document(
+    raw: bytes, name: str, *, skip_invalid: bool, scope: str | None
+) -> tuple[list[NumberedWorkflow], list[WorkflowFormatError]]:
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise WorkflowFormatError(f"not UTF-8 text: {exc.reason}", file=name) from None
+    except json.JSONDecodeError as exc:
+        raise WorkflowFormatError(
+            f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", file=name
+        ) from None
+    except RecursionError:
+        raise WorkflowFormatError("invalid JSON: nested too deeply", file=name) from None
+    if isinstance(document, dict):
+        items = [document]
+    elif isinstance(document, list):
+        items = document
+    else:
+        raise WorkflowFormatError(
+            f"expected a workflow object or a list of them, got {type(document).__name__}",
+            file=name,
+        )
+    workflows: list[NumberedWorkflow] = []
+    skipped: list[WorkflowFormatError] = []
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        where = f"workflow [{index}]: " if isinstance(document, list) else ""
+        try:
+            workflow = workflow_from_json(item)
+            if workflow.id in first:
+                raise WorkflowFormatError(
+                    f"duplicate workflow id {workflow.id!r} (first at [{first[workflow.id]}])"
+                )
+        except WorkflowFormatError as exc:
+            located = WorkflowFormatError(f"{where}{exc.reason}", file=name)
+            if not skip_invalid:
+                raise located from None
+            skipped.append(located)
+            continue
+        first[workflow.id] = index
+        workflows.append((index + 1, workflow if scope is None else workflow.replace(scope=scope)))
+    return workflows, skipped
+
+
 def _parse_line(line: bytes) -> Workflow:
     try:
         text = line.decode("utf-8")
@@ -95,9 +145,19 @@ def _parse_line(line: bytes) -> Workflow:
 
 
 def check_shapes(
-    workflows: list[NumberedWorkflow], file: str, *, skip_invalid: bool = False
+    workflows: list[NumberedWorkflow],
+    file: str,
+    *,
+    skip_invalid: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> tuple[list[NumberedWorkflow], list[WorkflowFormatError]]:
     """Validate each workflow's PROV graph against the SHACL shapes (about 0.2 s each).
+
+    Args:
+        workflows: The workflows with their line numbers.
+        file: The file name for error locations.
+        skip_invalid: Collect the violations instead of raising on the first one.
+        progress: Called as ``progress("shapes", done, total)`` after each workflow.
 
     Returns:
         The conforming workflows, and one located error per workflow that violates the shapes.
@@ -110,8 +170,10 @@ def check_shapes(
 
     kept: list[NumberedWorkflow] = []
     errors: list[WorkflowFormatError] = []
-    for number, workflow in workflows:
+    for done, (number, workflow) in enumerate(workflows, start=1):
         problems = validate_graph(workflow_to_graph(workflow))
+        if progress is not None:
+            progress("shapes", done, len(workflows))
         if not problems:
             kept.append((number, workflow))
             continue
@@ -239,8 +301,18 @@ def jsonl_text(workflows: Iterable[Workflow]) -> str:
     return "".join(dumps_workflow(w) + "\n" for w in workflows)
 
 
-def validate_store(store: WorkflowStore, *, scope: str | None = None) -> tuple[int, list[str]]:
+def validate_store(
+    store: WorkflowStore,
+    *,
+    scope: str | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> tuple[int, list[str]]:
     """Check every stored workflow graph (as stored, not re-mapped) against the SHACL shapes.
+
+    Args:
+        store: The store.
+        scope: Only this scope's workflows.
+        progress: Called as ``progress("", done, total)`` after each workflow.
 
     Returns:
         How many workflows were checked, and one ``id: violation`` line per problem.
@@ -250,14 +322,25 @@ def validate_store(store: WorkflowStore, *, scope: str | None = None) -> tuple[i
 
     ids = store.ids(scope)
     problems = []
-    for workflow_id in ids:
+    for done, workflow_id in enumerate(ids, start=1):
         graph = store.backend.triples(graph_iri(workflow_id))
         problems.extend(f"{workflow_id}: {line}" for line in validate_graph(graph))
+        if progress is not None:
+            progress("", done, len(ids))
     return len(ids), problems
 
 
-def rebuild_index(store: WorkflowStore, embedder: Any) -> tuple[int, str]:
+def rebuild_index(
+    store: WorkflowStore,
+    embedder: Any,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> tuple[int, str]:
     """Rebuild the step index from the store alone (persisted beside a disk store).
+
+    Args:
+        store: The store.
+        embedder: Anything :func:`~em_plugin.embedding.resolve_embedder` accepts.
+        progress: Called as ``progress("", done, total)`` as workflows are read.
 
     Returns:
         How many workflows were indexed, and where the index lives (``"memory"`` for stores
@@ -272,7 +355,15 @@ def rebuild_index(store: WorkflowStore, embedder: Any) -> tuple[int, str]:
     steps = directory / "steps" if directory is not None else None
     index = StepIndex(cached, path=steps)
     try:
-        count = index.rebuild(store.iter_workflows())
+        total = len(store)
+
+        def counted() -> Iterator[Workflow]:
+            for done, workflow in enumerate(store.iter_workflows(), start=1):
+                yield workflow
+                if progress is not None:
+                    progress("", done, total)
+
+        count = index.rebuild(counted())
     finally:
         index.close()
         close = getattr(cached, "close", None)

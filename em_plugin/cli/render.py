@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from rich import box
 from rich.console import Console, Group
 from rich.padding import Padding
 from rich.table import Table
@@ -23,6 +24,8 @@ from rich.tree import Tree
 from provenance.model import CallStep, InstructionStep, Step, Workflow
 
 __all__ = [
+    "cell",
+    "flatten",
     "make_console",
     "mapping_table",
     "query_listing",
@@ -85,12 +88,19 @@ def records_to_csv(columns: Sequence[str], records: Iterable[Mapping[str, Any]])
 def records_table(
     columns: Sequence[str], records: Iterable[Mapping[str, Any]], *, title: str | None = None
 ) -> Table:
-    """Return a rich table of records (values shown as text, ``None`` as blank)."""
-    table = Table(title=title, show_lines=False)
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    for record in records:
-        table.add_row(*(Text(_cell(record.get(c))) for c in columns))
+    """Return a rich table of records that fits the console (``None`` shown blank).
+
+    Cells never wrap: a long value is cut with an ellipsis, so one record stays one line and the
+    headers stay whole at 80 columns.
+    """
+    rows = [[cell(record.get(c)) for c in columns] for record in records]
+    table = Table(title=title, show_lines=False, box=box.SIMPLE_HEAD, pad_edge=False)
+    for i, column in enumerate(columns):
+        # Short values (ids, counts, names) keep their width; long text gives way first.
+        widest = max([len(column), *(len(row[i]) for row in rows)])
+        table.add_column(column, overflow="ellipsis", no_wrap=True, min_width=min(widest, 20))
+    for row in rows:
+        table.add_row(*(Text(value) for value in row))
     return table
 
 
@@ -117,11 +127,11 @@ def query_listing(records: Iterable[Mapping[str, Any]]) -> Group:
 
 def mapping_table(data: Mapping[str, Any], *, title: str | None = None) -> Table:
     """Return a two-column key/value table; nested mappings are flattened with dotted keys."""
-    table = Table(title=title, show_header=False)
-    table.add_column("key", style="bold")
-    table.add_column("value", overflow="fold")
-    for key, value in _flatten(data):
-        table.add_row(Text(key), Text(_cell(value)))
+    table = Table(title=title, show_header=False, box=box.SIMPLE, pad_edge=False)
+    table.add_column("key", style="bold", no_wrap=True)
+    table.add_column("value", overflow="ellipsis", no_wrap=True)
+    for key, value in flatten(data):
+        table.add_row(Text(key), Text(cell(value)))
     return table
 
 
@@ -194,7 +204,8 @@ def _short(text: str, limit: int = _MAX_VALUE_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _cell(value: Any) -> str:
+def cell(value: Any) -> str:
+    """Return a value as one line of text for a table or CSV cell (``None`` is empty)."""
     if value is None:
         return ""
     if isinstance(value, float):
@@ -204,12 +215,13 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def _flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+def flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """Return ``(dotted.key, value)`` pairs of a nested mapping, depth first."""
     out: list[tuple[str, Any]] = []
     for key, value in data.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping) and value:
-            out.extend(_flatten(value, f"{name}."))
+            out.extend(flatten(value, f"{name}."))
         else:
             out.append((name, value))
     return out

@@ -1,7 +1,8 @@
-"""Store commands of ``em-plugin``: import, export, query, show, stats, delete, validate."""
+"""Store commands of ``em-plugin``: import, export, list, query, show, stats, delete, validate."""
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -10,20 +11,24 @@ import click
 
 from em_plugin.cli import render
 from em_plugin.cli.base import (
+    EXIT_USAGE,
+    NotFoundError,
+    check_scope,
     cli,
-    echo_json,
     open_cli_memory,
     open_cli_store,
     store_options,
     store_path,
 )
-from provenance.errors import WorkflowNotFound
+from em_plugin.cli.output import echo_json, emit_mapping, emit_records, format_option
+from em_plugin.cli.progress import progress_bar
 
 __all__ = [
     "EXPORT_FORMATS",
     "delete",
     "export",
     "import_",
+    "list_",
     "query",
     "show",
     "stats",
@@ -37,7 +42,7 @@ __all__ = [
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @store_options
 @click.option("--scope", default=None, help="Put every imported workflow in this scope.")
-@click.option("--skip-invalid", is_flag=True, help="Import the valid lines, list the bad ones.")
+@click.option("--skip-invalid", is_flag=True, help="Import the valid workflows, list the bad ones.")
 @click.option("--validate", is_flag=True, help="Check each workflow against the SHACL shapes.")
 @click.pass_context
 def import_(
@@ -49,12 +54,14 @@ def import_(
     skip_invalid: bool,
     validate: bool,
 ) -> None:
-    """Import workflows from a Workflow JSON .jsonl file.
+    """Import workflows from a Workflow JSON file (docs/workflow-json.md).
 
-    A malformed line stops the import before anything is stored and is reported as
-    file:line: reason; with --skip-invalid the valid lines are imported and the skipped ones
-    are listed on stderr. Saving an id that exists replaces that workflow. Secrets in tool
-    args (API keys, tokens, passwords) are redacted before anything is stored.
+    FILE is .jsonl (one workflow per line) or a .json document holding one workflow or a list
+    of them. A malformed workflow stops the import before anything is stored and is reported as
+    file:line: reason (file:[index] in a .json list); with --skip-invalid the valid ones are
+    imported and the skipped ones listed on stderr. Saving an id that exists replaces that
+    workflow. Secrets in tool args (API keys, tokens, passwords) are redacted before anything
+    is stored.
 
     \b
     Example:
@@ -63,16 +70,24 @@ def import_(
     from em_plugin.cli.io import check_shapes, read_workflows
 
     start = time.perf_counter()
-    numbered, skipped = read_workflows(file, skip_invalid=skip_invalid, scope=scope)
-    if validate:
-        numbered, invalid = check_shapes(numbered, str(file), skip_invalid=skip_invalid)
-        skipped = sorted([*skipped, *invalid], key=lambda e: e.line or 0)
-    for error in skipped:
-        click.echo(f"skipped {error}", err=True)
-    workflows = [w for _, w in numbered]
-    with open_cli_memory(ctx, store_spec, update_url) as memory:
-        # One batch = one store transaction: the file is imported whole or not at all.
-        memory.save_many(workflows, batch_size=max(1, len(workflows)))
+    with progress_bar("import") as progress:
+        numbered, skipped = read_workflows(file, skip_invalid=skip_invalid, scope=scope)
+        if validate:
+            numbered, invalid = check_shapes(
+                numbered, str(file), skip_invalid=skip_invalid, progress=progress
+            )
+            skipped = sorted([*skipped, *invalid], key=lambda e: e.line or 0)
+        for error in skipped:
+            click.echo(f"skipped {error}", err=True)
+        workflows = [w for _, w in numbered]
+        progress("saving", 0, len(workflows))
+        with open_cli_memory(ctx, store_spec, update_url) as memory:
+            # One batch = one store transaction: the file is imported whole or not at all.
+            memory.save_many(
+                workflows,
+                batch_size=max(1, len(workflows)),
+                progress=lambda done: progress("saving", done, len(workflows)),
+            )
     elapsed = time.perf_counter() - start
     count = len(numbered)
     click.echo(
@@ -118,12 +133,61 @@ def export(
     from em_plugin.cli.io import export_text
 
     with open_cli_store(store_spec, update_url, read_only=True) as store:
+        check_scope(store, scope)
         text = export_text(store, scope=scope, fmt=fmt)
     if output is None:
         click.echo(text, nl=False)
     else:
         output.write_text(text, encoding="utf-8")
         click.echo(f"wrote {output}", err=True)
+
+
+# --------------------------------------------------------------------------- list
+
+
+LIST_COLUMNS = ("id", "scope", "steps", "calls", "title")
+
+
+@cli.command("list")
+@store_options
+@click.option("--scope", default=None, help="List only this scope (default: every scope).")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=50,
+    show_default=True,
+    help="At most this many workflows, in id order (0: all).",
+)
+@format_option()
+def list_(store_spec: str, update_url: str | None, scope: str | None, limit: int, fmt: str) -> None:
+    """List the stored workflows: id, scope, leaf steps, calls and title.
+
+    \b
+    Example:
+      em-plugin list --scope team-a --limit 20
+    """
+    from provenance.model import CallStep
+
+    with open_cli_store(store_spec, update_url, read_only=True) as store:
+        check_scope(store, scope)
+        total = len(store.ids(scope))
+        records: list[dict[str, Any]] = []
+        for workflow in store.iter_workflows(scope):
+            if limit and len(records) >= limit:
+                break
+            leaves = list(workflow.leaves())
+            records.append(
+                {
+                    "id": workflow.id,
+                    "scope": workflow.scope,
+                    "steps": len(leaves),
+                    "calls": sum(isinstance(s, CallStep) for s in leaves),
+                    "title": workflow.title or "",
+                }
+            )
+    shown = f"{len(records)} of {total}" if len(records) < total else f"{total}"
+    more = " (--limit 0 lists all)" if len(records) < total else ""
+    emit_records(LIST_COLUMNS, records, fmt, footer=f"{shown} workflows{more}")
 
 
 # --------------------------------------------------------------------------- query
@@ -141,14 +205,7 @@ def export(
     help="Bind ?K to the string V, or to an IRI with K=<iri> (or for an (iri) parameter). "
     "Repeatable.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(("table", "json", "csv")),
-    help="json: a list of objects keyed by column.",
-    default="table",
-    show_default=True,
-)
+@format_option()
 @click.option("--scope", default=None, help="Query only the workflows of this scope.")
 @click.option("--list", "list_", is_flag=True, help="List the named queries and their parameters.")
 def query(
@@ -163,15 +220,20 @@ def query(
 ) -> None:
     """Run a named query, a .rq file or SPARQL text against the store (read-only).
 
-    --bind k=v binds the plain string literal "v" (k=3 is the string "3"); --bind k=<iri>
-    binds an IRI, and so does a plain value for a parameter that --list documents as (iri).
-    JSON output is a list of objects keyed by column.
+    Query text (--sparql or a .rq file) may use the project's prefixes without declaring them
+    (prov, p-plan, wf, pl, dcterms, rdf, rdfs, xsd, workflow, graph, tool, agent). Its default
+    graph is the union of the workflow graphs, each triple once, without suggestion records;
+    GRAPH ?g ranges over the workflow graphs. --bind k=v binds the plain string literal "v";
+    --bind k=<iri> binds an IRI, and so does a plain value for a parameter that --list
+    documents as (iri). JSON output is a list of objects keyed by column.
 
     \b
     Example:
       em-plugin query tool-pairs --bind tool=product_extractor --format csv
+      em-plugin query --sparql 'SELECT (COUNT(*) AS ?n) WHERE { ?c wf:tool ?t }'
     """
     from em_plugin.cli.io import parse_binding, resolve_query
+    from em_plugin.cli.union import union_query
 
     if list_:
         _list_queries(fmt)
@@ -179,30 +241,31 @@ def query(
     text, named = resolve_query(name, sparql)
     bindings = dict(parse_binding(b, named) for b in binds)
     with open_cli_store(store_spec, update_url, read_only=True) as store:
-        result = store.query(text, bindings, scope=scope)
+        check_scope(store, scope)
+        if named is not None and sparql is None and not Path(name or "").suffix == ".rq":
+            # Named queries match inside GRAPH ?g already: run them in place (fast).
+            result = store.query(text, bindings, scope=scope)
+        else:
+            result = union_query(store, text, bindings, scope)
     _print_result(result, fmt)
 
 
 def _print_result(result: Any, fmt: str) -> None:
     if isinstance(result, bool):
-        if fmt == "json":
+        if fmt in ("json", "jsonl"):
             echo_json(result)
         else:
             click.echo("true" if result else "false")
         return
     if not hasattr(result, "columns"):  # CONSTRUCT / DESCRIBE: an rdflib Graph
-        click.echo(result.serialize(format="json-ld" if fmt == "json" else "turtle"), nl=False)
+        rdf_format = "json-ld" if fmt in ("json", "jsonl") else "turtle"
+        click.echo(result.serialize(format=rdf_format), nl=False)
         return
     columns = list(result.columns)
     records = render.rows_to_records(columns, result.rows)
-    if fmt == "json":
-        echo_json(records)
-    elif fmt == "csv":
-        click.echo(render.records_to_csv(columns, records), nl=False)
-    else:
-        console = render.make_console()
-        console.print(render.records_table(columns, records))
-        console.print(f"{len(records)} row{'s' if len(records) != 1 else ''}")
+    emit_records(
+        columns, records, fmt, footer=f"{len(records)} row{'s' if len(records) != 1 else ''}"
+    )
 
 
 def _list_queries(fmt: str) -> None:
@@ -217,17 +280,10 @@ def _list_queries(fmt: str) -> None:
         }
         for named in list_queries()
     ]
-    if fmt == "json":
-        echo_json(records)
-    elif fmt == "csv":
-        flat = [
-            {**r, "parameters": "; ".join(r["parameters"]), "columns": " ".join(r["columns"])}
-            for r in records
-        ]
-        columns = ["name", "description", "parameters", "columns"]
-        click.echo(render.records_to_csv(columns, flat), nl=False)
-    else:
+    if fmt == "table":
         render.make_console().print(render.query_listing(records))
+    else:
+        emit_records(["name", "description", "parameters", "columns"], records, fmt)
 
 
 # --------------------------------------------------------------------------- inspect / manage
@@ -236,40 +292,53 @@ def _list_queries(fmt: str) -> None:
 @cli.command()
 @click.argument("workflow_id", metavar="ID")
 @store_options
-def show(workflow_id: str, store_spec: str, update_url: str | None) -> None:
+@format_option("table", "json", "jsonl")
+def show(workflow_id: str, store_spec: str, update_url: str | None, fmt: str) -> None:
     """Print a stored workflow as an indented tree (failed calls are marked).
+
+    --format json prints the Workflow JSON object (jsonl: on one line).
 
     \b
     Example:
       em-plugin show sample/pfas-1
     """
+    from provenance.workflow_json import dumps_workflow, workflow_to_json
+
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         workflow = store.load(workflow_id)
-    render.make_console().print(render.workflow_tree(workflow))
+    if fmt == "json":
+        echo_json(workflow_to_json(workflow))
+    elif fmt == "jsonl":
+        click.echo(dumps_workflow(workflow))
+    else:
+        render.make_console().print(render.workflow_tree(workflow))
 
 
 @cli.command()
 @store_options
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def stats(store_spec: str, update_url: str | None, as_json: bool) -> None:
-    """Show how many workflows, steps, tools and triples the store holds.
+@format_option()
+def stats(store_spec: str, update_url: str | None, fmt: str) -> None:
+    """Show how many workflows, steps, tools and triples the store holds, per scope.
 
     \b
     Example:
-      em-plugin stats --json
+      em-plugin stats --format json
     """
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         data = store.stats()
-    if as_json:
-        echo_json(data)
-    else:
-        render.make_console().print(render.mapping_table(data, title=store_path(store_spec)))
+    emit_mapping(data, fmt, title=store_path(store_spec))
+
+
+def _stdin_is_terminal() -> bool:
+    return sys.stdin.isatty()
 
 
 @cli.command()
 @click.argument("workflow_id", metavar="[ID]", required=False)
 @store_options
 @click.option("--scope", default=None, help="Delete every workflow of this scope.")
+@click.option("--dry-run", is_flag=True, help="Print what would be deleted; delete nothing.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask (needed when stdin is not a terminal).")
 @click.pass_context
 def delete(
     ctx: click.Context,
@@ -277,22 +346,53 @@ def delete(
     store_spec: str,
     update_url: str | None,
     scope: str | None,
+    dry_run: bool,
+    yes: bool,
 ) -> None:
     """Delete one workflow by id, or a whole scope (its graphs and its index entries).
 
+    Asks before deleting when stdin is a terminal; otherwise --yes is required. --dry-run lists
+    what would go.
+
     \b
     Example:
-      em-plugin delete --scope team-a
+      em-plugin delete --scope team-a --dry-run
+      em-plugin delete --scope team-a --yes
     """
     if (workflow_id is None) == (scope is None):
         raise click.UsageError("give either ID or --scope, not both and not neither")
-    with open_cli_memory(ctx, store_spec, update_url) as memory:
+    with open_cli_store(store_spec, update_url, read_only=True) as store:
+        if workflow_id is not None:
+            if workflow_id not in store:
+                raise NotFoundError(f"no workflow {workflow_id!r} in {store_path(store_spec)}")
+            doomed = [workflow_id]
+            what = f"workflow {workflow_id}"
+        else:
+            check_scope(store, scope)
+            doomed = store.ids(scope)
+            what = f"{len(doomed)} workflow{'s' if len(doomed) != 1 else ''} of scope {scope!r}"
+    if dry_run:
+        for doomed_id in doomed:
+            click.echo(doomed_id)
+        click.echo(f"would delete {what} (dry run: nothing deleted)")
+        return
+    if not yes:
+        if not _stdin_is_terminal():
+            error = click.UsageError(
+                f"refusing to delete {what} without --yes (stdin is not a "
+                "terminal to ask; --dry-run lists them)"
+            )
+            error.exit_code = EXIT_USAGE
+            raise error
+        click.confirm(f"Delete {what} from {store_path(store_spec)}?", abort=True, err=True)
+    with open_cli_memory(ctx, store_spec, update_url, must_exist=True) as memory:
         if workflow_id is not None:
             owner = memory.index.scope_of(workflow_id)
             if owner is None or not memory.with_scope(owner).delete(workflow_id):
-                raise WorkflowNotFound(f"no workflow {workflow_id!r} in the store")
+                raise NotFoundError(f"no workflow {workflow_id!r} in {store_path(store_spec)}")
             click.echo(f"deleted {workflow_id} (scope {owner!r})")
         else:
+            assert scope is not None
             removed = memory.forget(scope)
             click.echo(
                 f"deleted {len(removed)} workflow{'s' if len(removed) != 1 else ''} "
@@ -313,7 +413,9 @@ def validate(store_spec: str, update_url: str | None, scope: str | None) -> None
     from em_plugin.cli.io import validate_store
 
     with open_cli_store(store_spec, update_url, read_only=True) as store:
-        checked, problems = validate_store(store, scope=scope)
+        check_scope(store, scope)
+        with progress_bar("validate") as progress:
+            checked, problems = validate_store(store, scope=scope, progress=progress)
     for line in problems:
         click.echo(line)
     if problems:

@@ -11,8 +11,8 @@ What it runs, for LangGraph and then BeeAI (paper §3):
 
 Every suggestion is shown with its source and evidence (memory workflows and leaf positions).
 The memory is the default store (``--store`` to pick another); on first run it is seeded with the
-64 bootstrap workflows (``em_plugin/demo/data/bootstrap.jsonl``). Everything runs offline: the
-crew's chat model is the deterministic router (:mod:`em_plugin.demo.router`) unless
+64 bootstrap workflows (``integrations/demo/pfas/data/bootstrap.jsonl``). Everything runs
+offline: the crew's chat model is the deterministic router (:mod:`integrations.demo.router`) unless
 ``$EM_PLUGIN_LLM`` names a real one (:mod:`integrations.demo._llm_env`).
 """
 
@@ -91,12 +91,13 @@ def run_demo(
         ConfigurationError: An unknown framework or a bad ``$EM_PLUGIN_LLM``.
         ProvenanceError: The store cannot be opened or written.
     """
-    from em_plugin.demo import CREW_DESCRIPTION
     from em_plugin.embedding import resolve_embedder
     from em_plugin.errors import ConfigurationError
     from em_plugin.memory import EpisodicMemory
     from integrations.demo._llm_env import langchain_chat_model, llm_spec_from_env
+    from integrations.demo._sessions import SuggestionTap
     from integrations.demo._setup import load_bootstrap, paper_chain, store_label
+    from integrations.demo.pfas import CREW_DESCRIPTION
     from provenance.stores import open_store
 
     unknown = [f for f in frameworks if f not in FRAMEWORKS]
@@ -110,12 +111,14 @@ def run_demo(
     started = time.perf_counter()
     embedder = resolve_embedder(embedder)
     render.section(console, "em-plugin demo: the PFAS crew of the paper, with episodic memory")
+    tap = SuggestionTap()
     with open_store(store) as workflow_store:
         memory = EpisodicMemory(
             store=workflow_store,
             embedder=embedder,
             crew=CREW_DESCRIPTION,
             chain=paper_chain(None if llm.offline else langchain_chat_model(llm)),
+            on_suggestions=tap,
         )
         try:
             loaded = load_bootstrap(memory, workflow_store)
@@ -128,7 +131,7 @@ def run_demo(
                     model=str(llm),
                 )
             )
-            problems = _run_all(console, memory, workflow_store, llm, frameworks, question)
+            problems = _run_all(console, memory, workflow_store, llm, tap, frameworks, question)
             render.commands(console, _explore_commands(store, frameworks))
         finally:
             memory.close()
@@ -145,19 +148,19 @@ def _run_all(
     memory: Any,
     store: Any,
     llm: Any,
+    tap: Any,
     frameworks: Sequence[str],
     question: str,
 ) -> list[str]:
-    from em_plugin.demo.router import OfflineRouter
     from integrations.demo._figures import DemoContext, figure3, figure4
-    from integrations.demo._sessions import SuggestionTap
+    from integrations.demo.router import OfflineRouter
 
     context = DemoContext(
         memory=memory,
         store=store,
         router=OfflineRouter(memory.embedder),  # the memory's cached embedder
         llm=llm,
-        tap=SuggestionTap(memory),
+        tap=tap,
     )
     problems: list[str] = []
     for framework in frameworks:

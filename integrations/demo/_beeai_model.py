@@ -27,7 +27,7 @@ from beeai_framework.backend.message import MessageToolCallContent
 from beeai_framework.backend.types import ChatModelInput
 from beeai_framework.context import RunContext
 
-from em_plugin.demo.router import ChatTurn, OfflineRouter, ToolSpec
+from integrations.demo.router import ChatTurn, OfflineRouter, ToolSpec
 
 __all__ = ["FINAL_ANSWER", "OfflineBeeAIChatModel"]
 
@@ -45,7 +45,7 @@ class OfflineBeeAIChatModel(ChatModel):
     """A deterministic BeeAI chat model that routes tasks to tools by embedding similarity.
 
     Args:
-        router: The :class:`~em_plugin.demo.router.OfflineRouter` that makes the decisions.
+        router: The :class:`~integrations.demo.router.OfflineRouter` that makes the decisions.
         name: The model id shown in BeeAI events.
 
     Example::

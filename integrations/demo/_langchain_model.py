@@ -3,7 +3,7 @@
 :class:`OfflineChatModel` behaves like a tool-calling LLM with no network: ``bind_tools`` binds
 the tools' OpenAI-style schemas (names, descriptions, argument schemas) exactly as provider
 models do, and each ``_generate`` reads the conversation and asks
-:meth:`~em_plugin.demo.router.OfflineRouter.respond` what to do: a new human instruction gets an
+:meth:`~integrations.demo.router.OfflineRouter.respond` what to do: a new human instruction gets an
 ``AIMessage`` with ``tool_calls`` (or a plain answer when no tool fits); a ``ToolMessage`` gets
 the final answer built from the tool's result.
 """
@@ -24,7 +24,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
-from em_plugin.demo.router import ChatTurn, OfflineRouter, ToolSpec
+from integrations.demo.router import ChatTurn, OfflineRouter, ToolSpec
 
 __all__ = ["OfflineChatModel", "tool_specs"]
 
@@ -33,7 +33,7 @@ class OfflineChatModel(BaseChatModel):
     """A deterministic tool-calling chat model that routes instructions by embedding similarity.
 
     Args:
-        router: The :class:`~em_plugin.demo.router.OfflineRouter` that makes the decisions.
+        router: The :class:`~integrations.demo.router.OfflineRouter` that makes the decisions.
 
     Example::
 

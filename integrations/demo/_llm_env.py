@@ -96,7 +96,7 @@ def langchain_chat_model(spec: LLMSpec, router: Any = None) -> Any:
 
     Args:
         spec: The parsed spec.
-        router: The :class:`~em_plugin.demo.router.OfflineRouter` for the offline model.
+        router: The :class:`~integrations.demo.router.OfflineRouter` for the offline model.
 
     Returns:
         A ``BaseChatModel``.
@@ -127,7 +127,7 @@ def beeai_chat_model(spec: LLMSpec, router: Any = None) -> Any:
 
     Args:
         spec: The parsed spec.
-        router: The :class:`~em_plugin.demo.router.OfflineRouter` for the offline model.
+        router: The :class:`~integrations.demo.router.OfflineRouter` for the offline model.
 
     Returns:
         A BeeAI ``ChatModel``.

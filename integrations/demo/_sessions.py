@@ -31,36 +31,19 @@ class Turn:
 
 
 class SuggestionTap:
-    """Keeps the suggestions an episodic memory records per session (its provenance hook).
+    """Keeps the suggestions shown per session, with their evidence, for the demo to display.
 
-    The integrations call ``memory.record_suggestions(session_id, suggestions)`` each time they
-    show suggestions; wrapping that method lets the demo show them with their evidence.
-
-    Args:
-        memory: The :class:`~em_plugin.memory.EpisodicMemory` to watch (patched in place).
+    Pass it as ``EpisodicMemory(on_suggestions=tap)``: the memory calls it each time an
+    integration shows suggestions (the public hook of
+    :meth:`~em_plugin.memory.EpisodicMemory.record_suggestions`).
     """
 
-    def __init__(self, memory: Any) -> None:
+    def __init__(self) -> None:
         self.shown: dict[str, tuple[Suggestion, ...]] = {}
-        record = memory.record_suggestions
 
-        def record_suggestions(
-            session_id: str, suggestions: Sequence[Suggestion], *a: Any, **k: Any
-        ) -> Any:
-            self.shown[str(session_id)] = tuple(suggestions)
-            return record(session_id, suggestions, *a, **k)
-
-        memory.record_suggestions = record_suggestions
-        arecord = getattr(memory, "arecord_suggestions", None)
-        if callable(arecord):
-
-            async def arecord_suggestions(
-                session_id: str, suggestions: Sequence[Suggestion], *a: Any, **k: Any
-            ) -> Any:
-                self.shown[str(session_id)] = tuple(suggestions)
-                return await arecord(session_id, suggestions, *a, **k)
-
-            memory.arecord_suggestions = arecord_suggestions
+    def __call__(self, session_id: str, suggestions: Sequence[Suggestion]) -> None:
+        """Remember the suggestions just shown in a session."""
+        self.shown[str(session_id)] = tuple(suggestions)
 
     def take(self, session_id: str) -> tuple[Suggestion, ...]:
         """Return and forget the suggestions last recorded for a session."""

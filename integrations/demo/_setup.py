@@ -10,8 +10,8 @@ __all__ = ["bootstrap_path", "load_bootstrap", "paper_chain", "store_label", "wo
 
 
 def bootstrap_path() -> Path:
-    """Return the bundled bootstrap workflows (``em_plugin/demo/data/bootstrap.jsonl``)."""
-    return Path(str(resources.files("em_plugin").joinpath("demo", "data", "bootstrap.jsonl")))
+    """Return the bundled bootstrap workflows (``integrations/demo/pfas/data/bootstrap.jsonl``)."""
+    return Path(str(resources.files("integrations.demo.pfas").joinpath("data", "bootstrap.jsonl")))
 
 
 def load_bootstrap(memory: Any, store: Any) -> int:

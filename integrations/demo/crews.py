@@ -1,7 +1,7 @@
 """The Chemist crew of the paper's Figure 2, built on LangGraph and on BeeAI, with episodic memory.
 
 Both crews have the same shape: a coordinator (the "Chemist Agent") whose tools hand off to one
-sub-agent per domain tool, each sub-agent with its single tool (:mod:`em_plugin.demo`). The
+sub-agent per domain tool, each sub-agent with its single tool (:mod:`integrations.demo.pfas`). The
 memory sits in front, as in the paper's Figure 1a:
 
 - LangGraph: a graph ``START -> crew -> episodic_memory -> END`` whose ``crew`` node is the
@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from em_plugin.demo import COORDINATOR, CREW_DESCRIPTION, SUB_AGENTS, TITLES, TOOLS
 from em_plugin.suggest.crew import AgentDescription
+from integrations.demo.pfas import COORDINATOR, CREW_DESCRIPTION, SUB_AGENTS, TITLES, TOOLS
 
 __all__ = [
     "BeeAICrew",
@@ -103,7 +103,7 @@ def build_langgraph_crew(
     Args:
         memory: The :class:`~em_plugin.memory.EpisodicMemory`.
         model: A LangChain chat model for every agent (default: the offline router model).
-        router: The :class:`~em_plugin.demo.router.OfflineRouter` of the default model.
+        router: The :class:`~integrations.demo.router.OfflineRouter` of the default model.
         checkpointer: A LangGraph checkpointer (default: an in-memory one).
         limit: How many suggestions to append.
 
@@ -228,7 +228,7 @@ def build_beeai_crew(
     Args:
         memory: The :class:`~em_plugin.memory.EpisodicMemory`.
         model: A BeeAI ``ChatModel`` for every agent (default: the offline router model).
-        router: The :class:`~em_plugin.demo.router.OfflineRouter` of the default model.
+        router: The :class:`~integrations.demo.router.OfflineRouter` of the default model.
         limit: How many suggestions to append.
 
     Returns:

@@ -11,8 +11,6 @@ from collections.abc import Iterator
 import pytest
 from rich.console import Console
 
-from em_plugin.demo import CREW_DESCRIPTION
-from em_plugin.demo.router import DATA_PREFIX, OfflineRouter
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.memory import EpisodicMemory
 from em_plugin.session import SEPARATOR
@@ -22,6 +20,8 @@ from integrations.demo._figures import DemoContext, open_session
 from integrations.demo._llm_env import LLMSpec
 from integrations.demo._sessions import SuggestionTap
 from integrations.demo._setup import load_bootstrap, paper_chain
+from integrations.demo.pfas import CREW_DESCRIPTION
+from integrations.demo.router import DATA_PREFIX, OfflineRouter
 from provenance.model import CallStep, InstructionStep
 from provenance.stores import open_store
 
@@ -33,11 +33,16 @@ FRAMEWORKS = ("langgraph", "beeai")
 def context() -> Iterator[DemoContext]:
     store = open_store("memory:")
     embedder = FakeEmbedder()
+    tap = SuggestionTap()
     memory = EpisodicMemory(
-        store=store, embedder=embedder, crew=CREW_DESCRIPTION, chain=paper_chain()
+        store=store,
+        embedder=embedder,
+        crew=CREW_DESCRIPTION,
+        chain=paper_chain(),
+        on_suggestions=tap,
     )
     assert load_bootstrap(memory, store) == 64
-    yield DemoContext(memory, store, OfflineRouter(embedder), LLMSpec(), SuggestionTap(memory))
+    yield DemoContext(memory, store, OfflineRouter(embedder), LLMSpec(), tap)
     memory.close()
     store.close()
 

@@ -11,8 +11,14 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
-from em_plugin.demo import TOOLS
-from em_plugin.demo.router import (
+from em_plugin.embedding import FakeEmbedder
+from em_plugin.errors import ConfigurationError
+from integrations.demo import _llm_env
+from integrations.demo._beeai_model import OfflineBeeAIChatModel
+from integrations.demo._langchain_model import OfflineChatModel
+from integrations.demo.crews import _beeai_tool
+from integrations.demo.pfas import TOOLS
+from integrations.demo.router import (
     DATA_PREFIX,
     ChatTurn,
     OfflineRouter,
@@ -21,12 +27,6 @@ from em_plugin.demo.router import (
     strip_data,
     with_context,
 )
-from em_plugin.embedding import FakeEmbedder
-from em_plugin.errors import ConfigurationError
-from integrations.demo import _llm_env
-from integrations.demo._beeai_model import OfflineBeeAIChatModel
-from integrations.demo._langchain_model import OfflineChatModel
-from integrations.demo.crews import _beeai_tool
 
 EXTRACT = "Extract all ingredients from firestop_afff3_sds.txt"
 OFF_TOPIC = "Who won the football world cup in 1998?"

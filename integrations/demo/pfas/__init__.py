@@ -9,8 +9,8 @@ Four tools, each a plain function taking JSON-able arguments and returning a JSO
 
 :data:`TOOLS` maps tool names to the functions and :data:`CREW_DESCRIPTION` (an
 :class:`em_plugin.suggest.crew.CrewDescription`) describes the Chemist crew (coordinator and
-sub-agents). :mod:`em_plugin.demo.bootstrap` generates the synthetic workflows that seed the
-episodic memory. Bundled data: ``em_plugin/demo/data/``.
+sub-agents). :mod:`integrations.demo.pfas.bootstrap` generates the synthetic workflows that seed the
+episodic memory. Bundled data: ``integrations/demo/pfas/data/``.
 No agent framework is imported here; the adapters live in ``integrations/``.
 """
 

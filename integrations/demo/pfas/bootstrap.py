@@ -12,7 +12,7 @@ samples to fill in arguments and (summarised) outputs.
 Every workflow is a Workflow JSON v1 dict marked ``"source": "synthetic:em-plugin-bootstrap"``
 and ``"synthetic": true``. Regenerate the committed file with::
 
-    python -m em_plugin.demo.bootstrap
+    python -m integrations.demo.pfas.bootstrap
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Bundled data of the PFAS demo: sample files, the substance table and the property table.
 
-Everything lives in ``em_plugin/demo/data/`` (see its README for sources). The CSV tables are
-read once and cached; lookups are by CAS number first, then by name or synonym.
+Everything lives in ``integrations/demo/pfas/data/`` (see its README for sources). The CSV
+tables are read once and cached; lookups are by CAS number first, then by name or synonym.
 """
 
 from __future__ import annotations

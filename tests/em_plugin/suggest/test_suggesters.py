@@ -192,7 +192,7 @@ def test_format_suggestions_and_json_keys() -> None:
 def test_unfamiliar_question_gets_only_crew_fallback_suggestions() -> None:
     # Paper, Figure 4: nothing similar in memory, so suggestions come from the crew description.
     from em_plugin import CallStep, EpisodicMemory, FakeEmbedder, InstructionStep, Workflow
-    from em_plugin.demo import CREW_DESCRIPTION
+    from integrations.demo.pfas import CREW_DESCRIPTION
 
     memory = EpisodicMemory(store="memory:", embedder=FakeEmbedder(), crew=CREW_DESCRIPTION)
     for i in range(3):

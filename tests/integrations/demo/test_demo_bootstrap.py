@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from em_plugin.demo import CREW_DESCRIPTION, TOOLS, agent_for_tool
-from em_plugin.demo.bootstrap import (
+from integrations.demo.pfas import CREW_DESCRIPTION, TOOLS, agent_for_tool
+from integrations.demo.pfas.bootstrap import (
     BOOTSTRAP_JSONL,
     SCENARIOS,
     SOURCE,
@@ -28,7 +28,7 @@ def workflows() -> list[dict]:
 def test_regenerating_gives_exactly_the_committed_file(workflows: list[dict]) -> None:
     committed = BOOTSTRAP_JSONL.read_text(encoding="utf-8")
     assert dumps_jsonl(workflows) == committed, (
-        "bootstrap.jsonl is stale: run `python -m em_plugin.demo.bootstrap`"
+        "bootstrap.jsonl is stale: run `python -m integrations.demo.pfas.bootstrap`"
     )
 
 

@@ -8,9 +8,16 @@ from pathlib import Path
 
 import pytest
 
-import em_plugin.demo as demo
-from em_plugin.demo import COORDINATOR, CREW_DESCRIPTION, SUB_AGENTS, TITLES, TOOLS, agent_for_tool
+import integrations.demo.pfas as demo
 from em_plugin.suggest.crew import CrewDescription, coerce_crew
+from integrations.demo.pfas import (
+    COORDINATOR,
+    CREW_DESCRIPTION,
+    SUB_AGENTS,
+    TITLES,
+    TOOLS,
+    agent_for_tool,
+)
 
 DEMO_DIR = Path(demo.__file__).parent
 FRAMEWORKS = {"langchain", "langchain_core", "langgraph", "beeai_framework"}

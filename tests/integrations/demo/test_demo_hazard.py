@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from em_plugin.demo import hazard_assessment, pfas_classifier, product_extractor
-from em_plugin.demo.hazard import evaluate
+from integrations.demo.pfas import hazard_assessment, pfas_classifier, product_extractor
+from integrations.demo.pfas.hazard import evaluate
 
 
 def _one(**kwargs: object) -> dict:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from em_plugin.demo import markdown_table
+from integrations.demo.pfas import markdown_table
 
 
 def test_renders_header_separator_and_rows_in_key_order() -> None:

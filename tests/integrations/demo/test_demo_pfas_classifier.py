@@ -9,8 +9,8 @@ import sys
 import pytest
 from rdkit import Chem
 
-from em_plugin.demo import pfas_classifier, product_extractor
-from em_plugin.demo.pfas import OECD_PFAS_SMARTS
+from integrations.demo.pfas import pfas_classifier, product_extractor
+from integrations.demo.pfas.pfas import OECD_PFAS_SMARTS
 
 # (CAS, SMILES, expected is_pfas, reason) — each expectation says why under OECD 2021.
 KNOWN = [
@@ -200,7 +200,7 @@ def test_nothing_to_classify_is_an_error() -> None:
 
 def test_importing_the_demo_does_not_import_rdkit_or_pypdf() -> None:
     probe = (
-        "import sys, em_plugin.demo; "
+        "import sys, integrations.demo.pfas; "
         "print(sorted(m for m in ('rdkit', 'pypdf') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from em_plugin.demo import product_extractor, sample_names
-from em_plugin.demo.data.make_pdf_sample import PDF_PATH, build_pdf
-from em_plugin.demo.sds import parse_concentration
-from em_plugin.demo.tables import SAMPLES_DIR, find_substance, is_valid_cas
+from integrations.demo.pfas import product_extractor, sample_names
+from integrations.demo.pfas.data.make_pdf_sample import PDF_PATH, build_pdf
+from integrations.demo.pfas.sds import parse_concentration
+from integrations.demo.pfas.tables import SAMPLES_DIR, find_substance, is_valid_cas
 
 EXPECTED = {
     "aquashield_spray_sds.txt": (

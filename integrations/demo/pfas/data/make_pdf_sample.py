@@ -4,7 +4,7 @@ The PDF is written by hand, byte by byte, so that the committed file is reproduc
 PDF library: one page, the standard Helvetica font (no embedding) and a single text content
 stream, which is all pypdf needs to extract the text again. Run it from the repository root::
 
-    python em_plugin/demo/data/make_pdf_sample.py
+    python integrations/demo/pfas/data/make_pdf_sample.py
 
 Re-running it rewrites the same bytes (no dates, no random ids), and a test checks that.
 """
