@@ -41,7 +41,7 @@ from em_plugin.state.continuation import ContinuationConfig
 from em_plugin.state.engine import MemoryEngine
 from em_plugin.state.procedural import DEFAULT_C, DEFAULT_SIMILARITY
 from em_plugin.state.scope_memory import ScopeMemory
-from em_plugin.suggest import SuggestionChain, SuggestionRequest, default_chain
+from em_plugin.suggest import SuggestionChain, SuggestionRequest, build_chain, default_chain
 from em_plugin.suggest.crew import CrewDescription, coerce_crew
 from em_plugin.suggest.types import Suggestion
 from provenance.errors import ProvenanceError, WorkflowFormatError
@@ -73,7 +73,9 @@ class EpisodicMemory:
         continuation: Parameters of the continuation model.
         c: H-EPM efficiency weight of the procedural graph.
         edge_similarity: Context cosine from which a graph edge ranks by similarity.
-        chain: A custom suggestion chain (overrides ``llm``).
+        chain: The suggestion chain: a name, ``"continuation"`` (the default without ``llm``),
+            ``"llm"`` (the default with ``llm``) or ``"paper"`` (the paper's rule as written),
+            or a custom :class:`~em_plugin.suggest.SuggestionChain` (overrides ``llm``).
         on_suggestions: Called as ``on_suggestions(session_id, suggestions)`` each time an
             integration shows suggestions (:meth:`record_suggestions`), e.g. to display their
             evidence; an exception it raises propagates.
@@ -100,7 +102,7 @@ class EpisodicMemory:
         continuation: ContinuationConfig | None = None,
         c: float = DEFAULT_C,
         edge_similarity: float = DEFAULT_SIMILARITY,
-        chain: SuggestionChain | None = None,
+        chain: SuggestionChain | str | None = None,
         on_suggestions: Callable[[str, Sequence[Suggestion]], None] | None = None,
         _engine: MemoryEngine | None = None,
     ) -> None:
@@ -110,6 +112,8 @@ class EpisodicMemory:
         self.crew = coerce_crew(crew)
         self.validate = validate
         self.use_text = use_text
+        if isinstance(chain, str):
+            chain = build_chain(chain, llm, strict=strict)
         self.chain = chain if chain is not None else default_chain(llm, strict=strict)
         self._settings = dict(
             threshold=threshold, max_workflows=max_workflows, window=window, validate=validate,

@@ -1,4 +1,4 @@
-"""Suggesters: episodic, procedural (H-EPM), LLM and the deterministic fallback, and their chain.
+"""Suggesters: episodic, procedural (H-EPM), paper rule, LLM, the fallback, and their chains.
 
 See DESIGN §8. Each returns structured :class:`~em_plugin.suggest.types.Suggestion` objects
 (tool, text, args, score, source, evidence); :class:`SuggestionChain` merges them.
@@ -7,19 +7,23 @@ See DESIGN §8. Each returns structured :class:`~em_plugin.suggest.types.Suggest
 from __future__ import annotations
 
 from em_plugin.suggest.base import Suggester, SuggestionRequest
-from em_plugin.suggest.chain import SuggestionChain, default_chain
+from em_plugin.suggest.chain import CHAINS, SuggestionChain, build_chain, default_chain
 from em_plugin.suggest.episodic import EpisodicSuggester
 from em_plugin.suggest.fallback import FallbackSuggester
 from em_plugin.suggest.llm import LLMSuggester
+from em_plugin.suggest.paper import PaperSuggester
 from em_plugin.suggest.procedural import ProceduralSuggester
 
 __all__ = [
+    "CHAINS",
     "EpisodicSuggester",
     "FallbackSuggester",
     "LLMSuggester",
+    "PaperSuggester",
     "ProceduralSuggester",
     "Suggester",
     "SuggestionChain",
     "SuggestionRequest",
+    "build_chain",
     "default_chain",
 ]

@@ -1,9 +1,18 @@
 """The suggestion chain: suggesters in order, duplicates removed (DESIGN §8).
 
-The default chain is episodic → procedural → fallback; with a chat model configured, the LLM
-suggester goes first (the paper's design: the model writes the suggestions from the retrieved
-workflows) and the deterministic ones fill the remaining places. A suggestion whose tool, or
-(without a tool) whose text, was already suggested is dropped.
+There are three named chains (:data:`CHAINS`, built by :func:`build_chain`):
+
+* ``continuation`` (the default): episodic (continuation model) → procedural → fallback;
+* ``paper``: the paper's rule as written (:class:`PaperSuggester`) → fallback, for reference;
+* ``llm``: the LLM suggester first (the paper's design: the model writes the suggestions from
+  the retrieved workflows, or from the crew description), then the ``continuation`` chain fills
+  the remaining places and takes over when the model fails (Figure 4's deterministic path).
+
+Each suggestion names the suggester that produced it (:attr:`Suggestion.source`). A suggestion
+whose tool, or (without a tool) whose text, was already suggested is dropped. Every suggester's
+output then goes through the same three steps: the evidence rules
+(:mod:`em_plugin.suggest.evidence`), the lift to the user's level
+(:mod:`em_plugin.suggest.user_level`) and argument binding (:mod:`em_plugin.suggest.arguments`).
 
 When the LLM suggester fails, the chain logs the failure and goes on with the deterministic
 suggesters, unless ``strict`` is set (then the :class:`SuggestionError` propagates).
@@ -18,14 +27,23 @@ from functools import partial
 from typing import Any
 
 from em_plugin.errors import ConfigurationError, SuggestionError
+from em_plugin.suggest.arguments import bind_arguments
 from em_plugin.suggest.base import Suggester, SuggestionRequest
+from em_plugin.suggest.cited import CitedWorkflows
 from em_plugin.suggest.episodic import EpisodicSuggester
+from em_plugin.suggest.evidence import admissible, repeat_needs_support
 from em_plugin.suggest.fallback import FallbackSuggester
 from em_plugin.suggest.llm import LLMSuggester
+from em_plugin.suggest.paper import PaperSuggester
 from em_plugin.suggest.procedural import ProceduralSuggester
 from em_plugin.suggest.types import Suggestion
+from em_plugin.suggest.user_level import lift
 
-__all__ = ["SuggestionChain", "default_chain"]
+__all__ = ["CHAINS", "DEFAULT_CHAIN", "SuggestionChain", "build_chain", "default_chain"]
+
+#: The named chains, for ``EpisodicMemory(chain=...)`` and ``em-plugin eval --chain``.
+CHAINS: tuple[str, ...] = ("continuation", "llm", "paper")
+DEFAULT_CHAIN = "continuation"
 
 log = logging.getLogger(__name__)
 
@@ -42,17 +60,22 @@ class SuggestionChain:
     Args:
         suggesters: The suggesters, highest priority first.
         strict: Let a failing suggester's :class:`SuggestionError` propagate.
+        name: The chain's name (one of :data:`CHAINS` for the built-in ones).
 
     Raises:
         ConfigurationError: When a suggester lacks ``suggest``.
     """
 
-    def __init__(self, suggesters: Sequence[Suggester], *, strict: bool = False) -> None:
+    def __init__(
+        self, suggesters: Sequence[Suggester], *, strict: bool = False, name: str = "custom"
+    ) -> None:
         for suggester in suggesters:
             if not callable(getattr(suggester, "suggest", None)):
                 raise ConfigurationError(f"{suggester!r} has no suggest(request, limit) method")
         self.suggesters = tuple(suggesters)
         self.strict = strict
+        self.name = name
+        self.cited = CitedWorkflows()
 
     def suggest(
         self,
@@ -70,14 +93,24 @@ class SuggestionChain:
                 the LLM), e.g. the memory's lock; a slow chat model then blocks nobody.
         """
         merged: dict[tuple[str, str], Suggestion] = {}
+        last = repeat_needs_support(request)
         for suggester in self.suggesters:
             if limit is not None and len(merged) >= limit:
                 break
-            if guard is None or getattr(suggester, "remote", False):
-                self._merge(merged, self._call(suggester, request, limit))
+            if guard is None:
+                self._merge(
+                    merged, self._refine(request, self._call(suggester, request, limit), last)
+                )
                 continue
+            found = (
+                self._call(suggester, request, limit)
+                if getattr(suggester, "remote", False)
+                else None
+            )
             with guard:
-                self._merge(merged, self._call(suggester, request, limit))
+                if found is None:
+                    found = self._call(suggester, request, limit)
+                self._merge(merged, self._refine(request, found, last))
         return list(merged.values())[:limit] if limit is not None else list(merged.values())
 
     async def asuggest(
@@ -94,6 +127,7 @@ class SuggestionChain:
         ``offload`` when given (e.g. in a worker thread holding the memory's lock).
         """
         merged: dict[tuple[str, str], Suggestion] = {}
+        last = repeat_needs_support(request)
         for suggester in self.suggesters:
             if limit is not None and len(merged) >= limit:
                 break
@@ -103,12 +137,35 @@ class SuggestionChain:
                     found = await asuggest(request, limit)
                 except SuggestionError as exc:
                     found = self._failed(suggester, exc)
+                found = (
+                    await offload(partial(self._refine, request, found, last))
+                    if offload is not None
+                    else self._refine(request, found, last)
+                )
             elif offload is not None:
-                found = await offload(partial(self._call, suggester, request, limit))
+                found = await offload(
+                    partial(self._called_refined, suggester, request, limit, last)
+                )
             else:
-                found = self._call(suggester, request, limit)
+                found = self._called_refined(suggester, request, limit, last)
             self._merge(merged, found)
         return list(merged.values())[:limit] if limit is not None else list(merged.values())
+
+    def _refine(
+        self, request: SuggestionRequest, found: list[Suggestion], last: str | None
+    ) -> list[Suggestion]:
+        """Apply the evidence rules, lift to the user's level and bind arguments."""
+        out = []
+        for suggestion in found:
+            if admissible(request, suggestion, last):
+                lifted = lift(request, suggestion, self.cited)
+                out.append(bind_arguments(request, lifted, self.cited))
+        return out
+
+    def _called_refined(
+        self, suggester: Suggester, request: SuggestionRequest, limit: int | None, last: str | None
+    ) -> list[Suggestion]:
+        return self._refine(request, self._call(suggester, request, limit), last)
 
     def _call(
         self, suggester: Suggester, request: SuggestionRequest, limit: int | None
@@ -130,14 +187,47 @@ class SuggestionChain:
             merged.setdefault(_key(suggestion), suggestion)
 
 
+def build_chain(
+    name: str = DEFAULT_CHAIN, llm: Any = None, *, strict: bool = False
+) -> SuggestionChain:
+    """Build a named chain (see the module doc).
+
+    Args:
+        name: One of :data:`CHAINS`.
+        llm: The chat model of the ``llm`` chain (a LangChain or BeeAI chat model, a callable,
+            or an :class:`LLMSuggester`); with ``paper`` it goes first too (the paper's flow).
+        strict: See :class:`SuggestionChain`.
+
+    Returns:
+        The chain.
+
+    Raises:
+        ConfigurationError: An unknown name, ``llm`` without a chat model, or a chat model
+            given to the ``continuation`` chain (which would silently ignore it).
+    """
+    if name not in CHAINS:
+        raise ConfigurationError(f"unknown chain {name!r}; choose from {', '.join(CHAINS)}")
+    if name == "llm" and llm is None:
+        raise ConfigurationError("chain 'llm' needs a chat model (llm=...)")
+    if name == "continuation" and llm is not None:
+        raise ConfigurationError(
+            "chain 'continuation' uses no chat model; pass chain='llm' to use llm=..."
+        )
+    suggesters: list[Suggester]
+    if name == "paper":
+        suggesters = [PaperSuggester(), FallbackSuggester()]
+    else:
+        suggesters = [EpisodicSuggester(), ProceduralSuggester(), FallbackSuggester()]
+    if llm is not None:
+        suggesters.insert(0, llm if isinstance(llm, LLMSuggester) else LLMSuggester(llm))
+    return SuggestionChain(suggesters, strict=strict, name=name)
+
+
 def default_chain(llm: Any = None, *, strict: bool = False) -> SuggestionChain:
-    """Build the default chain: [LLM →] episodic → procedural → fallback.
+    """Build the default chain: ``llm`` with a chat model, else ``continuation``.
 
     Args:
         llm: A chat model (see :class:`LLMSuggester`), or ``None`` for the deterministic chain.
         strict: See :class:`SuggestionChain`.
     """
-    suggesters: list[Suggester] = [EpisodicSuggester(), ProceduralSuggester(), FallbackSuggester()]
-    if llm is not None:
-        suggesters.insert(0, llm if isinstance(llm, LLMSuggester) else LLMSuggester(llm))
-    return SuggestionChain(suggesters, strict=strict)
+    return build_chain("continuation" if llm is None else "llm", llm, strict=strict)

@@ -12,6 +12,10 @@ files that ranking fills places better than the procedural graph or the crew's t
 whose stored positions agree with at least the last leaf (or that the current workflow or a
 retrieved workflow continues with), leaving the rest to the procedural and fallback suggesters.
 
+Every suggestion cites at least one stored workflow: a tool only the current workflow's own
+steps vote for (nothing stored supports it) is not suggested, and neither is the step just
+taken unless a cited stored workflow repeats it at that point (:mod:`em_plugin.suggest.evidence`).
+
 An *unfamiliar* request gets no episodic suggestions at all (paper, Figure 4): nothing was
 retrieved, the current workflow has made no call yet, and its instruction is not close (cosine
 below ``familiar``) to any stored instruction. The chain then falls through to the crew
@@ -20,8 +24,9 @@ description instead of proposing whatever followed unrelated instructions.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from em_plugin.errors import ConfigurationError
-from em_plugin.state.continuation import Candidate
 from em_plugin.suggest.base import (
     DEFAULT_FAMILIAR,
     SuggestionRequest,
@@ -30,7 +35,11 @@ from em_plugin.suggest.base import (
     short,
     unfamiliar,
 )
+from em_plugin.suggest.evidence import admissible, repeat_needs_support
 from em_plugin.suggest.types import Evidence, Suggestion
+
+if TYPE_CHECKING:  # em_plugin.state imports em_plugin.suggest.types: no cycle at run time
+    from em_plugin.state.continuation import Candidate
 
 __all__ = ["EpisodicSuggester"]
 
@@ -60,12 +69,15 @@ class EpisodicSuggester:
         if memory is None or query is None or unfamiliar(request, self.familiar):
             return []
         retrieved, instructions = self._retrieved(request)
+        last = repeat_needs_support(request)
         out = []
         for candidate in memory.continuation.rank(query):
             cited = retrieved.get(candidate.tool, [])
             if candidate.order < self.min_order and not candidate.from_current and not cited:
                 continue
-            out.append(self._suggestion(candidate, cited, request))
+            suggestion = self._suggestion(candidate, cited, request)
+            if admissible(request, suggestion, last):
+                out.append(suggestion)
         return first(out + instructions, limit)
 
     @staticmethod
@@ -80,6 +92,9 @@ class EpisodicSuggester:
         memory = request.memory
         by_tool: dict[str, list[Evidence]] = {}
         instructions: dict[str, Suggestion] = {}
+        # A text step's score: the share of retrieved workflows continuing with it, times their
+        # mean match score (like a tool's probability, it is in (0, 1]).
+        share = 1.0 / max(len(request.matches), 1)
         for match in request.matches:
             episode = memory.episode(match.workflow_id) if memory is not None else None
             nxt = match.end + 1
@@ -93,13 +108,14 @@ class EpisodicSuggester:
             text = episode.contexts[nxt]
             if text and text not in instructions:
                 instructions[text] = Suggestion(
-                    short(text), None, None, match.score * 1e-3, "episodic", (cited,)
+                    short(text), None, None, share * match.score, "episodic", (cited,)
                 )
             elif text:
                 old = instructions[text]
                 instructions[text] = Suggestion(
-                    old.text, None, None, old.score, "episodic", (*old.evidence, cited)
-                )
+                    old.text, None, None, old.score + share * match.score, "episodic",
+                    (*old.evidence, cited),
+                )  # fmt: skip
         return by_tool, list(instructions.values())
 
     @staticmethod
@@ -111,8 +127,12 @@ class EpisodicSuggester:
         return Suggestion(
             text=call_text(candidate.tool, request.crew, candidate.instruction),
             tool=candidate.tool,
-            args=candidate.args,
             score=candidate.probability,
             source="episodic",
             evidence=evidence,
+            # Past values, never values to use: the chain binds what the current workflow's
+            # data flow supports (em_plugin.suggest.arguments).
+            example_args=candidate.args,
+            example_from=evidence[0].workflow_id if candidate.args and evidence else None,
+            args_from="example" if candidate.args else None,
         )

@@ -4,12 +4,18 @@ Used when memory has nothing closer to offer. Tools the current workflow has not
 first (they are what the crew could still do), each group ordered by how much stored workflows
 rely on the tool (its incoming H-EPM weight), then by the crew's own order. Without a crew
 description, the tools known to the scope's memory are ranked the same way.
+
+The step just taken is never suggested again here (the fallback has no workflow to show that it
+repeats), nor is a tool only a sub-agent behind a handoff can call. A suggestion's score is
+``1 / rank``: positive, and in the order of the ranking (which the graph weights decide).
 """
 
 from __future__ import annotations
 
 from em_plugin.suggest.base import SuggestionRequest, call_text, first
+from em_plugin.suggest.evidence import repeat_needs_support
 from em_plugin.suggest.types import Suggestion
+from em_plugin.suggest.user_level import handoff_routes
 
 __all__ = ["FallbackSuggester"]
 
@@ -29,8 +35,9 @@ class FallbackSuggester:
             tools = memory.graph.tools()
         else:
             tools = []
+        last, internal = repeat_needs_support(request), handoff_routes(request.crew)
+        tools = [t for t in tools if t != last and t not in internal]
         used = set(request.called)
-        top = max(scores.values(), default=0.0) or 1.0
         order = {tool: i for i, tool in enumerate(tools)}
         ranked = sorted(tools, key=lambda t: (t in used, -scores.get(t, 0.0), order[t]))
         return first(
@@ -38,10 +45,10 @@ class FallbackSuggester:
                 Suggestion(
                     text=call_text(tool, request.crew),
                     tool=tool,
-                    score=scores.get(tool, 0.0) / top,
+                    score=1.0 / rank,
                     source="fallback",
                 )
-                for tool in ranked
+                for rank, tool in enumerate(ranked, start=1)
             ],
             limit,
         )

@@ -6,8 +6,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-SuggestionSource = Literal["episodic", "procedural", "llm", "fallback"]
-SOURCES: tuple[SuggestionSource, ...] = ("episodic", "procedural", "llm", "fallback")
+#: Which suggester produced a suggestion: an open string, so that custom suggesters name
+#: themselves; the built-in ones use :data:`SOURCES`.
+SuggestionSource = str
+SOURCES: tuple[str, ...] = ("episodic", "fallback", "llm", "paper", "procedural")
+
+#: Where a suggestion's arguments come from (see :attr:`Suggestion.args_from`).
+ArgsFrom = Literal["current", "example", "mixed"]
 
 
 @dataclass(frozen=True)
@@ -31,13 +36,26 @@ class Suggestion:
     tool: str | None = None
     """The tool the step would call, when known."""
     args: Mapping[str, Any] | None = None
-    """Typical arguments, when known."""
+    """Arguments to use, bound to outputs of the current workflow (data flow); ``None`` when
+    no argument could be bound."""
     score: float = 0.0
     """Ranking score; higher is better, comparable within one source."""
     source: SuggestionSource = "episodic"
     """Which suggester produced it."""
     evidence: tuple[Evidence, ...] = field(default_factory=tuple)
     """Memory workflows and positions the suggestion came from."""
+    detail: tuple[str, ...] = ()
+    """The tools that served the suggested instruction in past workflows (sub-agents' tools
+    included), when the suggestion is an instruction at the user's level."""
+    example_args: Mapping[str, Any] | None = None
+    """Past argument values that could not be bound to the current workflow: an example of
+    the call's shape, never values to use."""
+    example_from: str | None = None
+    """The memory workflow :attr:`example_args` come from."""
+    args_from: ArgsFrom | None = None
+    """``"current"``: every argument is bound from the current workflow (:attr:`args`);
+    ``"example"``: only past values are known (:attr:`example_args`); ``"mixed"``: some of each;
+    ``None``: no arguments known."""
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON object used by ``--json`` output and the integrations."""
@@ -51,6 +69,10 @@ class Suggestion:
                 {"workflow_id": e.workflow_id, "position": e.position, "score": round(e.score, 6)}
                 for e in self.evidence
             ],
+            "detail": list(self.detail),
+            "args_from": self.args_from,
+            "example_args": dict(self.example_args) if self.example_args is not None else None,
+            "example_from": self.example_from,
         }
 
 

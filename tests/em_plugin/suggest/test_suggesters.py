@@ -78,7 +78,10 @@ def test_episodic_suggests_the_continuation_with_args_text_and_evidence() -> Non
     top = found[0]
     assert top.tool == "pfas_classifier" and top.source == "episodic"
     assert top.text == "which ingredients are PFAS"  # the instruction that call opened
-    assert top.args == {"mode": "strict"}
+    # Past values are examples, with the workflow they come from, never values to use.
+    assert top.args is None and top.args_from == "example"
+    assert top.example_args == {"mode": "strict"}
+    assert top.example_from == top.evidence[0].workflow_id
     assert {e.workflow_id for e in top.evidence} <= {"past0", "past1", "past2"}
     assert all(e.position == 1 for e in top.evidence)
     # hazard_assessment only ever followed pfas_classifier: frequency only, ranked after it,
@@ -121,8 +124,10 @@ def test_procedural_top_two_after_last_call() -> None:
 def test_fallback_ranks_crew_tools_unused_first_without_memory() -> None:
     found = FallbackSuggester().suggest(request_for(CURRENT, None, crew=CREW))
     tools = [s.tool for s in found]
-    assert tools[-1] == "product_extractor"  # already used in the current workflow
-    assert set(tools) == set(CREW.tool_names)
+    # product_extractor is the step just taken: the fallback never suggests it again.
+    assert set(tools) == set(CREW.tool_names) - {"product_extractor"}
+    assert [s.score for s in found] == sorted((s.score for s in found), reverse=True)
+    assert all(s.score > 0 for s in found)
     assert found[0].text.startswith(f"Call {found[0].tool}: ")
     assert all(s.source == "fallback" and not s.evidence for s in found)
 
@@ -130,9 +135,9 @@ def test_fallback_ranks_crew_tools_unused_first_without_memory() -> None:
 def test_fallback_uses_graph_popularity() -> None:
     state = memory_of(*PAST)
     tools = [s.tool for s in FallbackSuggester().suggest(request_for(CURRENT, state, crew=CREW))]
-    # Used in memory ranks above never used; product_extractor is used now, so last.
+    # Used in memory ranks above never used; product_extractor was just taken, so absent.
     assert tools.index("pfas_classifier") < tools.index("markdown_table")
-    assert tools[-1] == "product_extractor"
+    assert "product_extractor" not in tools
 
 
 def test_default_chain_order_dedup_and_limit() -> None:
@@ -141,7 +146,7 @@ def test_default_chain_order_dedup_and_limit() -> None:
     tools = [s.tool for s in found]
     assert tools[0] == "pfas_classifier" and found[0].source == "episodic"
     assert len(tools) == len(set(tools))
-    assert set(tools) == set(CREW.tool_names)
+    assert set(tools) == set(CREW.tool_names) - {"product_extractor"}  # the step just taken
     assert found[-1].source == "fallback"
     assert len(default_chain().suggest(request_for(CURRENT, state, crew=CREW), limit=2)) == 2
 
@@ -172,9 +177,9 @@ def test_chain_dedups_tool_less_suggestions_by_text() -> None:
         def suggest(self, request, limit=None):
             return list(self.items)
 
-    a = Suggestion("Summarise the  results", source="llm")
-    b = Suggestion("summarise the results", source="fallback")
-    c = Suggestion("Call x", tool="x", source="fallback")
+    a = Suggestion("Summarise the  results", score=0.5, source="llm")
+    b = Suggestion("summarise the results", score=0.5, source="fallback")
+    c = Suggestion("Call x", tool="x", score=0.4, source="fallback")
     found = SuggestionChain([Fixed(a), Fixed(b, c)]).suggest(request_for(CURRENT, None), None)
     assert found == [a, c]
 
@@ -185,7 +190,10 @@ def test_format_suggestions_and_json_keys() -> None:
     text = format_suggestions(found)
     assert text.startswith("Suggested next steps (from ")
     assert "1. which ingredients are PFAS [pfas_classifier]" in text
-    assert set(found[0].to_json()) == {"tool", "text", "args", "score", "source", "evidence"}
+    assert set(found[0].to_json()) == {
+        "tool", "text", "args", "score", "source", "evidence", "detail", "args_from",
+        "example_args", "example_from",
+    }  # fmt: skip
     assert found[0].to_json()["evidence"][0].keys() == {"workflow_id", "position", "score"}
 
 

@@ -1,0 +1,98 @@
+"""The memory workflow a suggestion cites, read once: the cited leaf, its ancestors, earlier calls.
+
+Suggestions cite memory workflows by id and leaf position (:class:`~em_plugin.suggest.types.
+Evidence`). Lifting a suggestion to the user's level (:mod:`em_plugin.suggest.user_level`) needs
+the steps above the cited leaf, and binding its arguments (:mod:`em_plugin.suggest.arguments`)
+needs the calls before it with their outputs. :class:`CitedWorkflows` loads each cited workflow
+once through :attr:`SuggestionRequest.load` and keeps it while the scope's episode of that id is
+the same object (a re-save under the same id makes a new episode, so the copy is refreshed).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from em_plugin.suggest.base import SuggestionRequest
+from em_plugin.suggest.types import Evidence
+from provenance.model import CallStep, Step, Workflow
+
+__all__ = ["CitedLeaf", "CitedWorkflows"]
+
+#: Workflows kept per chain; enough for every workflow a ranking cites on the benchmark files.
+DEFAULT_SIZE = 4096
+
+
+@dataclass(frozen=True)
+class CitedLeaf:
+    """A leaf of a memory workflow, with what surrounds it."""
+
+    workflow: Workflow
+    """The memory workflow."""
+    position: int
+    """The leaf's position in the workflow's leaf sequence."""
+    step: Step
+    """The leaf itself."""
+    ancestors: tuple[Step, ...]
+    """The steps above it, outermost first."""
+    earlier: tuple[CallStep, ...]
+    """Leaf calls (at any depth) before it, most recent first."""
+
+
+_Leaves = list[tuple[Step, tuple[Step, ...]]]
+
+
+def _leaves(workflow: Workflow) -> _Leaves:
+    out: _Leaves = []
+
+    def visit(steps: tuple[Step, ...], above: tuple[Step, ...]) -> None:
+        for step in steps:
+            if step.steps:
+                visit(step.steps, (*above, step))
+            else:
+                out.append((step, above))
+
+    visit(workflow.steps, ())
+    return out
+
+
+class CitedWorkflows:
+    """A small cache of cited memory workflows.
+
+    Args:
+        size: How many workflows to keep (least recently used ones go first).
+    """
+
+    def __init__(self, size: int = DEFAULT_SIZE) -> None:
+        self.size = size
+        self._cache: OrderedDict[str, tuple[Any, Workflow | None, _Leaves]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def leaf(self, request: SuggestionRequest, evidence: Evidence) -> CitedLeaf | None:
+        """Return the cited leaf, or ``None`` when the workflow or the position is unknown."""
+        workflow, leaves = self._get(request, evidence.workflow_id)
+        if workflow is None or not 0 <= evidence.position < len(leaves):
+            return None
+        step, ancestors = leaves[evidence.position]
+        earlier = [s for s, _ in leaves[: evidence.position] if isinstance(s, CallStep)]
+        return CitedLeaf(workflow, evidence.position, step, ancestors, tuple(reversed(earlier)))
+
+    def _get(self, request: SuggestionRequest, workflow_id: str) -> tuple[Workflow | None, _Leaves]:
+        if request.load is None:
+            return None, []
+        episode = request.memory.episode(workflow_id) if request.memory is not None else None
+        with self._lock:
+            cached = self._cache.get(workflow_id)
+            if cached is not None and episode is not None and cached[0] is episode:
+                self._cache.move_to_end(workflow_id)
+                return cached[1], cached[2]
+        workflow = request.load(workflow_id)
+        leaves = _leaves(workflow) if workflow is not None else []
+        if episode is not None:
+            with self._lock:
+                self._cache[workflow_id] = (episode, workflow, leaves)
+                while len(self._cache) > self.size:
+                    self._cache.popitem(last=False)
+        return workflow, leaves
