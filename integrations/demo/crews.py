@@ -84,10 +84,10 @@ class LangGraphCrew:
         """
         from langchain_core.messages import HumanMessage
 
-        from integrations.langgraph import message_text
+        from integrations.langgraph import reply_text
 
         state = self.graph.invoke({"messages": [HumanMessage(text)]}, self.config(session_id))
-        return message_text(state["messages"][-1])
+        return reply_text(state["messages"])  # the crew's answer, then the memory's suggestions
 
 
 def build_langgraph_crew(

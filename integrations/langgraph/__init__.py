@@ -2,7 +2,8 @@
 
 - :class:`EpisodicMemoryNode`: a node added after the crew (``graph.add_node("episodic_memory",
   node)``); it compiles the session from the messages (or from a :class:`TrajectoryRecorder`),
-  answers ``/save`` without the crew and appends suggestions to the final AI message;
+  answers ``/save`` without the crew and shows suggestions after the crew's answer, as its own
+  message that the crew's model never reads (:func:`reply_text` joins the two for display);
 - :class:`EpisodicMemoryMiddleware`: the same for ``langchain.agents.create_agent``, with optional
   prompt injection (``inject=True``);
 - :func:`recall_workflows_tool`: a tool agents call to look past workflows up;
@@ -22,6 +23,12 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         'integrations.langgraph needs LangGraph and LangChain: pip install "em-plugin[langgraph]"'
     ) from exc
 
+from integrations.langgraph._memory_messages import (
+    crew_view,
+    is_memory_traffic,
+    memory_kind,
+    reply_text,
+)
 from integrations.langgraph._messages import is_handoff, message_text, trajectory_from_messages
 from integrations.langgraph._middleware import (
     TRACE_KEY,
@@ -40,9 +47,13 @@ __all__ = [
     "TrajectoryRecorder",
     "append_to_message",
     "crew_description",
+    "crew_view",
     "is_handoff",
+    "is_memory_traffic",
+    "memory_kind",
     "message_text",
     "recall_workflows_tool",
+    "reply_text",
     "tools_of",
     "trajectory_from_messages",
 ]

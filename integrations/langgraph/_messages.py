@@ -27,15 +27,7 @@ from em_plugin.capture.trajectory import (
     TrajectoryEvent,
     is_command,
 )
-
-
-def message_text(message: BaseMessage) -> str:
-    """Return a message's text (content blocks joined), never raising."""
-    try:
-        text = message.text
-    except Exception:  # noqa: BLE001 - exotic content: fall back to its repr
-        return str(message.content)
-    return text if isinstance(text, str) else str(text)
+from integrations.langgraph._memory_messages import memory_kind, message_text
 
 
 def is_handoff(name: str) -> bool:
@@ -87,7 +79,7 @@ def trajectory_from_messages(
             if text.strip() and not is_command(text):
                 trajectory.instruction(text)
                 open_handoffs.clear()
-        elif isinstance(message, AIMessage):
+        elif isinstance(message, AIMessage) and memory_kind(message) is None:
             agent = message.name
             while open_handoffs and agent is not None and open_handoffs[-1].issuer == agent:
                 open_handoffs.pop()

@@ -8,7 +8,9 @@ Hooks used (LangChain 1.x ``AgentMiddleware``):
   calls *under* that tool call (a context variable links them), so handoffs nest;
 - ``before_agent`` answers ``/save`` and ``/suggest`` and jumps to the end (the model is not
   called);
-- ``after_agent`` appends the suggestions to the final AI message;
+- ``after_agent`` shows the suggestions after the final answer, as the memory's own message;
+- ``wrap_model_call`` strips the memory's messages (suggestions, commands, replies) from every
+  model request, so the agent's model never reads them;
 - with ``inject=True``, ``wrap_model_call`` adds a short "Relevant past workflows / suggested next
   tools" block to the system prompt (recomputed only when the turn's calls change).
 
@@ -33,6 +35,7 @@ from langgraph.types import Command
 from em_plugin.capture.trajectory import Trajectory, is_command
 from em_plugin.session import (
     DEFAULT_MAX_SESSIONS,
+    SEPARATOR,
     MemoryPort,
     PolicyAttributes,
     PolicyOptions,
@@ -46,8 +49,8 @@ from integrations.langgraph._context import (
     scope_of,
     thread_id_of,
 )
+from integrations.langgraph._memory_messages import crew_view, memory_kind, memory_message
 from integrations.langgraph._messages import message_text
-from integrations.langgraph._node import append_to_message
 from integrations.langgraph._trace import (
     TRACE_KEY,
     current_config,
@@ -165,7 +168,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         except Exception as exc:
             self._isolate("handling a command", exc)
             reply = f"Episodic memory is unavailable: {type(exc).__name__}: {exc}"
-        return {"messages": [AIMessage(reply or "", name="episodic_memory")], "jump_to": "end"}
+        return {"messages": [memory_message(reply or "", "reply")], "jump_to": "end"}
 
     @hook_config(can_jump_to=["end"])
     async def abefore_agent(self, state: EpisodicAgentState, runtime: Any) -> dict[str, Any] | None:
@@ -178,7 +181,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         except Exception as exc:
             self._isolate("handling a command", exc)
             reply = f"Episodic memory is unavailable: {type(exc).__name__}: {exc}"
-        return {"messages": [AIMessage(reply or "", name="episodic_memory")], "jump_to": "end"}
+        return {"messages": [memory_message(reply or "", "reply")], "jump_to": "end"}
 
     # -- after_agent: suggestions ------------------------------------------------------------
 
@@ -190,12 +193,12 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         human = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
         if human is None or is_command(message_text(human)):
             return None  # the /save turn (before_agent jumped here) gets no suggestions
-        if isinstance(last, AIMessage) and not last.tool_calls:
+        if isinstance(last, AIMessage) and not last.tool_calls and memory_kind(last) is None:
             return last
         return None
 
     def after_agent(self, state: EpisodicAgentState, runtime: Any) -> dict[str, Any] | None:
-        """Append suggestions to the final answer (which itself stays unchanged)."""
+        """Show suggestions after the final answer, as the memory's own message."""
         answer = self._final(state)
         if answer is None:
             return None
@@ -205,7 +208,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         except Exception as exc:
             self._isolate("suggesting next steps", exc)
             return None
-        return {"messages": [append_to_message(answer, suffix)]} if suffix else None
+        return _suggestions_update(suffix)
 
     async def aafter_agent(self, state: EpisodicAgentState, runtime: Any) -> dict[str, Any] | None:
         """Async twin of :meth:`after_agent`."""
@@ -218,7 +221,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         except Exception as exc:
             self._isolate("suggesting next steps", exc)
             return None
-        return {"messages": [append_to_message(answer, suffix)]} if suffix else None
+        return _suggestions_update(suffix)
 
     # -- wrap_tool_call: capture -------------------------------------------------------------
 
@@ -281,13 +284,16 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
     # -- wrap_model_call: injection ----------------------------------------------------------
 
     def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        """With ``inject=True``, add the memory block to the system prompt."""
+        """Strip the memory's messages from the model's input; with ``inject=True``, add the
+        memory block to the system prompt."""
+        request = self._clean(request)
         if not self.inject or _ENCLOSING.get() is not None:
             return handler(request)
         return handler(self._with_block(request, self._block(request, None)))
 
     async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         """Async twin of :meth:`wrap_model_call`."""
+        request = self._clean(request)
         if not self.inject or _ENCLOSING.get() is not None:
             return await handler(request)
         key = self._block_key(request)
@@ -300,6 +306,12 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
                 block = ""
             self._remember(key, block)
         return await handler(self._with_block(request, block))
+
+    def _clean(self, request: Any) -> Any:
+        # Suggestions, commands and their replies are for the user: the model never reads them.
+        messages = list(request.messages)
+        kept = crew_view(messages, self.policy.command_of)
+        return request if len(kept) == len(messages) else request.override(messages=kept)
 
     def _block(self, request: Any, _: Any) -> str:
         key = self._block_key(request)
@@ -344,3 +356,8 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         else:
             message = SystemMessage([*system.content, {"type": "text", "text": block}])
         return request.override(system_message=message)
+
+
+def _suggestions_update(suffix: str) -> dict[str, Any] | None:
+    text = suffix.removeprefix(SEPARATOR)
+    return {"messages": [memory_message(text, "suggestions")]} if text else None

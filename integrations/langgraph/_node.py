@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Unpack
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
 from langchain_core.runnables import Runnable, RunnableConfig
+from langgraph.types import Command
 
 from em_plugin.capture.trajectory import CallStart, Trajectory
 from em_plugin.session import (
     DEFAULT_MAX_SESSIONS,
+    SEPARATOR,
     MemoryPort,
     PolicyAttributes,
     PolicyOptions,
@@ -25,6 +27,12 @@ from integrations.langgraph._context import (
     scope_of,
     thread_id_of,
 )
+from integrations.langgraph._memory_messages import (
+    Kind,
+    is_memory_traffic,
+    memory_kind,
+    memory_message,
+)
 from integrations.langgraph._messages import (
     is_handoff,
     message_text,
@@ -37,7 +45,12 @@ DEFAULT_NAME = "episodic_memory"
 
 
 class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
-    """A graph node that compiles the session, answers ``/save`` and appends suggestions.
+    """A graph node that compiles the session, answers ``/save`` and shows suggestions.
+
+    The suggestions follow the crew's unchanged answer as the memory's own message
+    (:func:`reply_text` joins the two the way the user reads them). They are for the user only:
+    when the next turn starts, the router sends it through this node first, which removes them
+    (and earlier commands and replies) from the thread before handing over to the crew.
 
     Add it after the crew; route commands straight to it with :meth:`router` so that ``/save``
     never reaches the crew::
@@ -93,35 +106,52 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
         self.crew = crew
         self.handoff = handoff
         self.name = name
+        self._crew_node: str | None = None
 
     # -- routing -------------------------------------------------------------------------------
 
     def is_command(self, state: dict) -> bool:
         """Tell whether the last user message is one of this node's commands."""
+        last = _last_human(_messages(state, self.messages_key))
+        return last is not None and self.policy.command_of(message_text(last)) is not None
+
+    def needs_cleanup(self, state: dict) -> bool:
+        """Tell whether a new turn starts on a thread that still holds memory traffic."""
         messages = _messages(state, self.messages_key)
-        last = messages[-1] if messages else None
-        if not isinstance(last, HumanMessage):
+        if _last_human(messages) is None:
             return False
-        return self.policy.command_of(message_text(last)) is not None
+        return any(is_memory_traffic(m, self.policy.command_of) for m in messages[:-1])
 
     def router(self, crew_node: str, *, memory_node: str | None = None) -> Callable[[dict], str]:
         """Return a conditional-edge function: commands go to this node, the rest to the crew.
+
+        A new turn on a thread that holds earlier suggestions or commands goes through this node
+        first: it removes them from the thread and hands over to the crew, so the crew's model
+        never reads them.
 
         Args:
             crew_node: The crew's node name.
             memory_node: This node's name in the graph (default: its ``name``).
         """
         target = memory_node or self.name
+        self._crew_node = crew_node
 
         def route(state: dict) -> str:
-            return target if self.is_command(state) else crew_node
+            if self.is_command(state) or self.needs_cleanup(state):
+                return target
+            return crew_node
 
         return route
 
     # -- Runnable ------------------------------------------------------------------------------
 
-    def invoke(self, input: dict, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
+    def invoke(
+        self, input: dict, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict | Command:
         """Run the node on the graph state (sync)."""
+        handover = self._handover(input)
+        if handover is not None:
+            return handover
         try:
             return self._invoke(input, config)
         except Exception as exc:
@@ -129,8 +159,11 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
 
     async def ainvoke(
         self, input: dict, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> dict:
+    ) -> dict | Command:
         """Run the node on the graph state (async)."""
+        handover = self._handover(input)
+        if handover is not None:
+            return handover
         try:
             return await self._ainvoke(input, config)
         except Exception as exc:
@@ -140,19 +173,34 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
         self.sessions.isolate("the episodic memory node", exc)
         return {}
 
+    def _handover(self, state: dict) -> Command | None:
+        """Before the crew (routed here for cleanup): drop memory traffic, go to the crew."""
+        if self._crew_node is None or self.is_command(state) or not self.needs_cleanup(state):
+            return None
+        removals: list[RemoveMessage] = []
+        try:
+            messages = _messages(state, self.messages_key)
+            removals = [
+                RemoveMessage(id=m.id)
+                for m in messages[:-1]
+                if m.id and is_memory_traffic(m, self.policy.command_of)
+            ]
+        except Exception as exc:  # the crew must run whatever happens here
+            self.sessions.isolate("removing earlier suggestions from the thread", exc)
+        return Command(update={self.messages_key: removals}, goto=self._crew_node)
+
     def _invoke(self, input: dict, config: RunnableConfig | None) -> dict:
         prepared = self._prepare(input, config)
         if prepared is None:
             return {}
         controller, messages, command = prepared
         if command is not None:
-            reply = controller.handle_command(command)
-            return self._reply(reply)
+            return self._reply(controller.handle_command(command), "reply")
         answer = _final_answer(messages)
         if answer is None:
             return {}
         suffix = controller.suggestion_suffix(message_text(answer), record_answer=False)
-        return self._append(answer, suffix)
+        return self._reply(suffix.removeprefix(SEPARATOR), "suggestions")
 
     async def _ainvoke(self, input: dict, config: RunnableConfig | None) -> dict:
         prepared = self._prepare(input, config)
@@ -160,12 +208,12 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
             return {}
         controller, messages, command = prepared
         if command is not None:
-            return self._reply(await controller.ahandle_command(command))
+            return self._reply(await controller.ahandle_command(command), "reply")
         answer = _final_answer(messages)
         if answer is None:
             return {}
         suffix = await controller.asuggestion_suffix(message_text(answer), record_answer=False)
-        return self._append(answer, suffix)
+        return self._reply(suffix.removeprefix(SEPARATOR), "suggestions")
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -213,15 +261,10 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
         replay_events(fallback, recorded.events)
         return fallback
 
-    def _reply(self, reply: str | None) -> dict:
-        if reply is None:
+    def _reply(self, text: str | None, kind: Kind) -> dict:
+        if not text:
             return {}
-        return {self.messages_key: [AIMessage(reply, name=self.name)]}
-
-    def _append(self, answer: AIMessage, suffix: str) -> dict:
-        if not suffix:
-            return {}
-        return {self.messages_key: [append_to_message(answer, suffix)]}
+        return {self.messages_key: [memory_message(text, kind)]}
 
 
 def append_to_message(message: AIMessage, suffix: str) -> AIMessage:
@@ -251,9 +294,14 @@ def _messages(state: Any, key: str) -> list[BaseMessage]:
 
 def _final_answer(messages: Sequence[BaseMessage]) -> AIMessage | None:
     last = messages[-1]
-    if isinstance(last, AIMessage) and not last.tool_calls:
+    if isinstance(last, AIMessage) and not last.tool_calls and memory_kind(last) is None:
         return last
     return None
+
+
+def _last_human(messages: Sequence[BaseMessage]) -> HumanMessage | None:
+    last = messages[-1] if messages else None
+    return last if isinstance(last, HumanMessage) else None
 
 
 def _first_id(messages: Sequence[BaseMessage]) -> str:

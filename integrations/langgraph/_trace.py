@@ -17,7 +17,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from em_plugin.capture.trajectory import Trajectory, is_command
-from integrations.langgraph._messages import message_text
+from integrations.langgraph._memory_messages import memory_kind, message_text
 
 TRACE_KEY = "episodic_trace"
 
@@ -93,7 +93,12 @@ def trajectory_from_trace(
                 )
                 for _, entry in ranked:
                     _replay(trajectory, entry, None, used)
-        elif isinstance(message, AIMessage) and not message.tool_calls and message_text(message):
+        elif (
+            isinstance(message, AIMessage)
+            and memory_kind(message) is None
+            and not message.tool_calls
+            and message_text(message)
+        ):
             trajectory.final_answer(message_text(message))
     for entries in by_turn.values():  # turns whose message is gone (trimmed history)
         for entry in entries:

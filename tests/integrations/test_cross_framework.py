@@ -25,6 +25,7 @@ from em_plugin.embedding import FakeEmbedder
 from em_plugin.memory import EpisodicMemory
 from integrations.beeai import EpisodicMemoryAgent
 from integrations.langgraph import EpisodicMemoryMiddleware as LangGraphMiddleware
+from integrations.langgraph import reply_text
 from provenance.model import Workflow
 
 
@@ -79,7 +80,7 @@ class _LangGraphCrew:
 
     def run(self, session: str, text: str) -> str:
         out = self.coordinator.invoke({"messages": [HumanMessage(text)]}, lg.thread(session))
-        return out["messages"][-1].text
+        return reply_text(out["messages"])
 
     def script_extract(self, file: str = "acme.pdf", *, flaky: bool = False) -> str:
         answer = f"{file} contains PFOA and water."

@@ -26,6 +26,7 @@ from integrations.langgraph import (
     EpisodicMemoryMiddleware,
     EpisodicMemoryNode,
     TrajectoryRecorder,
+    reply_text,
 )
 
 EXTRACT_TASK = "Extract the ingredients of acme.pdf"
@@ -187,7 +188,7 @@ def test_one_store_serves_both_frameworks(memory) -> None:
         {"messages": [HumanMessage(lg.EXTRACT_NEW)]},
         {**lg.thread("lg-2"), "callbacks": [TrajectoryRecorder()]},
     )
-    head, _, tail = out["messages"][-1].text.partition("\n\n")
+    head, _, tail = reply_text(out["messages"]).partition("\n\n")
     assert head == "acme.pdf contains PFOA and water."
     assert "pfas_classifier" in tail  # from the BeeAI session, the only one left
     assert set(memory.ids()) == {"session/bee-session"}

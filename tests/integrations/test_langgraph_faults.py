@@ -25,7 +25,7 @@ from lg_scaffold import (
 from em_plugin.embedding import CallableEmbedder, FakeEmbedder
 from em_plugin.errors import EmbedderError, SuggestionError
 from em_plugin.memory import EpisodicMemory
-from integrations.langgraph import EpisodicMemoryMiddleware, EpisodicMemoryNode
+from integrations.langgraph import EpisodicMemoryMiddleware, EpisodicMemoryNode, reply_text
 from provenance.errors import StoreError
 
 CREW_ANSWER = "beta.pdf contains PFOA and water."
@@ -115,12 +115,12 @@ def test_node_passes_the_answer_through_and_logs_a_warning(kind, monkeypatch, ca
     faults.script(model)
     with caplog.at_level(logging.WARNING):
         out = graph.invoke({"messages": [HumanMessage(EXTRACT_NEW)]}, thread(f"f-{kind}"))
-    assert out["messages"][-1].text == CREW_ANSWER  # unchanged: nothing was appended
+    assert reply_text(out["messages"]) == CREW_ANSWER  # unchanged: nothing was appended
     assert any("episodic memory" in w and "failed" in w for w in _warnings(caplog))
     # /save reports the failure instead of crashing (saving embeds instructions: the embedder
     # fault breaks it too; a broken LLM does not matter for saving)
     reply = graph.invoke({"messages": [HumanMessage("/save")]}, thread(f"f-{kind}"))
-    text = reply["messages"][-1].text
+    text = reply_text(reply["messages"])
     assert text.startswith("Saved" if kind == "llm" else "Could not save the workflow")
     faults.memory.close()
 
@@ -151,7 +151,7 @@ def test_middleware_isolates_faults(kind, monkeypatch, caplog) -> None:
     faults.script(model)
     with caplog.at_level(logging.WARNING):
         out = agent.invoke({"messages": [HumanMessage(EXTRACT_NEW)]}, thread(f"m-{kind}"))
-    assert out["messages"][-1].text == CREW_ANSWER
+    assert reply_text(out["messages"]) == CREW_ANSWER
     assert any("failed" in w for w in _warnings(caplog))
 
     strict = agent_crew(
@@ -181,7 +181,7 @@ def test_memory_level_llm_fallback_keeps_suggestions(caplog) -> None:
     model.load(extract_turn("beta.pdf"))
     with caplog.at_level(logging.WARNING):
         out = graph.invoke({"messages": [HumanMessage(EXTRACT_NEW)]}, thread("llm-2"))
-    head, _, tail = out["messages"][-1].text.partition("\n\n")
+    head, _, tail = reply_text(out["messages"]).partition("\n\n")
     assert head == CREW_ANSWER
     assert "pfas_classifier" in tail
     memory.close()

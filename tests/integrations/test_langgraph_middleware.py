@@ -25,7 +25,7 @@ from lg_scaffold import (
     write_report,
 )
 
-from integrations.langgraph import EpisodicMemoryMiddleware, recall_workflows_tool
+from integrations.langgraph import EpisodicMemoryMiddleware, recall_workflows_tool, reply_text
 from provenance.model import CallStep
 
 
@@ -39,7 +39,9 @@ def leaf_names(workflow) -> list[str]:
 
 
 def ask(agent: Any, text: str, config: dict[str, Any], **kwargs: Any) -> str:
-    return agent.invoke({"messages": [HumanMessage(text)]}, config, **kwargs)["messages"][-1].text
+    return reply_text(
+        agent.invoke({"messages": [HumanMessage(text)]}, config, **kwargs)["messages"]
+    )
 
 
 @pytest.fixture
@@ -75,7 +77,7 @@ def test_capture_save_and_suggest_in_a_new_thread(memory) -> None:
     model.load(extract_turn("beta.pdf"))
     out = agent.invoke({"messages": [HumanMessage(EXTRACT_NEW)]}, thread("m2"))
     assert "episodic_trace" not in out  # a private state key
-    answer = out["messages"][-1].text
+    answer = reply_text(out["messages"])
     head, sep, tail = answer.partition("\n\n")
     assert head == "beta.pdf contains PFOA and water." and sep
     assert tail.startswith("Suggested next steps") and "pfas_classifier" in tail
@@ -94,7 +96,7 @@ def test_async_invocation_and_prompt_injection(memory) -> None:
         model.seen.clear()
         model.load(extract_turn("beta.pdf"))
         out = await agent.ainvoke({"messages": [HumanMessage(EXTRACT_NEW)]}, thread("i2"))
-        return out["messages"][-1].text
+        return reply_text(out["messages"])
 
     answer = asyncio.run(run())
     assert answer.startswith("beta.pdf contains PFOA and water.\n\nSuggested next steps")
@@ -156,7 +158,7 @@ def test_sub_agent_with_the_middleware_nests_under_the_handoff(memory) -> None:
     )
     # The sub-agent's answer gets no suggestions (the outer agent owns the session).
     out = coordinator.invoke({"messages": [HumanMessage("Check acme.pdf")]}, thread("n1"))
-    assert crew_part(out["messages"][-1].text) == "PFOA is a PFAS."
+    assert crew_part(reply_text(out["messages"])) == "PFOA is a PFAS."
     handoff_result = next(m for m in out["messages"] if getattr(m, "name", None) == "ask_chemist")
     assert handoff_result.text == "The chemist's answer."  # nothing appended inside
     ask(coordinator, "/save", thread("n1"))

@@ -29,7 +29,7 @@ from lg_scaffold import (
 
 from em_plugin.capture.trajectory import without_run_details
 from em_plugin.suggest.types import format_suggestions
-from integrations.langgraph import EpisodicMemoryNode, TrajectoryRecorder
+from integrations.langgraph import EpisodicMemoryNode, TrajectoryRecorder, memory_kind, reply_text
 from provenance.model import CallStep, InstructionStep
 
 CREWS = {"create_agent": agent_crew, "react_subgraph": react_crew}
@@ -37,12 +37,12 @@ CREWS = {"create_agent": agent_crew, "react_subgraph": react_crew}
 
 def ask(graph: Any, text: str, config: dict[str, Any], **kwargs: Any) -> str:
     out = graph.invoke({"messages": [HumanMessage(text)]}, config, **kwargs)
-    return out["messages"][-1].text
+    return reply_text(out["messages"])
 
 
 async def aask(graph: Any, text: str, config: dict[str, Any], **kwargs: Any) -> str:
     out = await graph.ainvoke({"messages": [HumanMessage(text)]}, config, **kwargs)
-    return out["messages"][-1].text
+    return reply_text(out["messages"])
 
 
 def crew_part(answer: str) -> str:
@@ -88,7 +88,7 @@ def test_two_turns_save_and_a_new_session_gets_the_next_step(kind: str, memory) 
     model.load(extract_turn("beta.pdf", prefix="n"))
     node = EpisodicMemoryNode(memory)
     out = graph.invoke({"messages": [HumanMessage(EXTRACT_NEW)]}, thread(f"{kind}-2"))
-    answer = out["messages"][-1].text
+    answer = reply_text(out["messages"])
     crew_answer = "beta.pdf contains PFOA and water."
     suggestions = memory.suggest(_current(out, node, f"{kind}-2"), limit=3)
     assert suggestions and suggestions[0].tool == "pfas_classifier"
@@ -111,11 +111,13 @@ def test_suggest_command_and_unknown_session_without_checkpointer(memory) -> Non
     model.load(extract_turn())
     # No checkpointer and no thread id: the session id comes from the first human message.
     out = graph.invoke({"messages": [HumanMessage(EXTRACT)]})
-    assert out["messages"][-1].text == "acme.pdf contains PFOA and water."
+    assert reply_text(out["messages"]) == "acme.pdf contains PFOA and water."
     seen = len(model.seen)
     out = graph.invoke({"messages": [HumanMessage("/suggest")]})
-    assert out["messages"][-1].text == "No suggestions yet: this session has no instructions." or (
-        out["messages"][-1].text.startswith("No suggestions yet")
+    assert reply_text(
+        out["messages"]
+    ) == "No suggestions yet: this session has no instructions." or (
+        reply_text(out["messages"]).startswith("No suggestions yet")
     )
     assert len(model.seen) == seen
 
@@ -312,7 +314,7 @@ def test_autosave_on_success_saves_turns_without_failures(memory) -> None:
     assert leaf_names(saved) == ["product_extractor", "pfas_classifier", "write_report"]
 
 
-def test_content_block_answers_get_a_new_text_block(memory) -> None:
+def test_content_block_answers_stay_untouched_and_suggestions_follow(memory) -> None:
     memory.save(_saved_workflow(["product_extractor", "pfas_classifier"], "session/seed"))
 
     def crew(state: MessagesState) -> dict:
@@ -326,9 +328,11 @@ def test_content_block_answers_get_a_new_text_block(memory) -> None:
 
     graph = with_memory(crew, EpisodicMemoryNode(memory))
     out = graph.invoke({"messages": [HumanMessage(EXTRACT_NEW)]}, thread("blocks"))
-    content = out["messages"][-1].content
-    assert content[0] == {"type": "text", "text": "Found PFOA."}
-    assert content[1]["text"].startswith("\n\nSuggested next steps")
+    answer, shown = out["messages"][-2:]
+    assert answer.content == [{"type": "text", "text": "Found PFOA."}]
+    assert memory_kind(shown) == "suggestions"
+    assert shown.text.startswith("Suggested next steps")
+    assert reply_text(out["messages"]) == "Found PFOA.\n\n" + shown.text
 
 
 def _saved_workflow(tools: list[str], workflow_id: str):

@@ -26,6 +26,7 @@ from integrations.langgraph import (
     EpisodicMemoryNode,
     crew_description,
     recall_workflows_tool,
+    reply_text,
     tools_of,
 )
 
@@ -51,7 +52,9 @@ def test_an_empty_memory_falls_back_on_the_crew_description() -> None:
     memory = make_memory(crew=crew_description(crew, name="chem"))
     graph = with_memory(crew, EpisodicMemoryNode(memory, crew="chem"))
     model.load(extract_turn())
-    answer = graph.invoke({"messages": [HumanMessage(EXTRACT)]}, thread("fb"))["messages"][-1].text
+    answer = reply_text(
+        graph.invoke({"messages": [HumanMessage(EXTRACT)]}, thread("fb"))["messages"]
+    )
     head, _, tail = answer.partition("\n\n")
     assert head == "acme.pdf contains PFOA and water."
     assert tail.startswith("Suggested next steps (from the crew's tools):")
@@ -73,7 +76,7 @@ def test_recall_tool_isolates_memory_failures(monkeypatch, caplog) -> None:
         out = agent.invoke({"messages": [HumanMessage("look it up")]}, thread("rt"))
     tool_text = next(m.text for m in out["messages"] if m.type == "tool")
     assert tool_text == "Episodic memory is unavailable right now (EmbedderError)."
-    assert out["messages"][-1].text == "fine"
+    assert reply_text(out["messages"]) == "fine"
     assert "recall failed" in caplog.text
 
     from langchain.agents import create_agent
