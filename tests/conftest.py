@@ -1,4 +1,9 @@
-"""Shared fixtures: a real ``oxigraph serve`` process on 127.0.0.1, and stores of every backend."""
+"""Shared fixtures: real ``oxigraph serve`` and Virtuoso processes on 127.0.0.1, and stores of
+every backend.
+
+Virtuoso comes from Debian's ``virtuoso-opensource`` package, which ``make virtuoso`` (and CI)
+installs; the fixtures install nothing and skip, saying how to install it, when it is missing.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,10 @@ import shutil
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,9 +23,14 @@ from pathlib import Path
 
 import pytest
 
-from provenance.stores import WorkflowStore, open_store
+from provenance.stores import SparqlEndpointStore, WorkflowStore, open_store
 
 _START_TIMEOUT_S = 15.0
+_VIRTUOSO_START_TIMEOUT_S = 60.0
+_VIRTUOSO_MISSING = (
+    "Virtuoso is not installed: run `make virtuoso` "
+    "(as root: apt-get install -y virtuoso-opensource)"
+)
 # Requests to the local server must never go through a proxy from the environment.
 _LOCAL = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -45,14 +57,7 @@ class OxigraphServer:
 
     def update(self, sparql: str) -> None:
         """Run a SPARQL update directly, bypassing the code under test."""
-        request = urllib.request.Request(
-            self.update_url,
-            data=sparql.encode("utf-8"),
-            headers={"Content-Type": "application/sparql-update"},
-            method="POST",
-        )
-        with _LOCAL.open(request, timeout=10) as response:
-            response.read()
+        _form_post(self.update_url, {"update": sparql})
 
     def wipe(self) -> None:
         """Remove every graph, so each test starts from an empty endpoint."""
@@ -74,16 +79,22 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _answers(url: str) -> bool:
+def _form_post(url: str, params: dict[str, str], timeout: float = 30) -> bytes:
+    """POST a SPARQL protocol form (the one request form every server answers)."""
     request = urllib.request.Request(
         url,
-        data=b"ASK {}",
-        headers={"Content-Type": "application/sparql-query"},
+        data=urllib.parse.urlencode(params).encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
         method="POST",
     )
+    with _LOCAL.open(request, timeout=timeout) as response:
+        return bytes(response.read())
+
+
+def _answers(url: str) -> bool:
     try:
-        with _LOCAL.open(request, timeout=1) as response:
-            return bool(response.status == 200)
+        _form_post(url, {"query": "ASK {}"}, timeout=1)
+        return True
     except (urllib.error.URLError, OSError):
         return False
 
@@ -137,14 +148,169 @@ def oxigraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Oxigra
         stop_oxigraph(server)
 
 
-@pytest.fixture(params=["memory", "disk", pytest.param("remote", marks=pytest.mark.integration)])
+@dataclass
+class VirtuosoServer:
+    """A running Virtuoso 7 (``virtuoso-t``) with HTTP and SQL bound to 127.0.0.1 only."""
+
+    process: subprocess.Popen[bytes]
+    http_port: int
+    sql_port: int
+    location: Path
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    @property
+    def query_url(self) -> str:
+        """``/sparql``: anonymous; updates run as the ``SPARQL`` user (granted at start)."""
+        return f"{self.base_url}/sparql"
+
+    @property
+    def auth_url(self) -> str:
+        """``/sparql-auth``: HTTP Digest authentication (user ``dba``, password ``dba``)."""
+        return f"{self.base_url}/sparql-auth"
+
+    def isql(self, sql: str) -> str:
+        """Run SQL through ``isql-vt`` as dba and return its output.
+
+        Raises:
+            RuntimeError: When isql fails.
+        """
+        isql = shutil.which("isql-vt") or shutil.which("isql")
+        if isql is None:
+            raise RuntimeError("isql-vt is missing; it comes with virtuoso-opensource")
+        done = subprocess.run(
+            [isql, f"127.0.0.1:{self.sql_port}", "dba", "dba", f"exec={sql}"],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        output = done.stdout.decode(errors="replace") + done.stderr.decode(errors="replace")
+        if done.returncode != 0 or "*** Error" in output:
+            raise RuntimeError(f"isql {sql!r} failed: {output.strip()}")
+        return output
+
+    def wipe(self) -> None:
+        """Drop every graph except Virtuoso's own, so each test starts from an empty store."""
+        backend = SparqlEndpointStore(self.query_url)
+        try:
+            backend.drop_graphs(backend.graph_names())
+        finally:
+            backend.close()
+
+
+def virtuoso_binary() -> str | None:
+    """Return the ``virtuoso-t`` server binary from Debian's virtuoso-opensource, if installed."""
+    return shutil.which("virtuoso-t")
+
+
+def start_virtuoso(location: Path) -> VirtuosoServer:
+    """Start Virtuoso on free 127.0.0.1 ports with its database in ``location``.
+
+    Grants ``SPARQL_UPDATE`` to the anonymous ``SPARQL`` user, which is safe only because the
+    server listens on loopback, and lifts the result-row cap for the bench.
+
+    Raises:
+        RuntimeError: When it exits or does not answer within the start timeout.
+    """
+    binary = virtuoso_binary()
+    if binary is None:
+        pytest.skip(_VIRTUOSO_MISSING)
+    location.mkdir(parents=True, exist_ok=True)
+    http_port, sql_port = free_port(), free_port()
+    vsp = Path("/var/lib/virtuoso-opensource-7/vsp")
+    config = textwrap.dedent(
+        f"""\
+        [Database]
+        DatabaseFile = {location}/virtuoso.db
+        ErrorLogFile = {location}/virtuoso.log
+        LockFile = {location}/virtuoso.lck
+        TransactionFile = {location}/virtuoso.trx
+        xa_persistent_file = {location}/virtuoso.pxa
+        TempStorage = TempDatabase
+        [TempDatabase]
+        DatabaseFile = {location}/virtuoso-temp.db
+        TransactionFile = {location}/virtuoso-temp.trx
+        [Parameters]
+        ServerPort = 127.0.0.1:{sql_port}
+        DisableUnixSocket = 1
+        CheckpointInterval = 60
+        NumberOfBuffers = 20000
+        MaxDirtyBuffers = 15000
+        DirsAllowed = .
+        [HTTPServer]
+        ServerPort = 127.0.0.1:{http_port}
+        ServerRoot = {vsp if vsp.is_dir() else location}
+        ServerThreads = 4
+        Charset = UTF-8
+        [SPARQL]
+        ResultSetMaxRows = 10000000
+        MaxQueryExecutionTime = 600
+        """
+    )
+    (location / "virtuoso.ini").write_text(config)
+    process = subprocess.Popen(
+        [binary, "+foreground", "+configfile", str(location / "virtuoso.ini")],
+        cwd=location,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    server = VirtuosoServer(process, http_port, sql_port, location)
+    deadline = time.monotonic() + _VIRTUOSO_START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            log = (location / "virtuoso.log").read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"virtuoso-t exited with {process.returncode}: {log}")
+        if _answers(server.query_url):
+            try:
+                server.isql('GRANT SPARQL_UPDATE TO "SPARQL";')
+            except BaseException:
+                stop_virtuoso(server)
+                raise
+            return server
+        time.sleep(0.2)
+    stop_virtuoso(server)
+    raise RuntimeError(f"Virtuoso did not answer on {server.base_url} within the timeout")
+
+
+def stop_virtuoso(server: VirtuosoServer) -> None:
+    """Stop the server that :func:`start_virtuoso` started (SIGTERM: it checkpoints and exits)."""
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def virtuoso_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VirtuosoServer]:
+    """A real Virtuoso 7 on 127.0.0.1, for the whole session (skips when not installed)."""
+    server = start_virtuoso(tmp_path_factory.mktemp("virtuoso"))
+    try:
+        yield server
+    finally:
+        stop_virtuoso(server)
+
+
+@pytest.fixture(
+    params=[
+        "memory",
+        "disk",
+        pytest.param("remote", marks=pytest.mark.integration),
+        pytest.param("virtuoso", marks=pytest.mark.integration),
+    ]
+)
 def store_spec(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The spec of an empty store of each backend: ``memory:``, a temp directory, the server."""
+    """The spec of an empty store of each backend: ``memory:``, a temp directory, the servers."""
     if request.param == "memory":
         return "memory:"
     if request.param == "disk":
         return str(tmp_path / "store")
-    server: OxigraphServer = request.getfixturevalue("oxigraph_server")
+    server: OxigraphServer | VirtuosoServer = request.getfixturevalue(
+        "oxigraph_server" if request.param == "remote" else "virtuoso_server"
+    )
     server.wipe()
     return server.query_url
 

@@ -112,6 +112,46 @@ def _where_group(query: str) -> tuple[int, int, bool]:
     raise QueryError("bindings need a query with a WHERE group { … }; none was found")
 
 
+def without_dataset_clauses(query: str) -> str:
+    """Return the query without its ``FROM`` / ``FROM NAMED`` clauses.
+
+    The SPARQL 1.1 Protocol says a request's ``default-graph-uri``/``named-graph-uri`` replace
+    the query's dataset clauses, but Virtuoso adds the ``FROM`` graphs to them; removing the
+    clauses before narrowing gives every server the protocol's semantics.
+
+    Example:
+        >>> without_dataset_clauses("SELECT * FROM <urn:g> FROM NAMED <urn:h> WHERE { ?s ?p ?o }")
+        'SELECT * WHERE { ?s ?p ?o }'
+    """
+    cuts: list[tuple[int, int]] = []
+    depth = 0
+    pending: int | None = None  # start of a FROM clause waiting for its IRI
+    for kind, text, pos in _tokens(query):
+        if kind == "open":
+            depth += 1
+        elif kind == "close":
+            depth -= 1
+        if depth != 0:
+            pending = None
+            continue
+        word = text.upper() if kind == "word" else ""
+        if word == "FROM":
+            pending = pos
+        elif pending is not None and word == "NAMED":
+            continue
+        elif pending is not None and kind in ("iri", "pname"):
+            end = pos + len(text)
+            while end < len(query) and query[end] in " \t\r\n":
+                end += 1
+            cuts.append((pending, end))
+            pending = None
+        else:
+            pending = None
+    for start, end in reversed(cuts):
+        query = query[:start] + query[end:]
+    return query
+
+
 def values_block(bindings: Mapping[str, Any]) -> str:
     """Return ``VALUES (?a ?b) { (t1 t2) }`` for the bindings.
 

@@ -1,20 +1,37 @@
 """A remote SPARQL 1.1 endpoint (Query + Update protocols over HTTP, stdlib only).
 
-Requests are ``POST``s: ``application/sparql-query`` / ``application/sparql-update`` bodies, or an
-``application/x-www-form-urlencoded`` body when the dataset is narrowed (its graph list can be
-long). SELECT/ASK answers are SPARQL JSON and CONSTRUCT answers N-Triples, both parsed by
-pyoxigraph (in Rust) and converted to rdflib terms.
+Every request is a ``POST`` with an ``application/x-www-form-urlencoded`` body (``query=`` or
+``update=``, plus ``default-graph-uri``/``named-graph-uri`` when the dataset is narrowed): the one
+form of the SPARQL 1.1 Protocol that every server implements. A direct
+``application/sparql-query`` body is not used: Virtuoso 7.2 never answers it (the request hangs
+until the client's timeout, while the same query as a form answers at once). SELECT/ASK answers
+are SPARQL JSON and CONSTRUCT answers N-Triples, both parsed by pyoxigraph (in Rust) and
+converted to rdflib terms.
 
 * **Atomic replace** is one update request that deletes the graphs' triples and then runs
   ``INSERT DATA { GRAPH <g> { … } … }`` (see :func:`~provenance.stores._terms.replace_update`):
-  SPARQL servers run one request as one transaction (checked for Oxigraph in ``notes/prov.md``
-  §2.7 and by the contract tests), so a rejected request changes nothing.
-* **Union default graph**: with ``union_default_graph=True`` (the default) each unrestricted query
-  carries Oxigraph's ``union-default-graph`` parameter. For another server set it to False and
-  make the server serve the union itself (Fuseki/TDB2 ``tdb2:unionDefaultGraph true``, Oxigraph
-  ``serve --union-default-graph``; GraphDB does by default).
+  SPARQL servers run one request as one transaction, so a rejected request changes nothing
+  (checked by the contract tests against Oxigraph and Virtuoso).
+* **Union default graph**: the store's default graph is the union of its named graphs. The
+  server kind is read once from the ``Server`` header of the first answer:
+
+  - Oxigraph (and unknown servers, with ``union_default_graph=True``, the default) get
+    Oxigraph's ``union-default-graph`` URL parameter, which other servers ignore; for another
+    server that does not serve the union by itself, configure it to (Fuseki/TDB2
+    ``tdb2:unionDefaultGraph true``, Oxigraph ``serve --union-default-graph``);
+  - Virtuoso serves the union of *all* its graphs, including its own system graphs
+    (``virtrdf#``, ``ldp#``, the service description). Each unrestricted query therefore starts
+    with Virtuoso's ``DEFINE input:default-graph-exclude`` / ``named-graph-exclude`` pragmas for
+    those graphs (:data:`VIRTUOSO_SYSTEM_GRAPHS`, plus ``hidden_graphs``), so that
+    ``graph_names``, counts and the union see the store's graphs only.
 * **Narrowed queries** (``graphs=[…]``) use the standard ``default-graph-uri``/``named-graph-uri``
   protocol parameters, which take precedence over ``FROM`` clauses.
+* **Authentication**: ``auth=(user, password)`` or ``http://user:password@host/…`` in the URL;
+  HTTP Digest or Basic, whichever the server asks for (Virtuoso's ``/sparql-auth`` asks for
+  Digest). Without credentials Virtuoso runs updates as the ``SPARQL`` user, which needs
+  ``GRANT SPARQL_UPDATE TO "SPARQL"`` (only on a server bound to loopback).
+* **Truncated answers** (Virtuoso's ``ResultSetMaxRows``, sent as ``X-SPARQL-MaxRows``) are a
+  :class:`~provenance.errors.StoreError` naming the setting, never a silently short result.
 * **Bindings** go into a ``VALUES`` block (:mod:`provenance.stores._sparql`).
 """
 
@@ -23,6 +40,7 @@ from __future__ import annotations
 import http.client
 import ipaddress
 import socket
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -33,8 +51,8 @@ import pyoxigraph as ox
 from rdflib import Graph, URIRef
 from rdflib.term import Node
 
-from provenance.errors import QueryError, StoreError
-from provenance.stores._sparql import bind, query_form
+from provenance.errors import QueryError, StoreError, StoreOutcomeUnknown
+from provenance.stores._sparql import bind, query_form, without_dataset_clauses
 from provenance.stores._terms import TermError, Triple, iri_text, replace_update, to_rdflib
 from provenance.stores.base import (
     Bindings,
@@ -45,13 +63,24 @@ from provenance.stores.base import (
     result_from_oxigraph,
 )
 
-__all__ = ["SparqlEndpointStore"]
+__all__ = ["VIRTUOSO_SYSTEM_GRAPHS", "SparqlEndpointStore"]
+
+#: Graphs a Virtuoso server holds for itself (a fresh database has the first three; the others
+#: are their names under Debian's default configuration).
+VIRTUOSO_SYSTEM_GRAPHS: tuple[str, ...] = (
+    "http://www.openlinksw.com/schemas/virtrdf#",
+    "http://www.w3.org/ns/ldp#",
+    "http://localuriqaserver/sparql",
+    "http://localhost:8890/sparql",
+    "http://localhost:8890/DAV/",
+)
 
 # A graph no store holds: narrowing to an empty list must not fall back to "every graph",
 # which is what a request with no default-graph-uri parameter means.
 _NO_GRAPH = "urn:x-em-plugin:no-graph"
 _JSON = "application/sparql-results+json"
 _NTRIPLES = "application/n-triples"
+_FORM = "application/x-www-form-urlencoded"
 _ERROR_CHARS = 300
 
 
@@ -66,12 +95,17 @@ class SparqlEndpointStore(GraphStore):
         update_timeout: Seconds to wait for an update's answer; longer, since a server runs a
             whole import batch as one transaction before it answers. After a timeout the
             outcome is unknown: the server may still commit the update.
-        union_default_graph: Send Oxigraph's ``union-default-graph`` parameter (see module doc).
+        union_default_graph: Send Oxigraph's ``union-default-graph`` parameter to servers that
+            are not Virtuoso (see module doc).
         read_only: Refuse writes without asking the server.
         batch_size: Graphs fetched per request by :meth:`read_graphs`.
+        auth: ``(user, password)`` for HTTP Digest or Basic authentication; credentials in the
+            URL (``http://user:password@host/…``) are used when this is None.
+        hidden_graphs: Graphs of the server that are not the store's, left out of the union
+            and of ``graph_names`` on Virtuoso (added to :data:`VIRTUOSO_SYSTEM_GRAPHS`).
 
     Raises:
-        StoreConfigError: A URL that is not http(s).
+        StoreConfigError: A URL that is not http(s), or credentials given twice.
     """
 
     def __init__(
@@ -84,20 +118,30 @@ class SparqlEndpointStore(GraphStore):
         union_default_graph: bool = True,
         read_only: bool = False,
         batch_size: int = 200,
+        auth: tuple[str, str] | None = None,
+        hidden_graphs: Sequence[str] = (),
     ) -> None:
-        self.query_url = _check_url(query_url, "query")
+        query_url, url_auth = _split_credentials(_check_url(query_url, "query"))
         if update_url is None:
             update_url = query_url
             if query_url.rstrip("/").endswith("/query"):
                 update_url = query_url.rstrip("/")[: -len("query")] + "update"
-        self.update_url = _check_url(update_url, "update")
+        update_url, update_auth = _split_credentials(_check_url(update_url, "update"))
+        if auth is not None and (url_auth or update_auth):
+            raise StoreConfigError("give credentials either in the URL or as auth=, not both")
+        self.query_url = query_url
+        self.update_url = update_url
         self.timeout = timeout
         self.update_timeout = update_timeout
         self.union_default_graph = union_default_graph
         self.read_only = read_only
         self.batch_size = max(1, batch_size)
+        self.hidden_graphs = tuple(hidden_graphs)
         self._closed = False
-        self._opener = _opener(self.query_url)
+        self._server: str | None = None  # the Server header of the first answer
+        self._server_lock = threading.Lock()
+        credentials = auth or url_auth or update_auth
+        self._opener = _opener(self.query_url, self.update_url, credentials)
 
     def __repr__(self) -> str:
         return f"SparqlEndpointStore({self.query_url!r})"
@@ -107,19 +151,19 @@ class SparqlEndpointStore(GraphStore):
     def _post(
         self,
         url: str,
-        body: str,
-        content_type: str,
+        params: list[tuple[str, str]],
         accept: str | None = None,
         *,
         is_query: bool = True,
     ) -> bytes:
+        """POST ``params`` as a form and return the answer's body."""
         if self._closed:
             raise StoreError(f"{self!r} is closed")
-        headers = {"Content-Type": f"{content_type}; charset=utf-8"}
+        headers = {"Content-Type": _FORM}
         if accept:
             headers["Accept"] = accept
         try:
-            data = body.encode("utf-8")
+            data = urllib.parse.urlencode(params, encoding="utf-8", errors="strict").encode()
         except UnicodeEncodeError as exc:
             raise StoreError(f"cannot send text that is not valid Unicode: {exc}") from exc
         request = urllib.request.Request(url, data=data, headers=headers, method="POST")
@@ -127,18 +171,49 @@ class SparqlEndpointStore(GraphStore):
         timeout = self.timeout if is_query else self.update_timeout
         try:
             with self._opener.open(request, timeout=timeout) as response:
-                return bytes(response.read())
+                body = bytes(response.read())
+                if self._server is None:
+                    self._server = response.headers.get("Server") or ""
+                if is_query and response.headers.get("X-SPARQL-MaxRows"):
+                    raise StoreError(
+                        f"the SPARQL endpoint {endpoint} cut the answer at "
+                        f"{response.headers['X-SPARQL-MaxRows']} rows (Virtuoso: raise "
+                        f"ResultSetMaxRows in the [SPARQL] section of virtuoso.ini)"
+                    )
+                return body
         except urllib.error.HTTPError as exc:
             raise _http_error(exc, endpoint, is_query) from exc
         except urllib.error.URLError as exc:
-            raise _network_error(exc.reason, endpoint, timeout) from exc
+            raise _network_error(exc.reason, endpoint, timeout, is_query) from exc
         except (OSError, http.client.HTTPException) as exc:
-            raise _network_error(exc, endpoint, timeout) from exc
+            raise _network_error(exc, endpoint, timeout, is_query) from exc
 
     def _update(self, update: str) -> None:
         if self.read_only:
             raise StoreError(f"{self!r} is read-only; open it without read_only to write")
-        self._post(self.update_url, update, "application/sparql-update", is_query=False)
+        self._post(self.update_url, [("update", update)], is_query=False)
+
+    def _is_virtuoso(self) -> bool:
+        """Whether the server is Virtuoso; asks it once (a cheap ASK) before the first query."""
+        if self._server is None:
+            with self._server_lock:
+                if self._server is None:
+                    self._post(self.query_url, [("query", "ASK {}")], _JSON)
+        return (self._server or "").startswith("Virtuoso")
+
+    def _union_query(self, text: str) -> tuple[str, str]:
+        """Return ``(url, query text)`` for a query over the union of the store's graphs."""
+        if self._is_virtuoso():
+            hidden = dict.fromkeys((*VIRTUOSO_SYSTEM_GRAPHS, *self.hidden_graphs))
+            pragmas = "".join(
+                f"DEFINE input:default-graph-exclude <{g}>\n"
+                f"DEFINE input:named-graph-exclude <{g}>\n"
+                for g in hidden
+            )
+            return self.query_url, pragmas + text
+        if self.union_default_graph:
+            return _with_params(self.query_url, [("union-default-graph", "true")]), text
+        return self.query_url, text
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -167,7 +242,8 @@ class SparqlEndpointStore(GraphStore):
 
     def graph_names(self) -> list[URIRef]:
         """See :meth:`GraphStore.graph_names`."""
-        result = self.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }")
+        # `GRAPH ?g { }` would be cheaper, but Virtuoso answers it with one unbound row.
+        result = self.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")
         return sorted(URIRef(g) for (g,) in result.rows if isinstance(g, URIRef))
 
     def read_graphs(self, names: Sequence[URIRef]) -> Iterator[tuple[URIRef, list[Triple]]]:
@@ -189,7 +265,8 @@ class SparqlEndpointStore(GraphStore):
                     yield name, triples
 
     def _quads(self, sparql: str) -> dict[URIRef, list[Triple]]:
-        raw = self._post(self.query_url, sparql, "application/sparql-query", _JSON)
+        url, text = self._union_query(sparql)
+        raw = self._post(url, [("query", text)], _JSON)
         try:
             solutions = ox.parse_query_results(raw, ox.QueryResultsFormat.JSON)
         except (SyntaxError, ValueError) as exc:
@@ -214,18 +291,19 @@ class SparqlEndpointStore(GraphStore):
         text = bind(sparql, bindings)
         accept = _JSON if form in ("SELECT", "ASK") else _NTRIPLES
         if graphs is None:
-            url = self.query_url
-            if self.union_default_graph:
-                url = _with_params(url, [("union-default-graph", "true")])
-            raw = self._post(url, text, "application/sparql-query", accept)
+            url, text = self._union_query(text)
+            raw = self._post(url, [("query", text)], accept)
         else:
             dataset = [str(g) for g in graphs] or [_NO_GRAPH]
-            params = [("query", text)]
+            params = [("query", without_dataset_clauses(text))]
             params += [("default-graph-uri", g) for g in dataset]
             params += [("named-graph-uri", g) for g in dataset]
-            body = urllib.parse.urlencode(params)
-            raw = self._post(self.query_url, body, "application/x-www-form-urlencoded", accept)
-        return _parse(raw, form, self.query_url)
+            raw = self._post(self.query_url, params, accept)
+        result = _parse(raw, form, self.query_url)
+        if form == "ASK" and isinstance(result, QueryResult):
+            # Virtuoso 7.2 answers ASK as a SELECT of `__ASK_RETVAL`: one row "1", or none.
+            return any(row and str(row[0]) not in ("0", "false") for row in result.rows)
+        return result
 
     def close(self) -> None:
         """See :meth:`GraphStore.close`; the store holds no open connection between requests."""
@@ -239,16 +317,40 @@ def _check_url(url: str, what: str) -> str:
     return url
 
 
-def _opener(url: str) -> urllib.request.OpenerDirector:
+def _split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """Return the URL without ``user:password@`` and the credentials it held, if any."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None:
+        return url, None
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    bare = urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+    user = urllib.parse.unquote(parts.username)
+    return bare, (user, urllib.parse.unquote(parts.password or ""))
+
+
+def _opener(
+    query_url: str, update_url: str, auth: tuple[str, str] | None
+) -> urllib.request.OpenerDirector:
+    handlers: list[urllib.request.BaseHandler] = []
     # A proxy from the environment must not capture requests to this machine's own endpoint.
-    host = urllib.parse.urlsplit(url).hostname or ""
+    host = urllib.parse.urlsplit(query_url).hostname or ""
     try:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         loopback = False
     if loopback:
-        return urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    return urllib.request.build_opener()
+        handlers.append(urllib.request.ProxyHandler({}))
+    if auth is not None:
+        passwords = urllib.request.HTTPPasswordMgrWithDefaultRealm()
+        for url in dict.fromkeys((query_url, update_url)):
+            passwords.add_password(None, url, *auth)
+        # Either scheme, as the server asks: Virtuoso's /sparql-auth uses Digest.
+        handlers.append(urllib.request.HTTPDigestAuthHandler(passwords))
+        handlers.append(urllib.request.HTTPBasicAuthHandler(passwords))
+    return urllib.request.build_opener(*handlers)
 
 
 def _with_params(url: str, params: list[tuple[str, str]]) -> str:
@@ -290,9 +392,15 @@ def _http_error(exc: urllib.error.HTTPError, url: str, is_query: bool) -> Except
     return StoreError(f"the SPARQL endpoint {url} answered HTTP {exc.code}: {detail}")
 
 
-def _network_error(reason: object, url: str, timeout: float) -> StoreError:
-    if isinstance(reason, TimeoutError | socket.timeout):
-        return StoreError(f"the SPARQL endpoint {url} did not answer within {timeout:g} s")
+def _network_error(reason: object, url: str, timeout: float, is_query: bool) -> StoreError:
     if isinstance(reason, ConnectionRefusedError):
+        # Refused before anything was sent: the store is unchanged, even for an update.
         return StoreError(f"cannot reach the SPARQL endpoint {url}: connection refused")
-    return StoreError(f"cannot reach the SPARQL endpoint {url}: {reason}")
+    if isinstance(reason, TimeoutError | socket.timeout):
+        message = f"the SPARQL endpoint {url} did not answer within {timeout:g} s"
+    else:
+        message = f"cannot reach the SPARQL endpoint {url}: {reason}"
+    if is_query:
+        return StoreError(message)
+    # The update may have reached the server, which may commit it after we stop waiting.
+    return StoreOutcomeUnknown(f"{message}; the update may or may not have been applied")
