@@ -1,18 +1,30 @@
-"""The SPARQL endpoint backend: URLs, errors that name the endpoint, timeouts, read-only."""
+"""The SPARQL endpoint backend: URLs, errors that name the endpoint, timeouts, read-only,
+authentication, and the named queries on both servers (oxigraph serve and Virtuoso)."""
 
 from __future__ import annotations
 
+import http.server
 import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rdflib import Literal, URIRef
 
-from provenance.errors import QueryError, StoreError
+from provenance.errors import QueryError, StoreError, StoreOutcomeUnknown
 from provenance.model import CallStep, Workflow
+from provenance.queries import NamedQuery, list_queries
 from provenance.stores import SparqlEndpointStore, StoreConfigError, WorkflowStore, open_store
-from tests.conftest import OxigraphServer, free_port, start_oxigraph, stop_oxigraph
+from tests.conftest import (
+    OxigraphServer,
+    VirtuosoServer,
+    free_port,
+    start_oxigraph,
+    stop_oxigraph,
+)
+from tests.provenance.test_queries import _graphs, _norm, _sorted, rdflib_dataset, run_rdflib
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +68,8 @@ def test_timeout_names_the_url_and_the_limit(silent_port: int) -> None:
     with pytest.raises(StoreError, match=f"{url} did not answer within 0.3 s"):
         store.graph_names()
     writer = SparqlEndpointStore(url, timeout=0.3, update_timeout=0.2)
-    with pytest.raises(StoreError, match="/update did not answer within 0.2 s"):
+    # The update was sent and may still be committed: its outcome is unknown.
+    with pytest.raises(StoreOutcomeUnknown, match="/update did not answer within 0.2 s"):
         writer.drop_graphs([URIRef("urn:x:g")])
 
 
@@ -115,3 +128,103 @@ def test_server_that_serves_the_union_itself(tmp_path: Path) -> None:
             ]
     finally:
         stop_oxigraph(server)
+
+
+# -- servers that are not Oxigraph ---------------------------------------------------------------
+
+
+class _Capped(http.server.BaseHTTPRequestHandler):
+    """Answers every query with one row and Virtuoso's header for a cut result."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = b'{"head": {"vars": ["g"]}, "results": {"bindings": []}}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/sparql-results+json")
+        self.send_header("X-SPARQL-MaxRows", "10000")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_cut_result_is_an_error_naming_the_setting() -> None:
+    server = http.server.HTTPServer(("127.0.0.1", 0), _Capped)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        store = SparqlEndpointStore(f"http://127.0.0.1:{server.server_port}/sparql")
+        with pytest.raises(StoreError, match="cut the answer at 10000 rows.*ResultSetMaxRows"):
+            store.graph_names()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_credentials_in_the_url_or_as_auth_but_not_both() -> None:
+    store = SparqlEndpointStore("http://dba:s%40cret@127.0.0.1:1/sparql-auth")
+    assert store.query_url == "http://127.0.0.1:1/sparql-auth"  # never echoed in errors
+    assert "s@cret" not in repr(store)
+    with pytest.raises(StoreConfigError, match="either in the URL or as auth="):
+        SparqlEndpointStore("http://u:p@127.0.0.1:1/q", auth=("u", "p"))
+
+
+@pytest.mark.integration
+def test_virtuoso_hides_its_own_graphs(virtuoso_server: VirtuosoServer) -> None:
+    virtuoso_server.wipe()
+    with open_store(virtuoso_server.query_url) as store:
+        assert store.backend.graph_names() == []
+        assert store.backend.count_triples() == 0
+        assert store.query("SELECT * WHERE { ?s ?p ?o } LIMIT 1").rows == []  # type: ignore[union-attr]
+        assert store.backend.ask("ASK { ?s ?p ?o }") is False
+
+
+@pytest.mark.integration
+def test_virtuoso_update_with_digest_auth(virtuoso_server: VirtuosoServer) -> None:
+    virtuoso_server.wipe()
+    workflow = Workflow(id="w", scope="s", steps=(CallStep(name="A1"),))
+    url = virtuoso_server.auth_url.replace("http://", "http://dba:dba@")
+    with open_store(url) as store:
+        store.save(workflow)
+        assert store.load("w", scope="s") == workflow
+    wrong = SparqlEndpointStore(virtuoso_server.auth_url, auth=("dba", "wrong"))
+    with pytest.raises(StoreError, match="HTTP 401"):
+        wrong.graph_names()
+
+
+@pytest.fixture(params=["oxigraph", "virtuoso"])
+def loaded_server(request: pytest.FixtureRequest) -> SparqlEndpointStore:
+    """A server of each kind holding the named-query test data (golden workflows + records)."""
+    server: OxigraphServer | VirtuosoServer = request.getfixturevalue(
+        "oxigraph_server" if request.param == "oxigraph" else "virtuoso_server"
+    )
+    server.wipe()
+    backend = SparqlEndpointStore(server.query_url)
+    backend.replace_graphs(_graphs())
+    return backend
+
+
+def _run_remote(backend: SparqlEndpointStore, query: NamedQuery, **values: Any) -> list[Any]:
+    result = backend.select(query.text, query.bindings(**values))
+    assert result.columns == tuple(query.columns)
+    return [{c: _norm(row.get(c)) for c in query.columns} for row in result.dicts()]
+
+
+@pytest.mark.integration
+def test_named_queries_agree_with_rdflib_on_both_servers(
+    loaded_server: SparqlEndpointStore,
+) -> None:
+    dataset = rdflib_dataset(_graphs())
+    for query in list_queries():
+        rows = run_rdflib(dataset, query)
+        assert _sorted(_run_remote(loaded_server, query)) == _sorted(rows), query.name
+        for parameter in query.parameters:
+            value = next((r[parameter.name] for r in rows if r[parameter.name] is not None), None)
+            if value is None:
+                continue  # the test data never binds it (test_queries guards the data)
+            term = URIRef(value[1]) if parameter.kind == "iri" else Literal(value)
+            expected = _sorted([r for r in rows if r[parameter.name] == value])
+            bound = _run_remote(loaded_server, query, **{parameter.name: term})
+            assert _sorted(bound) == expected, (query.name, parameter.name)
