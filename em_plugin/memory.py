@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from em_plugin.capture.redaction import redact_workflow
+from em_plugin.capture.redaction import Redactor
 from em_plugin.embedding.embedders import Embedder
 from em_plugin.errors import ConfigurationError
 from em_plugin.retrieval.reference import (
@@ -36,7 +36,6 @@ from em_plugin.retrieval.reference import (
     Match,
     MatchConfig,
 )
-from em_plugin.state import derived as support
 from em_plugin.state.continuation import ContinuationConfig
 from em_plugin.state.engine import MemoryEngine
 from em_plugin.state.procedural import DEFAULT_C, DEFAULT_SIMILARITY
@@ -79,6 +78,9 @@ class EpisodicMemory:
         on_suggestions: Called as ``on_suggestions(session_id, suggestions)`` each time an
             integration shows suggestions (:meth:`record_suggestions`), e.g. to display their
             evidence; an exception it raises propagates.
+        redact_patterns: Extra regular expressions whose matches are redacted from every stored
+            text, on top of the built-in credential formats
+            (:class:`~em_plugin.capture.redaction.Redactor`).
 
     Raises:
         ConfigurationError: On an invalid setting (the message names the valid values).
@@ -104,6 +106,7 @@ class EpisodicMemory:
         edge_similarity: float = DEFAULT_SIMILARITY,
         chain: SuggestionChain | str | None = None,
         on_suggestions: Callable[[str, Sequence[Suggestion]], None] | None = None,
+        redact_patterns: Sequence[str] = (),
         _engine: MemoryEngine | None = None,
     ) -> None:
         _check_scope(scope)
@@ -118,7 +121,9 @@ class EpisodicMemory:
         self._settings = dict(
             threshold=threshold, max_workflows=max_workflows, window=window, validate=validate,
             use_text=use_text, crew=self.crew, chain=self.chain, on_suggestions=on_suggestions,
+            redact_patterns=redact_patterns,
         )  # fmt: skip
+        self.redactor = Redactor(redact_patterns)
         self.on_suggestions = on_suggestions
         self._engine = _engine or MemoryEngine(
             store, embedder, continuation=continuation, c=c, edge_similarity=edge_similarity,
@@ -159,15 +164,17 @@ class EpisodicMemory:
 
     def scope_memory(self, scope: str | None = None) -> ScopeMemory:
         """Return a scope's suggestion state, building it from the store on first use."""
-        return self._engine.scope_memory(self.scope if scope is None else scope)
+        scope = self.scope if scope is None else scope
+        self._engine.sync(scope)
+        return self._engine.scope_memory(scope)
 
     # ------------------------------------------------------------------------------ writes
 
     def save(self, workflow: Workflow, *, validate: bool | None = None) -> Workflow:
         """Store a workflow and index it (one unit: on an index failure the store is restored).
 
-        The workflow gets this memory's scope unless it has its own, and secrets in tool args
-        are redacted first.
+        The workflow gets this memory's scope unless it has its own, and secrets are redacted
+        first, wherever text is stored (:mod:`em_plugin.capture.redaction`).
 
         Args:
             workflow: The workflow; an existing id is replaced.
@@ -217,7 +224,7 @@ class EpisodicMemory:
             )
         if workflow.scope == DEFAULT_SCOPE and self.scope != DEFAULT_SCOPE:
             workflow = workflow.replace(scope=self.scope)
-        workflow = redact_workflow(workflow)
+        workflow = self.redactor.workflow(workflow)
         if validate:
             from provenance.mapping import workflow_to_graph
             from provenance.validation import validate_graph
@@ -265,17 +272,20 @@ class EpisodicMemory:
 
     def ids(self) -> list[str]:
         """Return the ids of this scope's workflows, sorted."""
+        self._engine.sync(self.scope)
         return self._engine.index.ids(self.scope)
 
     def __len__(self) -> int:
         return len(self.ids())
 
     def __contains__(self, workflow_id: object) -> bool:
-        return self._engine.index.scope_of(workflow_id) == self.scope
+        self._engine.sync(self.scope)
+        return (self.scope, workflow_id) in self._engine.index
 
     def retrieve(self, workflow: Workflow) -> list[Match]:
-        """Retrieve this scope's workflows similar to ``workflow`` (DESIGN §7), best first."""
+        """Retrieve this scope's workflows similar to ``workflow`` (paper's rule), best first."""
         with self._engine.lock:
+            self._engine.sync(self.scope)
             found = self._engine.index.match(workflow, scope=self.scope, config=self.config)
         return [m for m in found if m.workflow_id != workflow.id]
 
@@ -332,10 +342,9 @@ class EpisodicMemory:
         if workflow_ids is None:
             seen = {e.workflow_id: None for s in suggestions for e in s.evidence}
             workflow_ids = list(seen)
-        with self._engine.lock:
-            return support.write_suggestion_record(
-                self._engine.store, session_id, suggestions, workflow_ids, self.scope, time
-            )
+        return self._engine.record_suggestions(
+            session_id, [s.to_json() for s in suggestions], workflow_ids, self.scope, time
+        )
 
     # ------------------------------------------------------------------------------ async
 

@@ -11,6 +11,7 @@ from provenance.errors import (
     ProvenanceError,
     QueryError,
     StoreError,
+    StoreOutcomeUnknown,
     WorkflowFormatError,
     WorkflowNotFound,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "QueryError",
     "Step",
     "StoreError",
+    "StoreOutcomeUnknown",
     "Workflow",
     "WorkflowFormatError",
     "WorkflowNotFound",

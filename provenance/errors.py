@@ -57,6 +57,11 @@ class StoreError(ProvenanceError):
     """A store backend failed; the original exception is chained."""
 
 
+class StoreOutcomeUnknown(StoreError):
+    """A write failed in a way that leaves unknown whether the store committed it (a server
+    that died mid-request); the store may or may not hold the write."""
+
+
 class QueryError(ProvenanceError, ValueError):
     """A SPARQL query could not be run: syntax, unknown name, or bad bindings."""
 

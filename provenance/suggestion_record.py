@@ -18,6 +18,7 @@ from typing import Any
 from rdflib import Graph, Literal, URIRef
 
 from provenance.errors import MappingError
+from provenance.model import DEFAULT_SCOPE
 from provenance.vocab import (
     BASE,
     PROV,
@@ -36,14 +37,37 @@ _XSD_TIME = re.compile(
 )
 
 
-def suggestion_graph_iri(session_id: str) -> URIRef:
-    """Return the IRI of the named graph holding a session's suggestion records."""
-    return URIRef(f"{BASE}suggestions/{encode_segment(session_id)}")
+def _scoped(session_id: str, scope: str) -> str:
+    # Session ids are per scope, like workflow ids: the default scope keeps the short form.
+    session = encode_segment(session_id)
+    return session if scope == DEFAULT_SCOPE else f"{encode_segment(scope)}/{session}"
 
 
-def suggestion_iri(session_id: str, time: str) -> URIRef:
-    """Return the IRI of the suggestion activity of a session at a time (ISO 8601 text)."""
-    return URIRef(f"{BASE}suggestion/{encode_segment(session_id)}/{encode_segment(time)}")
+def suggestion_graph_iri(session_id: str, scope: str = DEFAULT_SCOPE) -> URIRef:
+    """Return the IRI of the named graph holding a session's suggestion records in a scope.
+
+    Args:
+        session_id: The chat session.
+        scope: The scope of the memory that suggested; one graph per (scope, session).
+
+    Returns:
+        The graph IRI.
+    """
+    return URIRef(f"{BASE}suggestions/{_scoped(session_id, scope)}")
+
+
+def suggestion_iri(session_id: str, time: str, scope: str = DEFAULT_SCOPE) -> URIRef:
+    """Return the IRI of the suggestion activity of a session at a time (ISO 8601 text).
+
+    Args:
+        session_id: The chat session.
+        time: ISO 8601 text.
+        scope: The scope of the memory that suggested.
+
+    Returns:
+        The activity IRI.
+    """
+    return URIRef(f"{BASE}suggestion/{_scoped(session_id, scope)}/{encode_segment(time)}")
 
 
 def suggestion_triples(
@@ -51,6 +75,7 @@ def suggestion_triples(
     suggestions: Sequence[Mapping[str, Any]],
     workflow_ids: Sequence[str],
     time: str | datetime,
+    scope: str | None = None,
 ) -> Graph:
     """Return the provenance graph of one round of suggestions.
 
@@ -62,9 +87,12 @@ def suggestion_triples(
         workflow_ids: Ids of the memory workflows retrieved for this round (``prov:used``).
         time: When the suggestions were made (a datetime or ISO 8601 text); with the session
             it names the activity, so record each round at a distinct time.
+        scope: The scope of the memory that suggested; recorded as ``wf:scope`` (so erasing a
+            scope finds its records) and part of the IRIs. ``None``: the default scope,
+            unrecorded.
 
     Returns:
-        A graph to store in the named graph ``suggestion_graph_iri(session_id)``.
+        A graph to store in the named graph ``suggestion_graph_iri(session_id, scope)``.
 
     Raises:
         MappingError: When the time is not ISO 8601, or a suggestion is not a JSON object with
@@ -75,12 +103,14 @@ def suggestion_triples(
         datetime.fromisoformat(stamp)
     except ValueError:
         raise MappingError(f"suggestion time {stamp!r} is not an ISO 8601 timestamp") from None
-    activity = suggestion_iri(session_id, stamp)
+    activity = suggestion_iri(session_id, stamp, DEFAULT_SCOPE if scope is None else scope)
     graph = bind_prefixes(Graph(bind_namespaces="none"))
     add = graph.add
     add((activity, RDF.type, WF.Suggestion))
     add((activity, RDF.type, PROV.Activity))
     add((activity, WF.sessionId, Literal(session_id)))
+    if scope is not None:
+        add((activity, WF.scope, Literal(scope)))
     if _XSD_TIME.fullmatch(stamp):
         add((activity, PROV.startedAtTime, Literal(stamp, datatype=XSD.dateTime)))
     add((activity, WF.startedText, Literal(stamp)))

@@ -15,10 +15,13 @@ Resources live under ``https://w3id.org/em-plugin/id/``, one folder per kind::
     id/workflow/{id}#step-0.1   plan step at model path "0.1" (see Workflow.walk)
     id/workflow/{id}#exec-0.1   the execution of that step; failed calls exec-f{i}, revised
                                 instructions exec-r{i}; values exec-...-arg-{n}, -output, -text
-    id/graph/{id}               the named graph holding that workflow
+    id/graph/{id}               the named graph holding that workflow (default scope)
+    id/graph/{scope}/{id}       the named graph holding that workflow (any other scope)
+    id/changes/{scope}          the scope's change marker (sequence number, recent changes)
     id/tool/{name}  id/agent/{name}  id/scope/{scope}
     id/suggestion/{session}/{time}   a suggestion activity (see suggestion_record.py)
     id/suggestions/{session}         the named graph of a session's suggestion activities
+    id/suggestions/{scope}/{session} the same, for a session of a scope other than the default
 
 Graphs made by the mapping also bind ``this:`` to the workflow's own ``#`` namespace.
 
@@ -34,6 +37,8 @@ from urllib.parse import quote, unquote
 
 from rdflib import Graph, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, XSD, DefinedNamespace
+
+from provenance.model import DEFAULT_SCOPE
 
 __all__ = [
     "BASE",
@@ -52,6 +57,7 @@ __all__ = [
     "XSD",
     "agent_iri",
     "bind_prefixes",
+    "changes_graph_iri",
     "decode_segment",
     "encode_segment",
     "graph_iri",
@@ -185,9 +191,28 @@ def workflow_iri(workflow_id: str) -> URIRef:
     return URIRef(f"{BASE}workflow/{encode_segment(workflow_id)}")
 
 
-def graph_iri(workflow_id: str) -> URIRef:
-    """Return the IRI of the named graph that holds a workflow."""
-    return URIRef(f"{BASE}graph/{encode_segment(workflow_id)}")
+def graph_iri(workflow_id: str, scope: str = DEFAULT_SCOPE) -> URIRef:
+    """Return the IRI of the named graph that holds a workflow of a scope.
+
+    Ids are per scope: the same id in two scopes names two graphs. The default scope keeps the
+    short form ``graph/{id}``; any other scope is a path segment before the id,
+    ``graph/{scope}/{id}`` (both segments percent-encoded, so the two forms never collide).
+
+    Args:
+        workflow_id: The workflow's id.
+        scope: The workflow's scope.
+
+    Returns:
+        The graph IRI.
+    """
+    if scope == DEFAULT_SCOPE:
+        return URIRef(f"{BASE}graph/{encode_segment(workflow_id)}")
+    return URIRef(f"{BASE}graph/{encode_segment(scope)}/{encode_segment(workflow_id)}")
+
+
+def changes_graph_iri(scope: str) -> URIRef:
+    """Return the IRI of the named graph holding a scope's change marker (see stores)."""
+    return URIRef(f"{BASE}changes/{encode_segment(scope)}")
 
 
 @lru_cache(maxsize=4096)

@@ -41,6 +41,8 @@ class CachedEmbedder:
         inner: The embedder whose vectors are cached.
         path: SQLite file for a persistent cache; ``None`` keeps every vector in memory.
         memory_entries: How many vectors a persistent cache also keeps in memory (LRU).
+        read_only: Read the SQLite file but never write it (a reader beside a writer): new
+            vectors stay in memory.
     """
 
     def __init__(
@@ -49,6 +51,7 @@ class CachedEmbedder:
         path: str | Path | None = None,
         *,
         memory_entries: int = DEFAULT_MEMORY_ENTRIES,
+        read_only: bool = False,
     ) -> None:
         if isinstance(inner, CachedEmbedder):
             inner = inner.inner
@@ -60,12 +63,21 @@ class CachedEmbedder:
         self._db: sqlite3.Connection | None = None
         self.hits = 0
         self.misses = 0
+        self.read_only = read_only
+        if self.path is not None and read_only and not self.path.exists():
+            self.path, self._limit = None, None  # nothing to read, and nothing may be written
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             try:
-                self._db = sqlite3.connect(self.path, check_same_thread=False)
-                self._db.execute(_SCHEMA)
-                self._db.commit()
+                if read_only:
+                    uri = f"{self.path.resolve().as_uri()}?mode=ro"
+                    self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+                else:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    self._db = sqlite3.connect(self.path, check_same_thread=False)
+                    # Erasure: deleted vectors are overwritten, not left in free pages.
+                    self._db.execute("PRAGMA secure_delete = ON")
+                    self._db.execute(_SCHEMA)
+                    self._db.commit()
             except sqlite3.Error as exc:
                 raise EmbedderError(f"cannot open embedding cache {self.path}: {exc}") from exc
 
@@ -126,7 +138,7 @@ class CachedEmbedder:
         with self._lock:
             keys = [self.key(t) for t in texts]
             removed = sum(self._memory.pop(k, None) is not None for k in keys)
-            if self._db is not None:
+            if self._db is not None and not self.read_only:
                 before = self._db.total_changes
                 self._db.executemany("DELETE FROM embeddings WHERE key = ?", [(k,) for k in keys])
                 self._db.commit()
@@ -174,7 +186,7 @@ class CachedEmbedder:
 
     def _store(self, fresh: dict[bytes, np.ndarray]) -> None:
         self._remember(fresh)
-        if self._db is None:
+        if self._db is None or self.read_only:
             return
         rows = [
             (k, self.name, int(v.shape[0]), np.ascontiguousarray(v, dtype=np.float32).tobytes())

@@ -1,26 +1,63 @@
 """The engine behind :class:`~em_plugin.memory.EpisodicMemory` and its scope views.
 
 One :class:`MemoryEngine` owns the workflow store, the cached embedder, the step index and, per
-scope, the suggestion state (:class:`~em_plugin.state.scope_memory.ScopeMemory`), under one lock. It
-keeps them in step: a batch of workflows is stored and indexed as one unit (when indexing fails
-the store is put back as it was), and deleting a workflow or a scope removes its graphs, index
-entries, suggestion state and the cached vectors no other scope uses.
+scope, the suggestion state (:class:`~em_plugin.state.scope_memory.ScopeMemory`), under one lock.
+Everything is keyed by ``(scope, id)``: ids are per scope. It keeps them in step with the store:
+
+* a batch of workflows is stored and indexed as one unit (when indexing fails the store is put
+  back as it was);
+* deleting a workflow or a scope removes its graphs, index entries, suggestion state and cached
+  vectors; erasing a scope also rewrites the index files, so no derived file keeps its texts;
+* the store's per-scope change markers say whether the index is current. At open, and at most
+  every ``poll_interval`` seconds before a read, the engine compares them and reloads only the
+  workflows another process (or a write whose answer was lost) changed: a crash between the
+  store's commit and the index's journal never leaves a stale index, and a reader process sees
+  a writer's saves;
+* a memory on a read-only store never writes index or cache files.
+
+Derived data of a disk store lives in the store's ``derived_dir``: the step index (``steps/``)
+and the embedding cache (``embeddings.sqlite``). Other stores get an in-memory index and cache,
+rebuilt from the store when the memory opens.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from em_plugin.embedding.embedders import resolve_embedder
-from em_plugin.state import derived as support
+from em_plugin.embedding.cache import CachedEmbedder
+from em_plugin.embedding.embedders import Embedder, resolve_embedder
+from em_plugin.errors import IndexStaleError
 from em_plugin.state.continuation import ContinuationConfig
+from em_plugin.state.persistence import META, fingerprint
 from em_plugin.state.scope_memory import ScopeMemory
-from provenance.errors import WorkflowNotFound
+from em_plugin.state.step_index import StepIndex
+from provenance.errors import StoreOutcomeUnknown, WorkflowNotFound
 from provenance.model import InstructionStep, Workflow
 from provenance.stores import WorkflowStore, open_store
+from provenance.stores.workflow_store import ChangeMarker
 
-__all__ = ["MemoryEngine"]
+__all__ = ["DEFAULT_POLL_INTERVAL", "MemoryEngine", "open_cache"]
+
+log = logging.getLogger("em_plugin.memory")
+
+#: Seconds between two checks of the store's change marker before a read.
+DEFAULT_POLL_INTERVAL = 0.5
+
+
+def open_cache(
+    embedder: Embedder, directory: Path | None, *, read_only: bool = False
+) -> CachedEmbedder:
+    """Wrap the embedder in a cache, persisted in ``directory`` when there is one."""
+    inner = embedder.inner if isinstance(embedder, CachedEmbedder) else embedder
+    if directory is None:
+        return embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(inner)
+    return CachedEmbedder(inner, directory / "embeddings.sqlite", read_only=read_only)
 
 
 class MemoryEngine:
@@ -33,6 +70,7 @@ class MemoryEngine:
         c: H-EPM efficiency weight.
         edge_similarity: Context cosine from which a graph edge ranks by similarity.
         use_text: ``False`` treats every instruction as the same text.
+        poll_interval: Seconds between checks of the store's change markers before reads.
     """
 
     def __init__(
@@ -44,23 +82,117 @@ class MemoryEngine:
         c: float,
         edge_similarity: float,
         use_text: bool,
+        poll_interval: float = DEFAULT_POLL_INTERVAL,
     ) -> None:
         self.owns_store = not isinstance(store, WorkflowStore)
         self.store: WorkflowStore = open_store(store) if self.owns_store else store
-        try:
-            directory = support.derived_dir(self.store)
-            self.embedder = support.open_cache(resolve_embedder(embedder), directory)
-            self.index = support.open_step_index(self.store, self.embedder, directory)
-        except BaseException:
-            if self.owns_store:
-                self.store.close()
-            raise
+        self.read_only = self.store.read_only
+        self.poll_interval = poll_interval
         self._scope_settings = dict(
             config=continuation, c=c, similarity_threshold=edge_similarity, use_text=use_text
         )
         self.scopes: dict[str, ScopeMemory] = {}
         self.lock = threading.RLock()
         self.closed = False
+        self._polled = time.monotonic()
+        self._unsettled = False
+        try:
+            directory = self.store.derived_dir
+            self.embedder = open_cache(
+                resolve_embedder(embedder), directory, read_only=self.read_only
+            )
+            self.index = self._open_index(directory)
+        except BaseException:
+            if self.owns_store:
+                self.store.close()
+            raise
+
+    # ------------------------------------------------------------------------------ opening
+
+    def _open_index(self, directory: Path | None) -> StepIndex:
+        """Open the persisted index (or build one) and bring it up to the store's markers."""
+        steps = directory / "steps" if directory is not None else None
+        index: StepIndex | None = None
+        if steps is not None and (steps / META).exists():
+            try:
+                index = StepIndex.load(steps, self.embedder, read_only=self.read_only)
+            except IndexStaleError as exc:
+                log.warning("rebuilding the step index: %s", exc)
+        if index is None:
+            writable = steps is not None and not self.read_only
+            index = StepIndex(self.embedder, path=steps if writable else None)
+            self._rebuild(index)
+            return index
+        markers = self.store.markers()
+        if not markers:
+            # A store written before change markers existed: fall back to the id fingerprint.
+            if index.fingerprint() != _store_fingerprint(self.store):
+                log.warning("rebuilding the step index: it does not hold the store's workflows")
+                self._rebuild(index)
+            return index
+        for scope in sorted(set(markers) | set(index.markers) | set(index.scopes())):
+            self._reconcile(index, scope, markers.get(scope))
+        return index
+
+    def _rebuild(self, index: StepIndex) -> None:
+        index.rebuild(self.store.iter_workflows())
+        for scope, position in self.store.markers().items():
+            index.set_marker(scope, position)
+
+    def _reconcile(
+        self, index: StepIndex, scope: str, position: tuple[int, str] | None
+    ) -> list[str]:
+        """Bring one scope of ``index`` (and its suggestion state) up to the store's marker.
+
+        Returns:
+            The ids reloaded or removed.
+        """
+        if position is not None and index.markers.get(scope) == position:
+            return []
+        marker = self.store.marker(scope)
+        changed = marker.since(*index.markers.get(scope, (0, "")))
+        if changed is None:
+            # The log does not reach back to the index's position: reload the whole scope.
+            changed = frozenset(index.ids(scope)) | frozenset(self.store.ids(scope))
+        fresh = list(self.store.load_many(scope, sorted(changed)))
+        gone = sorted(changed - {w.id for w in fresh})
+        log.info("scope %r: reloading %d workflows changed in the store", scope, len(changed))
+        for workflow_id in gone:
+            index.remove(workflow_id, scope)
+        if fresh:
+            index.add_many(fresh, batch_size=max(1, len(fresh)))
+        state = self.scopes.get(scope)
+        if state is not None:
+            for workflow_id in gone:
+                self.discard(state.remove(workflow_id))
+            self.discard(state.add_many(fresh))
+        index.set_marker(scope, marker.position)
+        return sorted(changed)
+
+    def sync(self, scope: str | None = None, *, force: bool = False) -> None:
+        """Catch up with writes other processes made to the store (polled, cheap).
+
+        At most every ``poll_interval`` seconds (or when ``force``), a read-only store is
+        reopened on the latest commit and the scope's change marker is compared with the
+        index's; only the workflows that changed are reloaded.
+
+        Args:
+            scope: The scope about to be read; ``None``: every scope with a marker.
+            force: Check now, whatever the interval.
+        """
+        with self.lock:
+            now = time.monotonic()
+            if not (force or self._unsettled or now - self._polled >= self.poll_interval):
+                return
+            self._polled = now
+            self._unsettled = False
+            self.store.refresh()
+            if scope is None:
+                markers = self.store.markers()
+                for name in sorted(set(markers) | set(self.index.markers)):
+                    self._reconcile(self.index, name, markers.get(name))
+            else:
+                self._reconcile(self.index, scope, self.store.marker(scope).position)
 
     def scope_memory(self, scope: str) -> ScopeMemory:
         """Return a scope's suggestion state, building it from the store on first use."""
@@ -77,8 +209,8 @@ class MemoryEngine:
     # ------------------------------------------------------------------------------ writes
 
     def write(self, batch: list[Workflow]) -> list[Workflow]:
-        """Store and index a batch as one unit (a repeated id keeps its last workflow)."""
-        batch = list({w.id: w for w in batch}.values())
+        """Store and index a batch as one unit (a repeated (scope, id) keeps its last)."""
+        batch = list({(w.scope, w.id): w for w in batch}.values())
         with self.lock:
             states = {w.scope: self.scope_memory(w.scope) for w in batch}
             # Embed first (through the cache) so that indexing after the store write cannot
@@ -86,78 +218,130 @@ class MemoryEngine:
             texts = [s.text for w in batch for _, s in w.walk() if isinstance(s, InstructionStep)]
             if texts:
                 self.embedder.embed(list(dict.fromkeys(texts)))
-            old = {w.id: self._load(w.id) for w in batch if w.id in self.index}
-            self.store.save_many(batch)
+            old = {
+                (w.scope, w.id): self._load(w.id, w.scope)
+                for w in batch
+                if (w.scope, w.id) in self.index
+            }
             try:
-                self._index(batch, old, states)
+                markers, _ = self.store.commit(saves=batch)
+            except StoreOutcomeUnknown:
+                self._unsettled = True  # the next read reconciles with whatever was stored
+                raise
+            try:
+                self.index.add_many(batch, batch_size=max(1, len(batch)))
+                for scope, state in states.items():
+                    self.discard(state.add_many(w for w in batch if w.scope == scope))
             except BaseException:
                 self._restore(batch, old)
                 raise
+            self._advance(markers)
         return batch
 
-    def _index(
-        self,
-        batch: list[Workflow],
-        old: dict[str, Workflow | None],
-        states: dict[str, ScopeMemory],
-    ) -> None:
-        for workflow in batch:
-            previous = old.get(workflow.id)
-            if previous is not None and previous.scope != workflow.scope:
-                self.discard(self.scope_memory(previous.scope).remove(workflow.id))
-        self.index.add_many(batch, batch_size=max(1, len(batch)))
-        for scope, state in states.items():
-            self.discard(state.add_many(w for w in batch if w.scope == scope))
+    def _advance(self, markers: Mapping[str, ChangeMarker]) -> None:
+        """Record the store's markers after this engine's write (already indexed); reload
+        what other writers changed since the index's position, if anything."""
+        for scope, marker in markers.items():
+            held = self.index.markers.get(scope, (0, ""))
+            changed = marker.since(*held)
+            own = marker.entries[-1].ids if marker.entries else None
+            if changed is not None and own is not None and changed <= own:
+                self.index.set_marker(scope, marker.position)
+            else:
+                self._reconcile(self.index, scope, None)
 
-    def _restore(self, batch: list[Workflow], old: dict[str, Workflow | None]) -> None:
+    def _restore(self, batch: list[Workflow], old: dict[tuple[str, str], Workflow | None]) -> None:
         for workflow in batch:
-            self.index.remove(workflow.id)
+            self.index.remove(workflow.id, workflow.scope)
             state = self.scopes.get(workflow.scope)
             if state is not None:
                 state.remove(workflow.id)
-            previous = old.get(workflow.id)
-            if previous is None:
-                self.store.delete(workflow.id)
-            else:
-                self.store.save(previous)
-                self.index.add(previous)
-                self.scope_memory(previous.scope).add_many([previous])
+        previous = [w for w in old.values() if w is not None]
+        absent = [(w.scope, w.id) for w in batch if old.get((w.scope, w.id)) is None]
+        markers, _ = self.store.commit(saves=previous, deletes=absent)
+        if previous:
+            self.index.add_many(previous, batch_size=len(previous))
+            for workflow in previous:
+                self.scope_memory(workflow.scope).add_many([workflow])
+        for scope, marker in markers.items():
+            self.index.set_marker(scope, marker.position)
 
     def delete(self, workflow_id: str, scope: str) -> bool:
         """Delete a workflow of ``scope``; return whether it existed there."""
         with self.lock:
-            if self.index.scope_of(workflow_id) != scope:
+            if (scope, workflow_id) not in self.index:
                 return False
-            removed = self.store.delete(workflow_id)
-            self.index.remove(workflow_id)
+            markers, _ = self.store.commit(deletes=[(scope, workflow_id)])
+            self.index.remove(workflow_id, scope)
             self.discard(self.scope_memory(scope).remove(workflow_id))
-            return removed
+            self._advance(markers)
+            return True
 
     def forget(self, scope: str) -> list[str]:
-        """Delete a scope's workflows, vectors, suggestion state and records; return the ids."""
+        """Erase a scope: workflows, suggestion records, index entries, suggestion state and
+        cached vectors; the index files are rewritten so that none keeps the scope's texts.
+
+        Returns:
+            The deleted workflow ids, sorted.
+        """
         with self.lock:
-            removed = self.store.delete_scope(scope)
-            self.index.remove_scope(scope)
+            # Every instruction text of the scope, whether or not this process built its
+            # suggestion state: their cached vectors go too.
+            texts = {
+                step.text
+                for workflow in self.store.iter_workflows(scope)
+                for _, step in workflow.walk()
+                if isinstance(step, InstructionStep)
+            }
             state = self.scopes.pop(scope, None)
             if state is not None:
-                self.discard(state.contexts.texts())
-            support.drop_suggestion_records(self.store, scope)
+                texts.update(state.contexts.texts())
+            removed = self.store.delete_scope(scope)
+            self.index.remove_scope(scope)
+            self.index.set_marker(scope, self.store.marker(scope).position)
+            self.discard(sorted(texts))
+            if self.index.path is not None:
+                self.index.save()  # a fresh snapshot: the journal held the scope's texts
             return removed
 
-    def discard(self, texts: list[str]) -> None:
-        """Drop cached vectors of texts that no scope's suggestion state uses any more."""
-        unused = [t for t in texts if not any(t in s.contexts for s in self.scopes.values())]
+    def discard(self, texts: Iterable[str]) -> None:
+        """Drop cached vectors of texts that no scope's index or suggestion state uses."""
+        texts = list(texts)
+        if not texts:
+            return
+        used = self.index.texts()
+        unused = [
+            t
+            for t in texts
+            if t not in used and not any(t in s.contexts for s in self.scopes.values())
+        ]
         if unused:
             self.embedder.discard(unused)
 
-    def _load(self, workflow_id: str) -> Workflow | None:
+    def _load(self, workflow_id: str, scope: str) -> Workflow | None:
         try:
-            return self.store.load(workflow_id)
+            return self.store.load(workflow_id, scope=scope)
         except WorkflowNotFound:
             return None
 
+    def record_suggestions(
+        self,
+        session_id: str,
+        suggestions: Sequence[Mapping[str, Any]],
+        workflow_ids: Sequence[str],
+        scope: str,
+        time: datetime | None = None,
+    ) -> str:
+        """Record a round of suggestions in the store; return the ISO time naming it."""
+        stamp = (time or datetime.now(UTC)).isoformat()
+        with self.lock:
+            self.store.record_suggestions(
+                session_id, suggestions, workflow_ids, scope=scope, time=stamp
+            )
+        return stamp
+
     def close(self) -> None:
-        """Persist the index and cache; close the store when the engine opened it."""
+        """Close the index and cache files; close the store when the engine opened it."""
         with self.lock:
             if self.closed:
                 return
@@ -166,3 +350,8 @@ class MemoryEngine:
             self.embedder.close()
             if self.owns_store:
                 self.store.close()
+
+
+def _store_fingerprint(store: WorkflowStore) -> str:
+    """Digest of the store's ``(scope, id)`` pairs, as :meth:`StepIndex.fingerprint` computes."""
+    return fingerprint((scope, wid) for scope in store.scopes() for wid in store.ids(scope))

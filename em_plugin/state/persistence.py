@@ -2,7 +2,8 @@
 
 Layout of an index directory::
 
-    meta.json          format, embedder name and dimension, store fingerprint, scope files
+    meta.json          format, embedder name and dimension, store fingerprint, scope files,
+                       and per scope the store change marker ``(sequence, token)`` reflected
     scope-<i>.json     a scope's name, workflow ids, tool names and instruction texts
     scope-<i>.npz      its instruction vectors, leaf codes and leaf counts
     journal.jsonl      saves and deletes since the snapshot, one JSON object a line
@@ -55,12 +56,25 @@ class Snapshot:
     dimension: int
     fingerprint: str
     scopes: dict[str, ScopeIndex]
+    markers: dict[str, tuple[int, str]]
 
 
 def write_snapshot(
-    path: Path, embedder: str, dimension: int, scopes: dict[str, ScopeIndex]
+    path: Path,
+    embedder: str,
+    dimension: int,
+    scopes: dict[str, ScopeIndex],
+    markers: dict[str, tuple[int, str]] | None = None,
 ) -> None:
-    """Write a snapshot of compacted scopes to ``path`` atomically (an empty journal)."""
+    """Write a snapshot of compacted scopes to ``path`` atomically (an empty journal).
+
+    Args:
+        path: The index directory.
+        embedder: The embedder's name.
+        dimension: The embedding dimension.
+        scopes: The scopes' indexes.
+        markers: Per scope, the store change marker the index reflects.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
@@ -76,6 +90,7 @@ def write_snapshot(
             "dimension": dimension,
             "fingerprint": fingerprint(pairs),
             "scopes": files,
+            "markers": {name: list(position) for name, position in (markers or {}).items()},
         }
         (staging / META).write_text(json.dumps(meta, indent=1), encoding="utf-8")
         (staging / JOURNAL).touch()
@@ -129,7 +144,11 @@ def read_snapshot(path: Path) -> Snapshot:
         scopes = {
             entry["scope"]: _read_scope(path / entry["file"], dimension) for entry in meta["scopes"]
         }
-        return Snapshot(str(meta["embedder"]), dimension, str(meta["fingerprint"]), scopes)
+        markers = {
+            str(name): (int(position[0]), str(position[1]))
+            for name, position in meta.get("markers", {}).items()
+        }
+        return Snapshot(str(meta["embedder"]), dimension, str(meta["fingerprint"]), scopes, markers)
     except IndexStaleError:
         raise
     except (OSError, ValueError, KeyError, TypeError) as exc:

@@ -168,6 +168,11 @@ class ScopeIndex:
         flat = faiss.rev_swig_ptr(self.vectors.get_xb(), total * self.dimension)
         return flat.reshape(total, self.dimension)
 
+    def live_texts(self) -> list[str]:
+        """Return the texts some live workflow of the scope uses."""
+        refs = self.text_refs.view()
+        return [self.texts[i] for i in np.flatnonzero(refs > 0).tolist()]
+
     def new_texts(self, texts: Sequence[str | None]) -> list[str]:
         """Return the distinct instruction texts not stored yet, in first-seen order."""
         seen: dict[str, None] = {}

@@ -58,7 +58,7 @@ class StepIndex:
         )
         self.path = Path(path) if path is not None else None
         self._scopes: dict[str, ScopeIndex] = {}
-        self._scope_of: dict[str, str] = {}
+        self.markers: dict[str, tuple[int, str]] = {}
         self._lock = threading.RLock()
         self._journal: index_files.Journal | None = None
         if self.path is not None:
@@ -73,11 +73,15 @@ class StepIndex:
 
     # ----------------------------------------------------------------------------- contents
 
-    def __contains__(self, workflow_id: object) -> bool:
-        return workflow_id in self._scope_of
+    def __contains__(self, key: object) -> bool:
+        """``(scope, id)`` asks one scope; a bare id asks whether any scope holds it."""
+        if isinstance(key, tuple) and len(key) == 2:
+            found = self._scopes.get(key[0])
+            return found is not None and key[1] in found.id_slots
+        return any(key in s.id_slots for s in self._scopes.values())
 
     def __len__(self) -> int:
-        return len(self._scope_of)
+        return sum(len(s) for s in self._scopes.values())
 
     def scopes(self) -> list[str]:
         """Return the scopes holding at least one workflow, sorted."""
@@ -90,24 +94,56 @@ class StepIndex:
             found = self._scopes.get(scope)
             return sorted(found.id_slots) if found is not None else []
 
-    def scope_of(self, workflow_id: str) -> str | None:
-        """Return the scope a workflow is indexed in, or ``None``."""
-        return self._scope_of.get(workflow_id)
+    def scopes_of(self, workflow_id: str) -> list[str]:
+        """Return the scopes holding a workflow with this id, sorted (ids are per scope)."""
+        with self._lock:
+            return sorted(n for n, s in self._scopes.items() if workflow_id in s.id_slots)
 
-    def leaves(self, workflow_id: str) -> LeafSequence:
+    def scope_of(self, workflow_id: str) -> str | None:
+        """Return the one scope holding this id, or ``None`` when none does.
+
+        Raises:
+            ConfigurationError: When several scopes hold the id (name one of them).
+        """
+        found = self.scopes_of(workflow_id)
+        if len(found) > 1:
+            raise ConfigurationError(
+                f"workflow id {workflow_id!r} is in several scopes ({', '.join(found)}); "
+                "name the scope"
+            )
+        return found[0] if found else None
+
+    def leaves(self, workflow_id: str, scope: str | None = None) -> LeafSequence:
         """Return a stored workflow's leaf sequence with its vectors.
+
+        Args:
+            workflow_id: The id.
+            scope: Its scope; ``None``: the one scope holding the id.
 
         Raises:
             KeyError: When the workflow is not indexed.
         """
         with self._lock:
-            scope = self._scopes[self._scope_of[workflow_id]]
-            return scope.leaves(scope.id_slots[workflow_id])
+            name = scope if scope is not None else self.scope_of(workflow_id)
+            found = self._scopes[name]  # type: ignore[index]
+            return found.leaves(found.id_slots[workflow_id])
 
     def fingerprint(self) -> str:
         """Return the digest of the indexed ``(scope, id)`` pairs (see :func:`fingerprint`)."""
         with self._lock:
-            return fingerprint((scope, wid) for wid, scope in self._scope_of.items())
+            return fingerprint((n, wid) for n, s in self._scopes.items() for wid in s.id_slots)
+
+    def set_marker(self, scope: str, position: tuple[int, str]) -> None:
+        """Record the store change marker ``(sequence, token)`` this scope's entries reflect."""
+        with self._lock:
+            if self.markers.get(scope) != position:
+                self.markers[scope] = position
+                self._log([{"op": "marker", "scope": scope, "position": list(position)}])
+
+    def texts(self) -> set[str]:
+        """Return every instruction text any scope's entries use."""
+        with self._lock:
+            return {t for s in self._scopes.values() for t in s.live_texts()}
 
     def stats(self) -> dict[str, Any]:
         """Return counts per scope: workflows, leaves, distinct texts and tools."""
@@ -157,12 +193,18 @@ class StepIndex:
                 progress(done)
         return done
 
-    def remove(self, workflow_id: str) -> bool:
-        """Remove a workflow; return whether it was indexed."""
+    def remove(self, workflow_id: str, scope: str | None = None) -> bool:
+        """Remove a workflow; return whether it was indexed.
+
+        Args:
+            workflow_id: The id.
+            scope: Its scope; ``None``: the one scope holding the id.
+        """
         with self._lock:
-            removed = self._remove(workflow_id)
+            name = scope if scope is not None else self.scope_of(workflow_id)
+            removed = name is not None and self._remove(name, workflow_id)
             if removed:
-                self._log([{"op": "remove", "id": workflow_id}])
+                self._log([{"op": "remove", "scope": name, "id": workflow_id}])
             return removed
 
     def remove_scope(self, scope: str) -> list[str]:
@@ -173,10 +215,9 @@ class StepIndex:
         """
         with self._lock:
             found = self._scopes.pop(scope, None)
+            self.markers.pop(scope, None)
             if found is None:
                 return []
-            for workflow_id in found.id_slots:
-                del self._scope_of[workflow_id]
             elsewhere = {t for s in self._scopes.values() for t in s.text_ids}
             self.embedder.discard(t for t in found.texts if t not in elsewhere)
             self._log([{"op": "remove_scope", "scope": scope}])
@@ -194,7 +235,7 @@ class StepIndex:
         """
         with self._lock:
             self._scopes.clear()
-            self._scope_of.clear()
+            self.markers.clear()
             journal, self._journal = self._journal, None
             try:
                 count = self.add_many(workflows, **kwargs)
@@ -281,7 +322,9 @@ class StepIndex:
             own = self.path is not None and target.resolve() == self.path.resolve()
             if own and self._journal is not None:
                 self._journal.close()
-            index_files.write_snapshot(target, self.embedder.name, self.dimension, self._scopes)
+            index_files.write_snapshot(
+                target, self.embedder.name, self.dimension, self._scopes, self.markers
+            )
             if own:
                 self._journal = index_files.Journal(target)
 
@@ -308,7 +351,12 @@ class StepIndex:
 
     @classmethod
     def load(
-        cls, path: str | Path, embedder: Embedder, *, expected_fingerprint: str | None = None
+        cls,
+        path: str | Path,
+        embedder: Embedder,
+        *,
+        expected_fingerprint: str | None = None,
+        read_only: bool = False,
     ) -> StepIndex:
         """Open a saved index and replay its journal.
 
@@ -316,9 +364,11 @@ class StepIndex:
             path: The index directory.
             embedder: The embedder in use; it must be the one the index was built with.
             expected_fingerprint: The store's :func:`fingerprint`; checked when given.
+            read_only: Never write to ``path`` (a reader beside a writer): changes stay in
+                memory.
 
         Returns:
-            The index, journaling further changes to ``path``.
+            The index, journaling further changes to ``path`` unless read-only.
 
         Raises:
             IndexStaleError: When the index is missing or unreadable, was built with another
@@ -337,10 +387,11 @@ class StepIndex:
             )
         index = cls(cached)
         index._scopes = snapshot.scopes
-        index._scope_of = {w: n for n, s in snapshot.scopes.items() for w in s.id_slots}
+        index.markers = dict(snapshot.markers)
         index._replay(index_files.read_journal(path))
         index.path = path
-        index._journal = index_files.Journal(path)
+        if not read_only:
+            index._journal = index_files.Journal(path)
         index._check(expected_fingerprint)
         return index
 
@@ -376,15 +427,15 @@ class StepIndex:
         for scope_name, new in fresh.items():
             if new and vectors is not None:
                 self._scopes[scope_name].add_texts(list(new), vectors[[row[t] for t in new]])
-        latest = {e[0]: e for e in entries}  # a later entry for an id replaces an earlier one
-        for workflow_id in latest:
+        # A later entry for a (scope, id) replaces an earlier one.
+        latest = {(e[1], e[0]): e for e in entries}
+        for scope_name, workflow_id in latest:
             # No compaction inside the batch: it would drop the texts added above.
-            self._remove(workflow_id, compact=False)
+            self._remove(scope_name, workflow_id, compact=False)
         by_scope: dict[str, list[tuple[str, np.ndarray]]] = {}
         for workflow_id, scope_name, tools, texts in latest.values():
             codes = self._scopes[scope_name].encode(tools, texts)
             by_scope.setdefault(scope_name, []).append((workflow_id, codes))
-            self._scope_of[workflow_id] = scope_name
         for scope_name, added in by_scope.items():
             lengths = np.array([len(codes) for _, codes in added])
             flat = np.concatenate([codes for _, codes in added])
@@ -397,11 +448,10 @@ class StepIndex:
             scope = self._scopes[name] = ScopeIndex(self.dimension)
         return scope
 
-    def _remove(self, workflow_id: str, *, compact: bool = True) -> bool:
-        name = self._scope_of.pop(workflow_id, None)
-        if name is None:
+    def _remove(self, name: str, workflow_id: str, *, compact: bool = True) -> bool:
+        found = self._scopes.get(name)
+        if found is None or not found.remove(workflow_id):
             return False
-        self._scopes[name].remove(workflow_id)
         if compact:
             self._compact_if_sparse(name)
         return True
@@ -417,7 +467,7 @@ class StepIndex:
         if self._journal is None:
             return
         self._journal.write(entries)
-        if self._journal.lines > max(10_000, len(self._scope_of) // 2):
+        if self._journal.lines > max(10_000, len(self) // 2):
             self.save()
 
     def _replay(self, entries: Iterable[dict[str, Any]]) -> None:
@@ -433,10 +483,14 @@ class StepIndex:
                 self._apply_adds(pending)
                 pending = []
             if op == "remove":
-                self._remove(entry["id"])
+                scope = entry.get("scope")
+                for name in [scope] if scope is not None else self.scopes_of(entry["id"]):
+                    self._remove(name, entry["id"])
             elif op == "remove_scope":
-                for workflow_id in self._scopes.pop(entry["scope"], ScopeIndex(1)).id_slots:
-                    self._scope_of.pop(workflow_id, None)
+                self._scopes.pop(entry["scope"], None)
+                self.markers.pop(entry["scope"], None)
+            elif op == "marker":
+                self.markers[entry["scope"]] = (int(entry["position"][0]), entry["position"][1])
         if pending:
             self._apply_adds(pending)
 

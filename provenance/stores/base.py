@@ -28,6 +28,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeAlias
 
@@ -107,9 +108,12 @@ class GraphStore(ABC):
 
     Attributes:
         read_only: Whether writes are refused.
+        path: The directory of a disk store, ``None`` for other stores (derived data such as
+            indexes lives beside it).
     """
 
     read_only: bool = False
+    path: Path | None = None
 
     @abstractmethod
     def replace_graphs(self, graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> None:
@@ -164,6 +168,11 @@ class GraphStore(ABC):
             QueryError: For bad SPARQL or a bad binding; the message names the problem.
             StoreError: When the backend fails.
         """
+
+    def refresh(self) -> None:
+        """Let a read-only view see writes committed since it was opened; a no-op for backends
+        that always read the latest state."""
+        return None  # not abstract: most backends always read the latest state
 
     @abstractmethod
     def close(self) -> None:

@@ -10,8 +10,8 @@ exactly one call:
   … }`` (see :func:`~provenance.stores._terms.replace_update`).
 
 A disk store has a single writer process (RocksDB's lock). ``read_only=True`` opens it with
-``Store.read_only``, next to a writer: the reader sees the store as it was when it was opened
-(reopen it to see later saves).
+``Store.read_only``, next to a writer: the reader sees the store as it was when it was opened,
+until :meth:`OxigraphStore.refresh` reopens it on the writer's latest commit.
 """
 
 from __future__ import annotations
@@ -138,6 +138,14 @@ class OxigraphStore(GraphStore):
         with self._lock:
             self._store = self._open()
         return True
+
+    def refresh(self) -> None:
+        """See :meth:`GraphStore.refresh`: a read-only disk store reopens on the latest commit."""
+        if not self.read_only or self._store is None:
+            return
+        fresh = self._open()
+        with self._lock:
+            self._store = fresh
 
     def _writable(self) -> ox.Store:
         if self.read_only:

@@ -1,9 +1,24 @@
-"""The workflow-level store: save, load, list, delete and query workflows by id and scope.
+"""The workflow-level store: save, load, list, delete and query workflows by scope and id.
 
 :class:`WorkflowStore` keeps one named graph per workflow (``provenance.vocab.graph_iri``) in any
 :class:`~provenance.stores.base.GraphStore` backend and converts with :mod:`provenance.mapping`.
-It adds nothing to the RDF: the scope of a workflow is the ``wf:scope`` literal its graph already
-holds, so every scope question is one SPARQL query over all graphs (never one load per workflow).
+Ids are **per scope**: the graph IRI holds the scope, so the same id (or LangGraph thread id) in
+two scopes names two workflows, and nothing one scope does replaces or deletes another's. Every
+scope question is one SPARQL query over the ``wf:scope`` literals (never one load per workflow).
+
+The store also owns what lives beside the workflows:
+
+* **change markers** (:mod:`provenance.stores._changes`): each write updates, in the same
+  transaction, its scopes' sequence number and recent-changes log, so an index knows cheaply
+  whether it is current and what to reload (:meth:`WorkflowStore.marker`,
+  :meth:`WorkflowStore.markers`);
+* **suggestion records**, one graph per (scope, session) (:meth:`WorkflowStore.record_suggestions`);
+* the **derived-data directory** of a disk store (:attr:`WorkflowStore.derived_dir`), where
+  indexes and caches built from the store live; erasing a scope must reach them too.
+
+A write whose outcome the backend cannot report (a remote server that died mid-request) is
+settled by reading the change marker: committed writes return normally, and when the store
+cannot be read either, :class:`~provenance.errors.StoreOutcomeUnknown` says so.
 
 **Scope restriction of queries.** ``query(..., scope="s")`` first looks up the graphs whose
 workflow has ``wf:scope "s"`` and then runs the query with its dataset narrowed to exactly those
@@ -14,23 +29,30 @@ triples, whatever it says; an unknown scope gives empty results.
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Iterable, Iterator
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from rdflib import Graph, Literal, URIRef
 
-from provenance.errors import QueryError, WorkflowNotFound
-from provenance.mapping import graph_iri, triples_to_workflow, workflow_to_triples
-from provenance.model import Workflow
+from provenance.errors import QueryError, StoreError, StoreOutcomeUnknown, WorkflowNotFound
+from provenance.mapping import triples_to_workflow, workflow_to_triples
+from provenance.model import DEFAULT_SCOPE, Workflow
+from provenance.stores._changes import ChangeMarker, advance, marker_triples, read_marker
 from provenance.stores.base import Bindings, GraphStore, QueryResult
-from provenance.vocab import PREFIXES
+from provenance.suggestion_record import suggestion_graph_iri, suggestion_triples
+from provenance.vocab import PREFIXES, changes_graph_iri, graph_iri
 
-__all__ = ["WorkflowStore"]
+__all__ = ["ChangeMarker", "WorkflowStore"]
+
+log = logging.getLogger("provenance.stores")
 
 _PREFIXES = "".join(f"PREFIX {prefix}: <{iri}>\n" for prefix, iri in PREFIXES.items())
-# ?g ?id ?scope of every stored workflow; bind ?scope to list one scope.
+# ?g ?id ?scope of every stored workflow; bind ?scope to list one scope, ?id to find one id.
 _INDEX = (
     _PREFIXES
     + """SELECT ?g ?id ?scope WHERE {
@@ -48,12 +70,22 @@ _TOOL_COUNT = (
     + "SELECT (COUNT(DISTINCT ?name) AS ?n) WHERE { GRAPH ?g { ?t a wf:Tool ; wf:toolName ?name } }"
 )
 _STEP_COUNT = _PREFIXES + "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s a p-plan:Step } }"
+_SCOPE_RECORDS = (
+    _PREFIXES + "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?a a wf:Suggestion ; wf:scope ?scope } }"
+)
+_MARKERS = """SELECT ?scope ?sequence ?token WHERE { GRAPH ?g {
+  ?m a <https://w3id.org/em-plugin/store#ChangeLog> ;
+     <https://w3id.org/em-plugin/store#scope> ?scope ;
+     <https://w3id.org/em-plugin/store#sequence> ?sequence ;
+     <https://w3id.org/em-plugin/store#token> ?token } }"""
 # A bare word (no blank, brace or '?') names a query in provenance/queries/.
 _QUERY_NAME = re.compile(r"[A-Za-z_][\w\-]*")
+# Attempts to re-log a write that another writer's marker update overwrote (remote stores).
+_MARKER_RETRIES = 5
 
 
 class WorkflowStore:
-    """Workflows in a :class:`GraphStore`, one named graph each.
+    """Workflows in a :class:`GraphStore`, one named graph each, ids per scope.
 
     Args:
         backend: Where the graphs live; the store owns it and closes it in :meth:`close`.
@@ -63,7 +95,7 @@ class WorkflowStore:
         >>> from provenance.model import CallStep, Workflow
         >>> with open_store("memory:") as store:
         ...     store.save(Workflow(id="w1", steps=(CallStep(name="A1"),), scope="team"))
-        ...     store.ids(scope="team"), store.load("w1").steps[0].name
+        ...     store.ids(scope="team"), store.load("w1", scope="team").steps[0].name
         (['w1'], 'A1')
     """
 
@@ -73,10 +105,27 @@ class WorkflowStore:
     def __repr__(self) -> str:
         return f"WorkflowStore({self.backend!r})"
 
+    @property
+    def read_only(self) -> bool:
+        """Whether the backend refuses writes."""
+        return bool(self.backend.read_only)
+
+    @property
+    def derived_dir(self) -> Path | None:
+        """The directory for data derived from a disk store (``PATH.em-index`` beside
+        ``PATH``); ``None`` for stores with no directory (in memory, remote)."""
+        path = self.backend.path
+        return None if path is None else path.with_name(f"{path.name}.em-index")
+
+    def refresh(self) -> None:
+        """Let a read-only backend see writes committed since it was opened (else no-op)."""
+        self.backend.refresh()
+
     # -- writes ------------------------------------------------------------------------------
 
     def save(self, workflow: Workflow) -> None:
-        """Store a workflow, replacing any stored one with the same id, in one transaction.
+        """Store a workflow, replacing the stored one with the same scope and id, in one
+        transaction.
 
         Raises:
             StoreError: When the backend fails; the store keeps its previous content.
@@ -86,32 +135,183 @@ class WorkflowStore:
     def save_many(self, workflows: Iterable[Workflow]) -> int:
         """Store workflows in ONE transaction: afterwards all are stored, or none changed.
 
-        A repeated id in the batch keeps its last workflow (as saving them one by one would).
+        A repeated (scope, id) in the batch keeps its last workflow (as saving them one by one
+        would).
 
         Returns:
             The number of workflows stored.
 
         Raises:
             StoreError: When the backend fails or a value cannot be stored; nothing changes.
+            StoreOutcomeUnknown: When the backend failed mid-request and the store cannot be
+                read to settle whether the batch was committed.
         """
-        batch = {w.id: w for w in workflows}
-        graphs = [(graph_iri(w.id), workflow_to_triples(w)) for w in batch.values()]
-        self.backend.replace_graphs(graphs)
-        return len(graphs)
+        return len(self.commit(saves=workflows)[1])
 
-    def delete(self, workflow_id: str) -> bool:
-        """Delete a workflow; return whether it existed."""
-        name = graph_iri(workflow_id)
-        if not self.backend.has_graph(name):
+    def commit(
+        self,
+        *,
+        saves: Iterable[Workflow] = (),
+        deletes: Iterable[tuple[str, str]] = (),
+    ) -> tuple[dict[str, ChangeMarker], list[Workflow]]:
+        """Save and delete workflows in one transaction, with their scopes' change markers.
+
+        Args:
+            saves: Workflows to store (a repeated (scope, id) keeps the last).
+            deletes: ``(scope, id)`` pairs to delete (absent ones are ignored).
+
+        Returns:
+            The new change marker of every scope touched, and the workflows stored.
+
+        Raises:
+            StoreError: As :meth:`save_many`.
+            StoreOutcomeUnknown: As :meth:`save_many`.
+        """
+        batch = {(w.scope, w.id): w for w in saves}
+        gone = [key for key in dict.fromkeys(deletes) if key not in batch]
+        changed: dict[str, set[str]] = {}
+        for scope, workflow_id in [*batch, *gone]:
+            changed.setdefault(scope, set()).add(workflow_id)
+        graphs: list[tuple[URIRef, Any]] = [
+            (graph_iri(w.id, w.scope), workflow_to_triples(w)) for w in batch.values()
+        ]
+        graphs.extend((graph_iri(i, s), []) for s, i in gone)
+        markers = self._write(graphs, {s: frozenset(ids) for s, ids in changed.items()})
+        return markers, list(batch.values())
+
+    def delete(self, workflow_id: str, scope: str = DEFAULT_SCOPE) -> bool:
+        """Delete a workflow of a scope; return whether it existed there."""
+        if not self.backend.has_graph(graph_iri(workflow_id, scope)):
             return False
-        self.backend.drop_graphs([name])
+        self.commit(deletes=[(scope, workflow_id)])
         return True
 
     def delete_scope(self, scope: str) -> list[str]:
-        """Delete every workflow of a scope in one transaction; return their ids, sorted."""
+        """Erase a scope in one transaction: its workflows, its suggestion records, and the ids
+        in its change log (the marker advances, logging "the whole scope changed").
+
+        Returns:
+            The deleted workflow ids, sorted.
+        """
         index = self._index(scope)
-        self.backend.drop_graphs([g for g, _, _ in index])
+        drops = [g for g, _, _ in index] + self.suggestion_records(scope)
+        self._write([(g, []) for g in drops], {scope: None})
         return sorted(workflow_id for _, workflow_id, _ in index)
+
+    def _write(
+        self,
+        graphs: list[tuple[URIRef, Any]],
+        changed: Mapping[str, frozenset[str] | None],
+    ) -> dict[str, ChangeMarker]:
+        """Write graphs and advance the markers of ``changed`` scopes, in one transaction."""
+        token = uuid.uuid4().hex
+        before = self._read_markers(list(changed))
+        after = {s: advance(before[s], ids, token) for s, ids in changed.items()}
+        graphs = graphs + [(changes_graph_iri(s), marker_triples(m)) for s, m in after.items()]
+        try:
+            self.backend.replace_graphs(graphs)
+        except StoreError as exc:
+            self._settle(exc, after)
+        return self._confirm(after, changed)
+
+    def _settle(self, exc: StoreError, after: Mapping[str, ChangeMarker]) -> None:
+        """Decide whether a failed write was committed anyway; return if it was, else raise."""
+        if not _outcome_may_be_unknown(self.backend, exc):
+            raise exc
+        try:
+            found = self._read_markers(list(after))
+        except StoreError as again:
+            raise StoreOutcomeUnknown(
+                f"{exc}; the store cannot be read to tell whether the write was committed "
+                f"({again}). A memory reconciles with the store when it is next used"
+            ) from exc
+        if all(found[s].holds(m.sequence, m.token) for s, m in after.items()):
+            log.warning("the store committed a write whose answer was lost: %s", exc)
+            return
+        raise StoreOutcomeUnknown(
+            f"{exc}; the write is not in the store yet, but the server may still commit it. "
+            "A memory reconciles with the store when it is next used"
+        ) from exc
+
+    def _confirm(
+        self, after: dict[str, ChangeMarker], changed: Mapping[str, frozenset[str] | None]
+    ) -> dict[str, ChangeMarker]:
+        """Re-log writes whose marker update another writer overwrote (racing processes)."""
+        if _embedded(self.backend):
+            return after  # one process writes an embedded store: no race on its markers
+        for _ in range(_MARKER_RETRIES):
+            found = self._read_markers(list(after))
+            lost = [s for s, m in after.items() if not found[s].holds(m.sequence, m.token)]
+            if not lost:
+                return after
+            token = uuid.uuid4().hex
+            for scope in lost:
+                after[scope] = advance(found[scope], changed[scope], token)
+            self.backend.replace_graphs(
+                [(changes_graph_iri(s), marker_triples(after[s])) for s in lost]
+            )
+        log.warning("change markers of %s kept being overwritten by other writers", list(after))
+        return after
+
+    # -- change markers ----------------------------------------------------------------------
+
+    def marker(self, scope: str) -> ChangeMarker:
+        """Return a scope's change marker (sequence 0 when it has no recorded write)."""
+        return self._read_markers([scope])[scope]
+
+    def markers(self) -> dict[str, tuple[int, str]]:
+        """Return ``scope -> (sequence, token)`` of every scope with a marker (one query)."""
+        return {
+            str(scope): (int(sequence), str(token))  # type: ignore[call-overload]
+            for scope, sequence, token in self.backend.select(_MARKERS).rows
+        }
+
+    def _read_markers(self, scopes: Sequence[str]) -> dict[str, ChangeMarker]:
+        names = {changes_graph_iri(s): s for s in scopes}
+        found = {
+            names[n]: read_marker(names[n], t) for n, t in self.backend.read_graphs(list(names))
+        }
+        return {s: found.get(s) or ChangeMarker(s) for s in scopes}
+
+    # -- suggestion records ------------------------------------------------------------------
+
+    def record_suggestions(
+        self,
+        session_id: str,
+        suggestions: Sequence[Mapping[str, Any]],
+        workflow_ids: Sequence[str],
+        *,
+        scope: str,
+        time: str,
+    ) -> URIRef:
+        """Append one round of suggestions to the (scope, session)'s record graph.
+
+        Args:
+            session_id: The chat session.
+            suggestions: ``Suggestion.to_json()`` dicts, in rank order.
+            workflow_ids: The retrieved workflows of the round (``prov:used``).
+            scope: The scope of the memory that suggested.
+            time: ISO 8601 text naming the round.
+
+        Returns:
+            The record graph's IRI.
+
+        Raises:
+            MappingError: When a suggestion or the time cannot be recorded.
+            StoreError: When the backend fails (the graph keeps its earlier rounds).
+        """
+        graph = suggestion_triples(session_id, suggestions, workflow_ids, time, scope=scope)
+        name = suggestion_graph_iri(session_id, scope)
+        triples = list(graph)
+        for _, old in self.backend.read_graphs([name]):
+            triples.extend(old)
+        self.backend.replace_graphs([(name, triples)])
+        return name
+
+    def suggestion_records(self, scope: str) -> list[URIRef]:
+        """Return the names of a scope's suggestion record graphs, sorted."""
+        rows = self.backend.select(_SCOPE_RECORDS, {"scope": Literal(scope)}).rows
+        return sorted(URIRef(str(row[0])) for row in rows)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -120,18 +320,43 @@ class WorkflowStore:
 
         Args:
             workflow_id: Its id.
-            scope: When given, a workflow of another scope counts as absent.
+            scope: Its scope. ``None`` finds the id in whichever scope holds it, and refuses an
+                id that several scopes hold.
 
         Raises:
-            WorkflowNotFound: No such workflow (in that scope).
+            WorkflowNotFound: No such workflow (in that scope), or an id of several scopes
+                without a scope.
             MappingError: The stored graph does not describe a workflow.
         """
-        for _, triples in self.backend.read_graphs([graph_iri(workflow_id)]):
+        if scope is None:
+            found = self._index(None, workflow_id)
+            if len(found) > 1:
+                scopes = ", ".join(sorted(repr(s) for _, _, s in found))
+                raise WorkflowNotFound(
+                    f"workflow id {workflow_id!r} is stored in several scopes ({scopes}); "
+                    "pass scope= to choose one"
+                )
+            names = [g for g, _, _ in found]
+        else:
+            names = [graph_iri(workflow_id, scope)]
+        for _, triples in self.backend.read_graphs(names):
             workflow = triples_to_workflow(triples)
             if scope is None or workflow.scope == scope:
                 return workflow
         where = "" if scope is None else f" in scope {scope!r}"
         raise WorkflowNotFound(f"no workflow {workflow_id!r}{where}")
+
+    def load_many(self, scope: str, workflow_ids: Iterable[str]) -> Iterator[Workflow]:
+        """Yield the stored workflows of a scope among ``workflow_ids`` (absent ones skipped)."""
+        names = [graph_iri(i, scope) for i in workflow_ids]
+        for _, triples in self.backend.read_graphs(names):
+            workflow = triples_to_workflow(triples)
+            if workflow.scope == scope:
+                yield workflow
+
+    def scopes_of(self, workflow_id: str) -> list[str]:
+        """Return the scopes holding a workflow with this id, sorted."""
+        return sorted(s for _, _, s in self._index(None, workflow_id))
 
     def ids(self, scope: str | None = None) -> list[str]:
         """Return the stored workflow ids (of one scope when given), sorted."""
@@ -152,7 +377,10 @@ class WorkflowStore:
                 yield triples_to_workflow(triples)
 
     def __contains__(self, workflow_id: object) -> bool:
-        return isinstance(workflow_id, str) and self.backend.has_graph(graph_iri(workflow_id))
+        """Whether any scope holds the id (``(scope, id)`` pairs ask one scope)."""
+        if isinstance(workflow_id, tuple) and len(workflow_id) == 2:
+            return self.backend.has_graph(graph_iri(workflow_id[1], workflow_id[0]))
+        return isinstance(workflow_id, str) and bool(self._index(None, workflow_id))
 
     def __len__(self) -> int:
         return len(self._index(None))
@@ -197,9 +425,15 @@ class WorkflowStore:
             "scopes": scopes,
         }
 
-    def _index(self, scope: str | None) -> list[tuple[URIRef, str, str]]:
-        bindings = None if scope is None else {"scope": Literal(scope)}
-        rows = self.backend.select(_INDEX, bindings).rows
+    def _index(
+        self, scope: str | None, workflow_id: str | None = None
+    ) -> list[tuple[URIRef, str, str]]:
+        bindings: dict[str, Any] = {}
+        if scope is not None:
+            bindings["scope"] = Literal(scope)
+        if workflow_id is not None:
+            bindings["id"] = Literal(workflow_id)
+        rows = self.backend.select(_INDEX, bindings or None).rows
         return [(URIRef(g), str(i), str(s)) for g, i, s in rows]  # type: ignore[arg-type]
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -218,6 +452,33 @@ class WorkflowStore:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _embedded(backend: GraphStore) -> bool:
+    from provenance.stores.embedded import OxigraphStore
+
+    return isinstance(backend, OxigraphStore)
+
+
+def _outcome_may_be_unknown(backend: GraphStore, exc: StoreError) -> bool:
+    """Whether a failed write may still have been committed: a request to a server that was
+    sent and then lost (not refused, not answered with an error status)."""
+    if _embedded(backend):
+        return False  # one local transaction: a failure means nothing was written
+    cause: BaseException | None = exc.__cause__
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError):
+            return False
+        if isinstance(cause, OSError | TimeoutError) and not _http_status(cause):
+            return True
+        if type(cause).__module__ == "http.client":
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def _http_status(exc: BaseException) -> bool:
+    return hasattr(exc, "code") and hasattr(exc, "headers")  # urllib HTTPError: it answered
 
 
 def _count(result: QueryResult) -> int:

@@ -79,10 +79,15 @@ def test_retrieval_never_crosses_scopes(index):
     assert [wid for wid, _ in _results(index, twin)] == ["e"]
     assert [wid for wid, _ in _results(index)] == ["a", "b"]
     assert index.match(QUERY, scope="nobody") == []
-    # An id moved to another scope leaves its old scope.
+    # Ids are per scope: the same id in another scope is another workflow.
     index.add(_wf("a", "extract the pfas content of the product", "search", scope="tenant-2"))
-    assert index.scope_of("a") == "tenant-2"
-    assert [wid for wid, _ in _results(index)] == ["b"]
+    assert index.scopes_of("a") == ["default", "tenant-2"]
+    assert ("tenant-2", "a") in index and ("default", "a") in index
+    assert [wid for wid, _ in _results(index)] == ["a", "b"]
+    assert [wid for wid, _ in _results(index, twin)] == ["a", "e"]
+    with pytest.raises(ConfigurationError, match="several scopes"):
+        index.scope_of("a")
+    assert index.remove("a", "tenant-2") and index.scope_of("a") == "default"
 
 
 def test_remove_scope_drops_workflows_and_cached_vectors(index):
