@@ -151,9 +151,9 @@ def _cli_advice(message: str) -> str:
     if "open it with read_only=True" in message:
         head = message.split(";")[0]
         return (
-            f"{head}; another process (an agent or another em-plugin command) is writing this "
-            "store. Read commands (list, query, show, stats, export, validate) work "
-            "beside it; stop that process to import, delete or reindex"
+            f"{head} (an agent or another em-plugin command). The read commands (list, query, "
+            "show, stats, export, validate) work beside it; stop that process to import, "
+            "delete or reindex"
         )
     return message
 

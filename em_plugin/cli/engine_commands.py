@@ -125,6 +125,22 @@ def suggest(
 )
 @click.option("--sweep", is_flag=True, help="Evaluate at several thresholds (0.5 ... 0.9).")
 @click.option("--no-text", is_flag=True, help="Ablation: instruction words carry nothing.")
+@click.option(
+    "--chain",
+    type=click.Choice(("continuation", "llm", "paper")),
+    default="continuation",
+    show_default=True,
+    help="Suggestion chain to evaluate.",
+)
+@click.option(
+    "--llm",
+    "llm_factory",
+    metavar="MODULE:FUNCTION",
+    default=None,
+    help="Chat model of --chain llm: a function returning one "
+    "(e.g. integrations.llm:local_chat_model).",
+)
+@click.option("--no-lstm", is_flag=True, help="Skip the LSTM baseline (trained in the run).")
 @format_option()
 @click.pass_context
 def eval_(
@@ -134,6 +150,9 @@ def eval_(
     threshold: float | None,
     sweep: bool,
     no_text: bool,
+    chain: str,
+    llm_factory: str | None,
+    no_lstm: bool,
     fmt: str,
 ) -> None:
     """Evaluate next-tool suggestions on a file with train/test splits (hit@1, hit@3, MRR).
@@ -154,6 +173,8 @@ def eval_(
         "use_text": not no_text,
         "progress": stderr_is_terminal(),
     }
+    if chain != "continuation" or llm_factory is not None:
+        options.update(chain=chain, llm=_chat_model(llm_factory) if llm_factory else None)
     if sweep:
         thresholds = (threshold,) if threshold is not None else evaluation.DEFAULT_SWEEP
         rows = evaluation.sweep(file, thresholds, **options)
@@ -162,13 +183,27 @@ def eval_(
         return
     if threshold is not None:
         options["threshold"] = threshold
-    report = evaluation.evaluate(file, **options)
+    report = evaluation.evaluate(file, lstm=not no_lstm, **options)
     if fmt == "table":
         _print_eval_table(report, file.name)
     elif fmt in ("json", "jsonl"):
         emit_mapping(report, fmt)
     else:
         emit_records(list(EVAL_COLUMNS), eval_rows(report), fmt)
+
+
+def _chat_model(factory: str) -> Any:
+    """Call ``MODULE:FUNCTION`` and return the chat model it builds."""
+    import importlib
+
+    module, _, function = factory.partition(":")
+    try:
+        return getattr(importlib.import_module(module), function)()
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise click.BadParameter(
+            f"{factory!r}: {exc}; give MODULE:FUNCTION, e.g. integrations.llm:local_chat_model",
+            param_hint="--llm",
+        ) from exc
 
 
 EVAL_COLUMNS = ("method", "hit@1", "hit@3", "mrr", "hits@1", "hits@3")

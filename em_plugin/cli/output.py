@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import click
+from rich.text import Text
 
 from em_plugin.cli import render
 
@@ -108,7 +109,11 @@ def emit_mapping(data: Mapping[str, Any], fmt: str, *, title: str | None = None)
         rows = [{"key": k, "value": _csv_value(v)} for k, v in render.flatten(data)]
         click.echo(render.records_to_csv(["key", "value"], rows), nl=False)
     else:
-        render.make_console().print(render.mapping_table(data, title=title))
+        console = render.make_console()
+        if title:
+            # Above the table, not in it: a long store path would wrap to the table's width.
+            console.print(Text(title, style="bold"))
+        console.print(render.mapping_table(data))
 
 
 def _csv_value(value: Any) -> Any:

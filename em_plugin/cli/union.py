@@ -31,6 +31,11 @@ __all__ = ["union_query", "with_prefixes"]
 
 _DECLARED = re.compile(r"\bPREFIX\s+([A-Za-z][\w\-.]*)?\s*:", re.IGNORECASE)
 _MAX_ERROR_CHARS = 300
+# The named graphs that hold a workflow (suggestion records and store bookkeeping do not).
+_WORKFLOW_GRAPHS = (
+    "".join(f"PREFIX {name}: <{iri}>\n" for name, iri in PREFIXES.items())
+    + "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?w a pl:Workflow ; wf:scope ?scope } }"
+)
 
 
 def with_prefixes(text: str) -> str:
@@ -65,15 +70,16 @@ def union_query(
         QueryError: Bad SPARQL (the message is shortened), an update, or a bad binding.
     """
     import pyoxigraph as ox
+    from rdflib import Literal, URIRef
 
-    from provenance.mapping import graph_iri
     from provenance.stores._sparql import bind, query_form
     from provenance.stores._terms import nquads
     from provenance.stores.base import result_from_oxigraph
 
     text = with_prefixes(text)
     query_form(text)  # refuse updates before copying anything
-    names = [graph_iri(workflow_id) for workflow_id in store.ids(scope)]
+    found = store.query(_WORKFLOW_GRAPHS, None if scope is None else {"scope": Literal(scope)})
+    names = sorted(URIRef(str(row[0])) for row in found)  # type: ignore[union-attr]
     local = ox.Store()
     # read_graphs fetches in batches; the copy keeps every workflow graph under its own name.
     graphs = list(store.backend.read_graphs(names))

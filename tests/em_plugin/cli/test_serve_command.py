@@ -1,0 +1,102 @@
+"""``em-plugin serve``: a real oxigraph server over the store, read by an outside SPARQL client
+while a crew writes to it through the remote backend."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rdflib import Graph, Literal
+from rdflib.plugins.stores.sparqlstore import SPARQLStore
+
+from em_plugin.cli import cli
+from em_plugin.cli.serve_command import oxigraph_binary
+from em_plugin.memory import EpisodicMemory
+from provenance.model import CallStep, InstructionStep, Workflow
+from provenance.stores import OxigraphStore, open_store
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(oxigraph_binary() is None, reason="pip install oxigraph (server binary)"),
+]
+_IDS = """PREFIX dcterms: <http://purl.org/dc/terms/>
+SELECT ?id WHERE { ?wf a <http://purl.org/net/p-plan#Plan> ; dcterms:identifier ?id }"""
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``em-plugin serve --store DIR --port 0`` in a child process; yields it and its URL."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "em_plugin", "serve", "--store", str(tmp_path / "store")]
+        + ["--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()  # printed once the server answers
+        if not url:
+            pytest.fail(f"serve printed no URL: {process.stderr.read() if process.stderr else ''}")
+        yield process, url
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=20)
+
+
+def test_a_sparql_client_reads_what_a_crew_saved_after_the_server_started(
+    served: tuple[subprocess.Popen[str], str], tmp_path: Path
+) -> None:
+    process, url = served
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/query")
+    client = Graph(store=SPARQLStore(query_endpoint=url))
+    assert list(client.query(_IDS)) == []
+
+    workflow = Workflow(
+        id="served-1",
+        scope="team",
+        steps=(InstructionStep(text="Check the SDS", steps=(CallStep(name="sds_reader"),)),),
+    )
+    memory = EpisodicMemory(store=url, embedder="fake", scope="team")
+    try:
+        memory.save(workflow)
+    finally:
+        memory.close()
+
+    # The union of all graphs is the default graph: no GRAPH clause needed.
+    assert [row[0] for row in client.query(_IDS)] == [Literal("served-1")]  # type: ignore[index]
+
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=20) == 0
+    with pytest.raises((urllib.error.URLError, OSError)):
+        urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url, timeout=2)
+    with open_store(tmp_path / "store", read_only=True) as store:  # the server wrote the dir
+        assert store.load("served-1", scope="team") == workflow
+
+
+def test_a_store_in_use_is_refused_with_the_way_out(tmp_path: Path) -> None:
+    holder = OxigraphStore(tmp_path / "store")  # a crew holding the store for writing
+    try:
+        result = CliRunner().invoke(cli, ["serve", "--store", str(tmp_path / "store")])
+    finally:
+        holder.close()
+    assert result.exit_code == 1
+    assert "in use by another process" in result.output
+    assert "point the crew at the endpoint" in result.output
+
+
+def test_an_endpoint_is_not_a_store_to_serve() -> None:
+    result = CliRunner().invoke(cli, ["serve", "--store", "http://127.0.0.1:7878/query"])
+    assert result.exit_code == 2
+    assert "already a SPARQL endpoint" in result.output
