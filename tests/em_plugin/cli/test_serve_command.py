@@ -28,7 +28,8 @@ pytestmark = [
     pytest.mark.skipif(oxigraph_binary() is None, reason="pip install oxigraph (server binary)"),
 ]
 _IDS = """PREFIX dcterms: <http://purl.org/dc/terms/>
-SELECT ?id WHERE { ?wf a <http://purl.org/net/p-plan#Plan> ; dcterms:identifier ?id }"""
+PREFIX pl: <https://w3id.org/em-plugin/provlake#>
+SELECT ?id WHERE { ?wf a pl:Workflow ; dcterms:identifier ?id }"""
 
 
 @pytest.fixture
