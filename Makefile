@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format install clean
+.PHONY: demo test lint format install clean virtuoso
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -29,6 +29,17 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+# Virtuoso Open Source 7 (Debian) for the second SPARQL engine's tests; they skip without it.
+# Needs root and apt-get; the package's own service is stopped: fixtures start private servers.
+virtuoso:
+	@if command -v virtuoso-t >/dev/null; then echo "virtuoso: installed"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -q --no-install-recommends virtuoso-opensource \
+	    || { apt-get update -q && apt-get install -y -q --no-install-recommends virtuoso-opensource; }; \
+	  invoke-rc.d virtuoso-opensource-7 stop >/dev/null 2>&1 || true; \
+	else echo "virtuoso: not installed (needs root and apt-get); the Virtuoso tests will skip"; fi
 
 clean:
 	rm -rf $(VENV) build *.egg-info
