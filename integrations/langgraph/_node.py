@@ -195,7 +195,8 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
             return {}
         controller, messages, command = prepared
         if command is not None:
-            return self._reply(controller.handle_command(command), "reply")
+            reply = _explain_lone_save(controller.handle_command(command), controller, messages)
+            return self._reply(reply, "reply")
         answer = _final_answer(messages)
         if answer is None:
             return {}
@@ -208,7 +209,8 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
             return {}
         controller, messages, command = prepared
         if command is not None:
-            return self._reply(await controller.ahandle_command(command), "reply")
+            reply = await controller.ahandle_command(command)
+            return self._reply(_explain_lone_save(reply, controller, messages), "reply")
         answer = _final_answer(messages)
         if answer is None:
             return {}
@@ -319,3 +321,21 @@ def _recorder_for(config: RunnableConfig | None) -> tuple[TrajectoryRecorder | N
     if session is None:
         session = thread_id_of(config)
     return recorder, session
+
+
+LONE_SAVE = (
+    "Nothing to save yet: this run holds only the /save message. A session spans turns through "
+    "the graph's checkpointed messages: compile the graph with a checkpointer (e.g. "
+    "InMemorySaver()) and pass the same config {'configurable': {'thread_id': ...}} on every "
+    "turn."
+)
+"""The answer to a ``/save`` that arrives with no earlier messages (no checkpointer)."""
+
+
+def _explain_lone_save(
+    reply: str, controller: SessionController, messages: Sequence[BaseMessage]
+) -> str:
+    # Without a checkpointer (or with a new thread_id) each run sees only its own messages, so
+    # "/save" arrives alone: say what is missing instead of "this session has no instructions".
+    lone = len(messages) == 1 and controller.command_of(message_text(messages[-1])) == "save"
+    return LONE_SAVE if lone and reply.startswith("Nothing to save yet") else reply
