@@ -5,11 +5,13 @@ Protocol, exactly: memory is every ``"split": "train"`` workflow, saved through
 For every ``"split": "test"`` workflow with leaf sequence ``L`` and every ``j >= 1`` where
 ``L[j]`` is a call, the current workflow is the minimal sub-tree holding ``L[0..j-1]``
 (:meth:`Workflow.prefix`) and the target is ``L[j]``'s tool. The ranked candidates are the tools
-of :meth:`EpisodicMemory.suggest` with no limit (the deterministic chain: episodic ->
-procedural -> fallback), in order, each tool once. Reported: micro-averaged hit@1, hit@3 and MRR
-(a target missing from the ranking counts 0), the number of targets, ingest time and suggestion
-latency percentiles, plus the same metrics for the bigram, longest-suffix and paper-rule
-rankings (:mod:`em_plugin.evaluation.baselines`) on the same targets.
+of :meth:`EpisodicMemory.suggest` with no limit (by default the ``continuation`` chain:
+episodic -> procedural -> fallback; ``chain`` picks another named chain), in order, each tool
+once. Reported: micro-averaged hit@1, hit@3 and MRR (a target missing from the ranking counts 0),
+the number of targets, ingest time and suggestion latency percentiles, plus the same metrics for
+the bigram, longest-suffix and paper-rule rankings (:mod:`em_plugin.evaluation.baselines`) and
+the Tax-style LSTM trained on the train split in the same run (:mod:`em_plugin.evaluation.lstm`)
+on the same targets.
 
 ``use_text=False`` is the ablation: every instruction text is replaced by one constant before
 saving and querying, so instructions remain steps but their words carry nothing.
@@ -30,6 +32,7 @@ import numpy as np
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.evaluation.baselines import bigram, longest_suffix, paper_rule, tokens
+from em_plugin.evaluation.lstm import LSTMBaseline
 from em_plugin.memory import EpisodicMemory
 from em_plugin.retrieval.reference import DEFAULT_THRESHOLD
 from provenance.model import CallStep, InstructionStep, Step, Workflow
@@ -136,8 +139,14 @@ def _progress_bar(enabled: bool | None, total: int, label: str) -> Iterator[Prog
         yield update
 
 
-def _score(memory: EpisodicMemory, train: list[Workflow], test: list[Workflow], bar: Any) -> _Run:
-    fitted = {"bigram": bigram(train), "longest_suffix": longest_suffix(train)}
+def _score(
+    memory: EpisodicMemory,
+    train: list[Workflow],
+    test: list[Workflow],
+    bar: Any,
+    learned: dict[str, Any] | None = None,
+) -> _Run:
+    fitted = {"bigram": bigram(train), "longest_suffix": longest_suffix(train), **(learned or {})}
     state = memory.scope_memory()
     episodes = {w.id: state.episode(w.id) for w in train}
     run = _Run(baselines={name: _Tally() for name in (*fitted, "paper_rule")})
@@ -174,18 +183,29 @@ def _report(run: _Run, **head: Any) -> dict[str, Any]:
         run.chain.hits1 >= run.baselines[b].hits1 and run.chain.hits3 >= run.baselines[b].hits3
         for b in ("bigram", "longest_suffix")
     )
+    if "lstm" in run.baselines:
+        lstm = run.baselines["lstm"]
+        report["beats_lstm"] = run.chain.hits1 >= lstm.hits1 and run.chain.hits3 >= lstm.hits3
     return report
 
 
 @contextmanager
 def _memory(
-    path: str | Path, store: Any, embedder: Any, use_text: bool, threshold: float, progress: Any
+    path: str | Path,
+    store: Any,
+    embedder: Any,
+    use_text: bool,
+    threshold: float,
+    progress: Any,
+    chain: str = "continuation",
+    llm: Any = None,
 ) -> Iterator[tuple[EpisodicMemory, list[Workflow], list[Workflow], float, Any]]:
     train, test = _load(path, use_text)
     total = len(train) + sum(1 for _ in _targets(test))
     memory = EpisodicMemory(
-        store=store, embedder=embedder, scope=EVAL_SCOPE, threshold=threshold, use_text=use_text
-    )
+        store=store, embedder=embedder, scope=EVAL_SCOPE, threshold=threshold, use_text=use_text,
+        chain=chain, llm=llm,
+    )  # fmt: skip
     try:
         with _progress_bar(progress, total, Path(path).name) as bar:
             start = time.perf_counter()
@@ -204,6 +224,10 @@ def evaluate(
     use_text: bool = True,
     threshold: float | None = None,
     progress: bool | None = None,
+    *,
+    chain: str = "continuation",
+    llm: Any = None,
+    lstm: bool = True,
 ) -> dict[str, Any]:
     """Evaluate next-tool suggestions on a Workflow JSON file with train/test splits.
 
@@ -215,24 +239,36 @@ def evaluate(
         threshold: Retrieval threshold ``T`` (``None``: 0.65).
         progress: Show a progress bar on stderr (``None``: when stderr is a terminal and the run
             is long).
+        chain: The named suggestion chain evaluated (``continuation``, ``paper`` or ``llm``).
+        llm: The chat model of the ``llm`` chain.
+        lstm: Train and score the LSTM baseline (needs ``torch``).
 
     Returns:
         ``file, targets, hit@1, hit@3, mrr, ingest_seconds, suggest_ms_p50, suggest_ms_p95`` and
         ``hits@1, hits@3, retrieval_share, top_source, baselines, beats_baselines, threshold,
-        use_text, embedder, train_workflows, test_workflows``.
+        use_text, embedder, train_workflows, test_workflows, chain`` and, with the LSTM,
+        ``beats_lstm`` and ``lstm_epochs``.
 
     Raises:
         WorkflowFormatError: When the file is malformed.
         ConfigurationError: When it lacks a train or a test split.
     """
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
-    with _memory(path, store, embedder, use_text, threshold, progress) as opened:
+    with _memory(path, store, embedder, use_text, threshold, progress, chain, llm) as opened:
         memory, train, test, ingest, bar = opened
-        run = _score(memory, train, test, bar)
+        learned: dict[str, Any] = {}
+        if lstm:
+            if bar is not None:
+                bar("train LSTM", 0, 1)
+            learned["lstm"] = LSTMBaseline().fit(train)
+        run = _score(memory, train, test, bar, learned)
+        extra = {"lstm_epochs": learned["lstm"].epochs} if lstm else {}
         return _report(
             run,
             file=Path(path).name,
+            chain=chain,
             **_head(memory, train, test, ingest, use_text),
+            **extra,
         )
 
 
@@ -244,15 +280,19 @@ def sweep(
     embedder: Any = None,
     use_text: bool = True,
     progress: bool | None = None,
+    chain: str = "continuation",
+    llm: Any = None,
 ) -> list[dict[str, Any]]:
     """Evaluate one file at several thresholds (memory is ingested once).
+
+    ``chain`` and ``llm`` are as in :func:`evaluate`.
 
     Returns:
         One row per threshold: ``threshold``, the chain's ``hit@1, hit@3, mrr``, the paper
         rule's, and ``retrieval_share``.
     """
     rows = []
-    with _memory(path, store, embedder, use_text, thresholds[0], progress) as opened:
+    with _memory(path, store, embedder, use_text, thresholds[0], progress, chain, llm) as opened:
         memory, train, test, _, bar = opened
         for threshold in thresholds:
             memory.threshold = threshold

@@ -37,7 +37,7 @@ from em_plugin.suggest.llm import LLMSuggester
 from em_plugin.suggest.paper import PaperSuggester
 from em_plugin.suggest.procedural import ProceduralSuggester
 from em_plugin.suggest.types import Suggestion
-from em_plugin.suggest.user_level import lift
+from em_plugin.suggest.user_level import handoff_routes, lift
 
 __all__ = ["CHAINS", "DEFAULT_CHAIN", "SuggestionChain", "build_chain", "default_chain"]
 
@@ -156,10 +156,15 @@ class SuggestionChain:
     ) -> list[Suggestion]:
         """Apply the evidence rules, lift to the user's level and bind arguments."""
         out = []
+        routes = handoff_routes(request.crew)
         for suggestion in found:
-            if admissible(request, suggestion, last):
-                lifted = lift(request, suggestion, self.cited)
-                out.append(bind_arguments(request, lifted, self.cited))
+            if not admissible(request, suggestion, last):
+                continue
+            if not suggestion.evidence and not routes and not suggestion.args:
+                out.append(suggestion)  # nothing to lift or bind (the common fallback case)
+                continue
+            lifted = lift(request, suggestion, self.cited, routes)
+            out.append(bind_arguments(request, lifted, self.cited))
         return out
 
     def _called_refined(

@@ -102,22 +102,29 @@ def _lift_cited(request: SuggestionRequest, suggestion: Suggestion, leaf: CitedL
     return dataclasses.replace(suggestion, text=text, tool=top.name, detail=detail)
 
 
-def lift(request: SuggestionRequest, suggestion: Suggestion, cited: CitedWorkflows) -> Suggestion:
+def lift(
+    request: SuggestionRequest,
+    suggestion: Suggestion,
+    cited: CitedWorkflows,
+    routes: dict[str, str] | None = None,
+) -> Suggestion:
     """Return the suggestion at the user's level (itself when it already is).
 
     Args:
         request: The current workflow and memory.
         suggestion: A suggestion of any suggester.
         cited: The chain's cache of cited workflows.
+        routes: :func:`handoff_routes` of the request's crew, when already computed.
     """
     if suggestion.tool is None:
         return suggestion
+    routes = handoff_routes(request.crew) if routes is None else routes
     for evidence in suggestion.evidence:
         leaf = cited.leaf(request, evidence)
         if leaf is not None and isinstance(leaf.step, CallStep):
             if leaf.step.name == suggestion.tool:
                 return _lift_cited(request, suggestion, leaf)
-    route = handoff_routes(request.crew).get(suggestion.tool)
+    route = routes.get(suggestion.tool)
     if route is None:
         return suggestion
     return dataclasses.replace(

@@ -73,6 +73,10 @@ def test_baselines_reproduce_the_readme_on_airline() -> None:
     assert (suffix["hit@1"], suffix["hit@3"]) == (0.3, 0.775)
     assert report["hit@3"] >= report["hit@1"] >= 0.5 and report["hit@3"] >= 0.8
     assert 0 < report["retrieval_share"] <= 1
+    # The Tax-style LSTM is trained on the train split in the same run and scored beside them.
+    lstm = report["baselines"]["lstm"]
+    assert 0 < lstm["hit@1"] <= lstm["hit@3"] <= 1 and report["lstm_epochs"] >= 1
+    assert isinstance(report["beats_lstm"], bool) and report["chain"] == "continuation"
     assert bigram(train).rank(["get_user_details"])[0] == "get_reservation_details"
     assert longest_suffix(train).max_order == 4
 
@@ -95,3 +99,40 @@ def test_bad_files(tmp_path: Path) -> None:
     broken.write_text('{"id": "a", "steps": [{"kind": "nope"}]}\n', encoding="utf-8")
     with pytest.raises(WorkflowFormatError, match="b.jsonl:1"):
         evaluate(broken, embedder="fake")
+
+
+def test_lstm_baseline_learns_the_call_sequence_deterministically() -> None:
+    from em_plugin.evaluation.lstm import LSTMBaseline, LSTMConfig
+    from provenance.model import CallStep, Workflow
+
+    def flow(i: int, *names: str) -> Workflow:
+        return Workflow(id=f"w{i}", steps=tuple(CallStep(n) for n in names))
+
+    train = [flow(i, "open", "read", "close") for i in range(30)]
+    train += [flow(100 + i, "open", "write", "save") for i in range(30)]
+    config = LSTMConfig(max_epochs=15, patience=15)
+    first = LSTMBaseline(config).fit(train)
+    assert first.rank(["open", "read"])[0] == "close"
+    assert first.rank(["open", "write"])[0] == "save"
+    again = LSTMBaseline(config).fit(train)
+    assert again.rank(["open"]) == first.rank(["open"])  # seeded: the same model twice
+    with pytest.raises(ConfigurationError, match="before fit"):
+        LSTMBaseline().rank(["open"])
+    with pytest.raises(ConfigurationError, match="validation"):
+        LSTMConfig(validation=1.5)
+
+
+def test_each_named_chain_can_be_evaluated(small: Path) -> None:
+    paper = evaluate(small, embedder="fake:32", chain="paper", lstm=False)
+    assert paper["chain"] == "paper" and "lstm" not in paper["baselines"]
+    assert set(paper["top_source"]) <= {"paper", "fallback", "none"}
+    answers: list[list[tuple[str, str]]] = []
+
+    def scripted(messages: list[tuple[str, str]]) -> str:
+        answers.append(messages)
+        return "1. Continue with the next call [c]"
+
+    llm = evaluate(small, embedder="fake:32", chain="llm", llm=scripted, lstm=False)
+    assert llm["chain"] == "llm" and llm["top_source"].get("llm", 0) > 0 and answers
+    with pytest.raises(ConfigurationError, match="choose from"):
+        evaluate(small, embedder="fake:32", chain="nope", lstm=False)
