@@ -3,7 +3,8 @@
 - :class:`EpisodicMemoryMiddleware`: register it on a coordinator run (``.middleware(mw)``) or on
   the coordinator (``middlewares=[mw]``); it captures tool calls at every depth of the crew
   (sub-agents behind ``HandoffTool`` nest under the handoff), answers ``/save`` and ``/suggest``
-  without the crew and appends suggestions to the final answer;
+  without the crew and shows suggestions after the crew's unchanged answer (never in the crew's
+  memory; streamed runs get them as their own ``episodic_memory_suggestions`` event);
 - :class:`EpisodicMemoryAgent`: the paper's EM agent in front of a crew; it forwards each
   instruction verbatim and answers with the crew's unchanged result plus the suggestions;
 - :class:`RecallWorkflowsTool`: a tool agents call to look past workflows up;
@@ -26,6 +27,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from integrations.beeai._agent import EpisodicMemoryAgent, EpisodicMemoryAgentOutput
 from integrations.beeai._capture import CallRecorder, instruction_text
+from integrations.beeai._context import SUGGESTIONS_EVENT, SuggestionsEvent
 from integrations.beeai._middleware import EpisodicMemoryMiddleware
 from integrations.beeai._tools import (
     RECALL_DESCRIPTION,
@@ -37,12 +39,14 @@ from integrations.beeai._tools import (
 
 __all__ = [
     "RECALL_DESCRIPTION",
+    "SUGGESTIONS_EVENT",
     "CallRecorder",
     "EpisodicMemoryAgent",
     "EpisodicMemoryAgentOutput",
     "EpisodicMemoryMiddleware",
     "RecallInput",
     "RecallWorkflowsTool",
+    "SuggestionsEvent",
     "crew_description",
     "instruction_text",
     "recall_workflows_tool",

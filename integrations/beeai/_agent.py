@@ -22,6 +22,7 @@ from pydantic import ConfigDict
 from em_plugin.errors import ConfigurationError
 from em_plugin.session import (
     DEFAULT_MAX_SESSIONS,
+    SEPARATOR,
     MemoryPort,
     PolicyAttributes,
     PolicyOptions,
@@ -31,7 +32,13 @@ from em_plugin.session import (
     require_memory,
 )
 from integrations.beeai._capture import CallRecorder, agent_name, instruction_text
-from integrations.beeai._context import answer_message, logger, scope_of
+from integrations.beeai._context import (
+    SUGGESTIONS_EVENT,
+    SuggestionsEvent,
+    answer_message,
+    logger,
+    scope_of,
+)
 from integrations.beeai._sessions import FRAMEWORK, SessionViews
 from integrations.beeai._tools import RecallWorkflowsTool
 
@@ -154,6 +161,15 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
         suffix = ""
         try:
             suffix = await controller.asuggestion_suffix(answer)
+            if suffix:  # streamed runs see the suggestions as their own event
+                await ctx.emitter.emit(
+                    SUGGESTIONS_EVENT,
+                    SuggestionsEvent(
+                        session_id=controller.trajectory.session_id,
+                        text=suffix.removeprefix(SEPARATOR),
+                        suggestions=list(controller.last_suggestions),
+                    ),
+                )
         except Exception as exc:  # raised only in strict mode, or by a bug in the glue
             self.sessions.isolate("suggesting next steps", exc)
         return self._output(controller, answer + suffix, crew_output=crew_output, answer=answer)

@@ -22,6 +22,7 @@ from beeai_framework.agents.requirement.types import (
 from beeai_framework.backend import AssistantMessage, MessageTextContent
 from beeai_framework.context import RunContext
 from beeai_framework.memory import UnconstrainedMemory
+from pydantic import BaseModel, ConfigDict
 
 from em_plugin.session import MemoryPort, resolve_scope
 
@@ -97,3 +98,41 @@ def append_suffix(message: AssistantMessage, suffix: str) -> None:
     """Append text to an answer in place, as a new text part (the answer itself is untouched)."""
     if suffix:
         message.content.append(MessageTextContent(text=suffix))
+
+
+def with_suffix(output: Any, suffix: str) -> None:
+    """Show ``suffix`` after a run's answer without touching the crew's own message.
+
+    The run's output list gets a copy of its last message with the suffix as a new text part;
+    the crew's message (which its memory or state may hold) stays as the crew wrote it, so the
+    crew's model never reads the suggestions.
+
+    Args:
+        output: The run's output (``output.output[-1]`` is the answer message).
+        suffix: What to append; empty means nothing.
+    """
+    message = answer_message(output)
+    if not suffix or message is None:
+        return
+    shown = AssistantMessage(
+        [*message.content, MessageTextContent(text=suffix)], dict(message.meta or {})
+    )
+    output.output[-1] = shown
+
+
+class SuggestionsEvent(BaseModel):
+    """The data of the ``episodic_memory_suggestions`` event a streamed run emits after its
+    answer (``async for data, meta in agent.run(...)``)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    session_id: str
+    """The session the turn belongs to."""
+    text: str
+    """The suggestions as the user reads them (without the leading blank line)."""
+    suggestions: list[Any]
+    """The :class:`~em_plugin.suggest.types.Suggestion` objects."""
+
+
+#: The name of the event carrying the suggestions of a streamed run.
+SUGGESTIONS_EVENT = "episodic_memory_suggestions"

@@ -7,8 +7,11 @@ coordinator (``RequirementAgent(..., middlewares=[mw])``). On each coordinator r
   output, which BeeAI returns in place of the run: the crew is not called;
 - records the instruction and follows the run tree at every depth (:class:`CallRecorder`), so tool
   calls of sub-agents behind a ``HandoffTool`` nest under the handoff call;
-- on the root run's ``success``, appends ``"\\n\\n"`` + suggestions to the answer message in place
-  (``output[-1]`` is the object ``await run`` returns), after autosaving if the policy says so.
+- on the root run's ``success``, replaces the returned answer (``output[-1]``) by a copy followed by
+  ``"\\n\\n"`` + suggestions, after autosaving if the policy says so; the crew's own message,
+  which its memory may hold, is untouched, so the crew's model never reads the suggestions;
+- streamed runs (``async for data, meta in agent.run(...)``) get the suggestions as their own
+  ``episodic_memory_suggestions`` event (:class:`SuggestionsEvent`) after the answer.
 
 The session is ``session_id`` in the run's context, else the constructor's, else the coordinator's
 memory (one BeeAI conversation is one session). Memory failures are logged, never raised, unless
@@ -32,6 +35,7 @@ from beeai_framework.emitter.utils import create_internal_event_matcher
 
 from em_plugin.session import (
     DEFAULT_MAX_SESSIONS,
+    SEPARATOR,
     MemoryPort,
     PolicyAttributes,
     PolicyOptions,
@@ -42,12 +46,14 @@ from em_plugin.session import (
 )
 from integrations.beeai._capture import CallRecorder, agent_name, instruction_text
 from integrations.beeai._context import (
+    SUGGESTIONS_EVENT,
+    SuggestionsEvent,
     answer_message,
-    append_suffix,
     logger,
     reply_output,
     scope_of,
     session_id_of,
+    with_suffix,
 )
 from integrations.beeai._sessions import FRAMEWORK, SessionViews
 from integrations.beeai._tools import RecallWorkflowsTool
@@ -62,6 +68,7 @@ class _Turn:
     controller: SessionController | None = None
     recorder: CallRecorder | None = None
     command: bool = False
+    shown: SuggestionsEvent | None = None
 
 
 class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProtocol):
@@ -147,6 +154,9 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
         if meta.creator is not turn.ctx:
             return
         if meta.name == "finish":
+            if turn.shown is not None:  # streamed runs see the suggestions after the answer
+                with self.sessions.isolation.guard("emitting the suggestions event"):
+                    await turn.ctx.emitter.emit(SUGGESTIONS_EVENT, turn.shown)
             with self._lock:
                 self._turns.pop(turn.ctx.run_id, None)
                 self._groups.pop(turn.ctx.group_id, None)
@@ -185,5 +195,12 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
         if controller is None or message is None:
             return
         suffix = await controller.asuggestion_suffix(message.text)
-        # In place: the success event's output is the object `await run` returns (note §7).
-        append_suffix(message, suffix)
+        # The success event's output is the object `await run` returns: its answer becomes a
+        # copy with the suggestions, the crew's own message stays untouched.
+        with_suffix(data.output, suffix)
+        if suffix:
+            turn.shown = SuggestionsEvent(
+                session_id=controller.trajectory.session_id,
+                text=suffix.removeprefix(SEPARATOR),
+                suggestions=list(controller.last_suggestions),
+            )

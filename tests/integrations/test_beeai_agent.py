@@ -53,7 +53,9 @@ async def test_forwards_verbatim_and_appends_suggestions_to_the_unchanged_answer
     assert f"Your task: {EXTRACT_NEW}" in _user_texts(crew)  # verbatim, no hint injected
     assert response.crew_output.last_message.text == crew_answer  # the crew's result untouched
     assert response.answer == crew_answer
-    assert response.suggestions and response.suggestions[0].tool == "pfas_classifier"
+    assert (
+        response.suggestions and response.suggestions[0].tool == "classifier"
+    )  # the handoff the user can ask for
     assert saved_id in {e.workflow_id for e in response.suggestions[0].evidence}
     assert response.last_message.text == crew_answer + "\n\n" + format_suggestions(
         response.suggestions

@@ -82,7 +82,7 @@ async def test_two_turns_save_then_a_new_session_suggests_the_next_step() -> Non
     assert current.session != session_id
     assert [m.workflow_id for m in memory.retrieve(current)] == [saved.id]
     shown = mw.suggestions()
-    assert shown and shown[0].tool == "pfas_classifier"
+    assert shown and shown[0].tool == "classifier"  # the handoff, at the user's level
     assert saved.id in {e.workflow_id for e in shown[0].evidence}
     assert response.last_message.text == crew_answer + "\n\n" + format_suggestions(shown)
 

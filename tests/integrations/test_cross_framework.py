@@ -147,7 +147,7 @@ def test_each_framework_is_served_by_the_other_ones_workflow(tmp_path: Path) -> 
         em = EpisodicMemoryAgent(crew.coordinator, memory, session_id="bee-2")
         response = run_sync(em.run(bee.EXTRACT_NEW))  # sync invocation
         assert response.answer == answer
-        assert response.suggestions[0].tool == "pfas_classifier"
+        assert response.suggestions[0].tool == "classifier"  # lifted to the handoff
         assert {e.workflow_id for e in response.suggestions[0].evidence} == {"session/lg-1"}
         memory.delete("session/lg-1")
         _beeai_session(memory, "bee-1")
