@@ -37,7 +37,7 @@ from em_plugin.retrieval.reference import (
     MatchConfig,
 )
 from em_plugin.state.continuation import ContinuationConfig
-from em_plugin.state.engine import MemoryEngine
+from em_plugin.state.engine import DEFAULT_POLL_INTERVAL, MemoryEngine
 from em_plugin.state.procedural import DEFAULT_C, DEFAULT_SIMILARITY
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.suggest import SuggestionChain, SuggestionRequest, build_chain, default_chain
@@ -81,6 +81,8 @@ class EpisodicMemory:
         redact_patterns: Extra regular expressions whose matches are redacted from every stored
             text, on top of the built-in credential formats
             (:class:`~em_plugin.capture.redaction.Redactor`).
+        poll_interval: Seconds between checks of the store's change markers before reads, so
+            that saves by other processes on the same store become visible (0: every read).
 
     Raises:
         ConfigurationError: On an invalid setting (the message names the valid values).
@@ -107,6 +109,7 @@ class EpisodicMemory:
         chain: SuggestionChain | str | None = None,
         on_suggestions: Callable[[str, Sequence[Suggestion]], None] | None = None,
         redact_patterns: Sequence[str] = (),
+        poll_interval: float = DEFAULT_POLL_INTERVAL,
         _engine: MemoryEngine | None = None,
     ) -> None:
         _check_scope(scope)
@@ -127,7 +130,7 @@ class EpisodicMemory:
         self.on_suggestions = on_suggestions
         self._engine = _engine or MemoryEngine(
             store, embedder, continuation=continuation, c=c, edge_similarity=edge_similarity,
-            use_text=use_text,
+            use_text=use_text, poll_interval=poll_interval,
         )  # fmt: skip
 
     # ------------------------------------------------------------------------------ views
