@@ -1,0 +1,119 @@
+"""Issue 11.2: many workers on one store. A writer process saves; another process's memory sees
+the save at its next read once ``poll_interval`` has passed (one cheap change-marker read, never
+a rescan), on a remote ``oxigraph serve`` store and on the default disk store."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from em_plugin.memory import EpisodicMemory
+from provenance.model import CallStep, InstructionStep, Workflow
+from provenance.stores import open_store
+
+ROOT = Path(__file__).resolve().parents[3]
+POLL = 0.5  # the default poll interval: a save is visible within it (goal: within 1 s)
+
+# A writer worker: saves one workflow per line it reads ("<id> <tool> <tool>"), answers "saved".
+_WRITER = """
+import sys
+from em_plugin.memory import EpisodicMemory
+from provenance.model import CallStep, InstructionStep, Workflow
+
+memory = EpisodicMemory(sys.argv[1], "fake:32", scope="crew")
+print("ready", flush=True)
+for line in sys.stdin:
+    wid, *tools = line.split()
+    steps = (InstructionStep(f"work on {wid}", tuple(CallStep(t) for t in tools)),)
+    memory.save(Workflow(id=wid, steps=steps))
+    print("saved", flush=True)
+memory.close()
+"""
+
+
+class Writer:
+    """A writer process on a store."""
+
+    def __init__(self, spec: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _WRITER, spec],
+            cwd=ROOT,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self._expect("ready")
+
+    def save(self, workflow_id: str, *tools: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"{workflow_id} {' '.join(tools)}\n")
+        self.process.stdin.flush()
+        self._expect("saved")
+
+    def _expect(self, word: str) -> None:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline().strip()
+        if line != word:
+            self.process.kill()
+            error = self.process.stderr.read() if self.process.stderr else ""
+            raise AssertionError(f"writer said {line!r}, expected {word!r}: {error}")
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+def current(tool: str) -> Workflow:
+    return Workflow(id="now", steps=(InstructionStep("work on it", (CallStep(tool),)),))
+
+
+def _sees_within_poll(reader: EpisodicMemory, writer: Writer) -> None:
+    assert reader.ids() == []
+    writer.save("w1", "extract", "classify")
+    time.sleep(POLL)  # a later read is due to check the marker
+    assert [s.tool for s in reader.suggest(current("extract"))][:1] == ["classify"]
+    writer.save("w2", "extract", "summarise")
+    writer.save("w1", "search", "report")  # a replace: the reader reloads w1 alone
+    time.sleep(POLL)
+    assert reader.ids() == ["w1", "w2"]
+    assert [s.tool for s in reader.suggest(current("extract"))][:1] == ["summarise"]
+    assert [s.tool for s in reader.suggest(current("search"))][:1] == ["report"]
+
+
+@pytest.fixture
+def remote(oxigraph_server) -> Iterator[str]:
+    oxigraph_server.wipe()
+    yield oxigraph_server.query_url
+    oxigraph_server.wipe()
+
+
+def test_two_processes_on_one_remote_store(remote: str) -> None:
+    writer = Writer(remote)
+    try:
+        with EpisodicMemory(remote, "fake:32", scope="crew", poll_interval=POLL) as reader:
+            _sees_within_poll(reader, writer)
+    finally:
+        writer.close()
+
+
+def test_one_writer_and_one_reader_process_on_one_disk_store(tmp_path: Path) -> None:
+    path = str(tmp_path / "store")
+    writer = Writer(path)
+    try:
+        store = open_store(path, read_only=True)
+        try:
+            with EpisodicMemory(store, "fake:32", scope="crew", poll_interval=POLL) as reader:
+                _sees_within_poll(reader, writer)
+        finally:
+            store.close()
+    finally:
+        writer.close()
