@@ -1,12 +1,14 @@
 """A remote SPARQL 1.1 endpoint (Query + Update protocols over HTTP, stdlib only).
 
-Every request is a ``POST`` with an ``application/x-www-form-urlencoded`` body (``query=`` or
-``update=``, plus ``default-graph-uri``/``named-graph-uri`` when the dataset is narrowed): the one
-form of the SPARQL 1.1 Protocol that every server implements. A direct
-``application/sparql-query`` body is not used: Virtuoso 7.2 never answers it (the request hangs
-until the client's timeout, while the same query as a form answers at once). SELECT/ASK answers
-are SPARQL JSON and CONSTRUCT answers N-Triples, both parsed by pyoxigraph (in Rust) and
-converted to rdflib terms.
+Queries are ``POST``s of an ``application/x-www-form-urlencoded`` body (``query=``, plus
+``default-graph-uri``/``named-graph-uri`` when the dataset is narrowed): the one form of the
+SPARQL 1.1 Protocol that every server answers. A direct ``application/sparql-query`` body is not
+used: Virtuoso 7.2 never answers it (the request hangs until the client's timeout, while the same
+query as a form answers at once). Updates are direct ``application/sparql-update`` bodies, which
+both Oxigraph and Virtuoso take, and which stay short (no percent-encoding): Virtuoso refuses a
+request over 10 MB, so a longer write fails before it is sent (``max_update_bytes``).
+SELECT/ASK answers are SPARQL JSON and CONSTRUCT answers N-Triples, both parsed by pyoxigraph
+(in Rust) and converted to rdflib terms.
 
 * **Atomic replace** is one update request that deletes the graphs' triples and then runs
   ``INSERT DATA { GRAPH <g> { … } … }`` (see :func:`~provenance.stores._terms.replace_update`):
@@ -63,7 +65,11 @@ from provenance.stores.base import (
     result_from_oxigraph,
 )
 
-__all__ = ["VIRTUOSO_SYSTEM_GRAPHS", "SparqlEndpointStore"]
+__all__ = ["VIRTUOSO_MAX_REQUEST_BYTES", "VIRTUOSO_SYSTEM_GRAPHS", "SparqlEndpointStore"]
+
+#: The longest SPARQL text Virtuoso 7 takes in one request ("string session is longer than
+#: 10Mb"); a longer update is refused before it is sent.
+VIRTUOSO_MAX_REQUEST_BYTES = 10_000_000
 
 #: Graphs a Virtuoso server holds for itself (a fresh database has the first three; the others
 #: are their names under Debian's default configuration).
@@ -81,6 +87,7 @@ _NO_GRAPH = "urn:x-em-plugin:no-graph"
 _JSON = "application/sparql-results+json"
 _NTRIPLES = "application/n-triples"
 _FORM = "application/x-www-form-urlencoded"
+_UPDATE = "application/sparql-update"
 _ERROR_CHARS = 300
 
 
@@ -103,6 +110,9 @@ class SparqlEndpointStore(GraphStore):
             URL (``http://user:password@host/…``) are used when this is None.
         hidden_graphs: Graphs of the server that are not the store's, left out of the union
             and of ``graph_names`` on Virtuoso (added to :data:`VIRTUOSO_SYSTEM_GRAPHS`).
+        max_update_bytes: The longest update the server takes in one request; a longer write
+            fails before anything is sent. ``None``: :data:`VIRTUOSO_MAX_REQUEST_BYTES` on
+            Virtuoso, no limit elsewhere.
 
     Raises:
         StoreConfigError: A URL that is not http(s), or credentials given twice.
@@ -120,6 +130,7 @@ class SparqlEndpointStore(GraphStore):
         batch_size: int = 200,
         auth: tuple[str, str] | None = None,
         hidden_graphs: Sequence[str] = (),
+        max_update_bytes: int | None = None,
     ) -> None:
         query_url, url_auth = _split_credentials(_check_url(query_url, "query"))
         if update_url is None:
@@ -137,6 +148,7 @@ class SparqlEndpointStore(GraphStore):
         self.read_only = read_only
         self.batch_size = max(1, batch_size)
         self.hidden_graphs = tuple(hidden_graphs)
+        self.max_update_bytes = max_update_bytes
         self._closed = False
         self._server: str | None = None  # the Server header of the first answer
         self._server_lock = threading.Lock()
@@ -157,15 +169,20 @@ class SparqlEndpointStore(GraphStore):
         is_query: bool = True,
     ) -> bytes:
         """POST ``params`` as a form and return the answer's body."""
-        if self._closed:
-            raise StoreError(f"{self!r} is closed")
-        headers = {"Content-Type": _FORM}
-        if accept:
-            headers["Accept"] = accept
         try:
             data = urllib.parse.urlencode(params, encoding="utf-8", errors="strict").encode()
         except UnicodeEncodeError as exc:
             raise StoreError(f"cannot send text that is not valid Unicode: {exc}") from exc
+        return self._send(url, data, _FORM, accept, is_query=is_query)
+
+    def _send(
+        self, url: str, data: bytes, content_type: str, accept: str | None, *, is_query: bool
+    ) -> bytes:
+        if self._closed:
+            raise StoreError(f"{self!r} is closed")
+        headers = {"Content-Type": content_type}
+        if accept:
+            headers["Accept"] = accept
         request = urllib.request.Request(url, data=data, headers=headers, method="POST")
         endpoint = self.query_url if is_query else self.update_url  # the URL the user gave
         timeout = self.timeout if is_query else self.update_timeout
@@ -189,9 +206,27 @@ class SparqlEndpointStore(GraphStore):
             raise _network_error(exc, endpoint, timeout, is_query) from exc
 
     def _update(self, update: str) -> None:
+        # The update is the request body (not a form field): percent-encoding would make a
+        # large batch up to three times longer, and Virtuoso caps the text of one request.
         if self.read_only:
             raise StoreError(f"{self!r} is read-only; open it without read_only to write")
-        self._post(self.update_url, [("update", update)], is_query=False)
+        try:
+            data = update.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise StoreError(f"cannot send text that is not valid Unicode: {exc}") from exc
+        limit = self.max_update_bytes
+        # Known once the server answered anything (a store reads before it writes); a first
+        # request that is too long is refused by Virtuoso itself, with nothing written.
+        if limit is None and (self._server or "").startswith("Virtuoso"):
+            limit = VIRTUOSO_MAX_REQUEST_BYTES
+        if limit is not None and len(data) > limit:
+            raise StoreError(
+                f"this write is one SPARQL update of {len(data) / 1e6:.1f} MB, over the "
+                f"{limit / 1e6:.1f} MB that the SPARQL endpoint {self.update_url} accepts in one "
+                "request; nothing was sent. A batch is one request, so that it is atomic: save "
+                "fewer workflows per call"
+            )
+        self._send(self.update_url, data, _UPDATE, None, is_query=False)
 
     def _is_virtuoso(self) -> bool:
         """Whether the server is Virtuoso; asks it once (a cheap ASK) before the first query."""
