@@ -221,12 +221,18 @@ def eval_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
 def _print_eval_table(report: dict[str, Any], name: str) -> None:
     console = render.make_console()
     title = f"eval {name}: {report['targets']} targets, T={report['threshold']}"
-    console.print(render.records_table(EVAL_COLUMNS, eval_rows(report), title=title))
+    rows = [
+        {k: f"{v:.3f}" if isinstance(v, float) else v for k, v in row.items()}
+        for row in eval_rows(report)
+    ]
+    console.print(render.records_table(EVAL_COLUMNS, rows, title=title, width=console.width))
     beats = "yes" if report.get("beats_baselines") else "no"
     console.print(
-        f"train {report['train_workflows']} / test {report['test_workflows']} workflows · "
-        f"ingest {report['ingest_seconds']} s · suggest p50 {report['suggest_ms_p50']} ms · "
-        f"retrieval share {report['retrieval_share']} · beats bigram and longest suffix: {beats}"
+        f"train {report['train_workflows']} / test {report['test_workflows']} workflows, "
+        f"ingest {report['ingest_seconds']:.1f} s, suggest p50 {report['suggest_ms_p50']:.1f} ms"
+    )
+    console.print(
+        f"retrieval share {report['retrieval_share']:.3f}; beats bigram and longest suffix: {beats}"
     )
 
 

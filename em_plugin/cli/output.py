@@ -94,7 +94,7 @@ def emit_records(
         click.echo(render.records_to_csv(columns, flat), nl=False)
     else:
         console = render.make_console()
-        console.print(render.records_table(columns, records, title=title))
+        console.print(render.records_table(columns, records, title=title, width=console.width))
         if footer:
             console.print(footer)
 

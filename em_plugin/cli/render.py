@@ -25,6 +25,7 @@ from provenance.model import CallStep, InstructionStep, Step, Workflow
 
 __all__ = [
     "cell",
+    "fit_widths",
     "flatten",
     "make_console",
     "mapping_table",
@@ -86,22 +87,70 @@ def records_to_csv(columns: Sequence[str], records: Iterable[Mapping[str, Any]])
 
 
 def records_table(
-    columns: Sequence[str], records: Iterable[Mapping[str, Any]], *, title: str | None = None
+    columns: Sequence[str],
+    records: Iterable[Mapping[str, Any]],
+    *,
+    title: str | None = None,
+    width: int = 80,
 ) -> Table:
-    """Return a rich table of records that fits the console (``None`` shown blank).
+    """Return a rich table of records that fits in ``width`` columns (``None`` shown blank).
 
-    Cells never wrap: a long value is cut with an ellipsis, so one record stays one line and the
-    headers stay whole at 80 columns.
+    Cells never wrap: the widest columns are cut first, with an ellipsis, so one record stays one
+    line, and no column is cut narrower than its header. Columns empty in every row are left
+    out (the machine-readable formats keep them).
+
+    Args:
+        columns: The columns, in display order.
+        records: The rows.
+        title: The table's title.
+        width: The console width to fit.
     """
+    records = list(records)
+    if records:
+        columns = [c for c in columns if any(r.get(c) not in (None, "") for r in records)]
     rows = [[cell(record.get(c)) for c in columns] for record in records]
-    table = Table(title=title, show_lines=False, box=box.SIMPLE_HEAD, pad_edge=False)
-    for i, column in enumerate(columns):
-        # Short values (ids, counts, names) keep their width; long text gives way first.
-        widest = max([len(column), *(len(row[i]) for row in rows)])
-        table.add_column(column, overflow="ellipsis", no_wrap=True, min_width=min(widest, 20))
+    natural = [max([len(c), *(len(row[i]) for row in rows)]) for i, c in enumerate(columns)]
+    floors = [len(c) for c in columns]
+    caps = fit_widths(natural, width - 3 * max(len(columns) - 1, 0), floors=floors)
+    table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for column, cap in zip(columns, caps, strict=True):
+        table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=max(cap, len(column)))
     for row in rows:
-        table.add_row(*(Text(value) for value in row))
+        table.add_row(*(Text(_cut(value, cap)) for value, cap in zip(row, caps, strict=True)))
     return table
+
+
+def fit_widths(
+    natural: Sequence[int], available: int, *, floors: Sequence[int] | None = None
+) -> list[int]:
+    """Cap column widths so they sum to at most ``available``, cutting the widest first.
+
+    Args:
+        natural: Each column's widest value.
+        available: The characters there are for the values.
+        floors: Widths no column is cut below (default: 6 each).
+
+    Returns:
+        The width of each column.
+
+    Example:
+        >>> fit_widths([10, 50, 4], 40)
+        [10, 26, 4]
+    """
+    floors = [min(n, max(f, 1)) for n, f in zip(natural, floors or [6] * len(natural), strict=True)]
+    widths = list(natural)
+    cap = max(widths, default=0)
+    # Lower one common cap until everything fits; a column never goes below its floor.
+    while (
+        cap > 1
+        and sum(max(min(w, cap), f) for w, f in zip(widths, floors, strict=True)) > available
+    ):
+        cap -= 1
+    return [max(min(w, cap), f) for w, f in zip(widths, floors, strict=True)]
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
 def query_listing(records: Iterable[Mapping[str, Any]]) -> Group:
@@ -127,7 +176,7 @@ def query_listing(records: Iterable[Mapping[str, Any]]) -> Group:
 
 def mapping_table(data: Mapping[str, Any], *, title: str | None = None) -> Table:
     """Return a two-column key/value table; nested mappings are flattened with dotted keys."""
-    table = Table(title=title, show_header=False, box=box.SIMPLE, pad_edge=False)
+    table = Table(title=title, show_header=False, box=box.SIMPLE, show_edge=False, pad_edge=False)
     table.add_column("key", style="bold", no_wrap=True)
     table.add_column("value", overflow="ellipsis", no_wrap=True)
     for key, value in flatten(data):
@@ -135,13 +184,24 @@ def mapping_table(data: Mapping[str, Any], *, title: str | None = None) -> Table
     return table
 
 
-def workflow_tree(workflow: Workflow) -> Tree:
+def workflow_tree(workflow: Workflow, width: int | None = None) -> Tree:
     """Return a workflow as an indented tree.
 
     Instructions show their text, calls show ``name(args)``, the agent and a short output;
     failed calls are listed under the step they were made in (marked ``FAILED``), and revised
     instructions are listed at the end.
+
+    Args:
+        workflow: The workflow.
+        width: Fit every line into this many columns (cut with an ellipsis); ``None``: wrap.
     """
+
+    def fit(label: Text, depth: int) -> Text:
+        # Each tree level indents by 4 columns; one step stays one line.
+        if width is not None:
+            label.truncate(max(width - 4 * depth, 20), overflow="ellipsis")
+        return label
+
     header = Text(workflow.id, style="bold")
     if workflow.title:
         header.append(f"  {_short(workflow.title)}", style="italic")
@@ -152,7 +212,7 @@ def workflow_tree(workflow: Workflow) -> Tree:
         if getattr(workflow, k)
     ]
     header.append(f"  ({', '.join(meta)})", style="dim")
-    root = Tree(header)
+    root = Tree(fit(header, 0))
     failed_under: dict[str | None, list[Any]] = {}
     for failed in workflow.failed:
         failed_under.setdefault(failed.parent, []).append(failed)
@@ -160,18 +220,18 @@ def workflow_tree(workflow: Workflow) -> Tree:
     for path, step in workflow.walk():
         parent_path = path.rpartition(".")[0]
         parent = nodes[parent_path] if parent_path else root
-        nodes[path] = parent.add(_step_label(step))
+        nodes[path] = parent.add(fit(_step_label(step), path.count(".") + 1))
     for parent_path, failures in failed_under.items():
         parent = nodes.get(parent_path or "", root)
         for failed in failures:
             label = Text("FAILED ", style="bold red")
             label.append_text(_step_label(failed.call))
             label.append(f"  error: {_short(failed.error)}", style="red")
-            parent.add(label)
+            parent.add(fit(label, (parent_path or "").count(".") + 2))
     if workflow.revised:
         revised = root.add(Text("revised instructions", style="dim"))
         for step in workflow.revised:
-            revised.add(_step_label(step))
+            revised.add(fit(_step_label(step), 2))
     return root
 
 

@@ -311,7 +311,8 @@ def show(workflow_id: str, store_spec: str, update_url: str | None, fmt: str) ->
     elif fmt == "jsonl":
         click.echo(dumps_workflow(workflow))
     else:
-        render.make_console().print(render.workflow_tree(workflow))
+        console = render.make_console()
+        console.print(render.workflow_tree(workflow, width=console.width))
 
 
 @cli.command()

@@ -81,7 +81,7 @@ def imported(_imported_template: Path, store_dir: Path) -> Path:
 
 COMMANDS = sorted(
     ["import", "export", "query", "show", "stats", "delete", "validate", "reindex", "suggest"]
-    + ["eval", "bench", "list"]
+    + ["eval", "bench", "list", "serve"]
 )
 
 
@@ -341,7 +341,11 @@ def test_query_needs_exactly_one_source(imported: Path) -> None:
 
 
 def test_show_prints_the_tree_with_failed_calls(imported: Path) -> None:
-    out = run("show", "sample/pfas-5", "--store", imported).stdout
+    # Lines are cut to the terminal's width: give the tree room for the agents and errors.
+    wide = CliRunner().invoke(
+        cli, ["show", "sample/pfas-5", "--store", str(imported)], env={"COLUMNS": "240"}
+    )
+    out = wide.stdout
     assert out.startswith("sample/pfas-5  Cleaner SDS screened through the coordinator")
     lines = out.splitlines()
     handoff = next(i for i, line in enumerate(lines) if "transfer_to_product_extractor" in line)
