@@ -2,7 +2,9 @@
 
 Private: use :func:`provenance.mapping.graph_to_workflow`. The reader indexes the triples once
 (subject -> predicate -> objects) and rebuilds the workflow from the *run* part of the graph:
-executions nested by ``dcterms:hasPart`` and ordered by ``wf:index``.
+executions nested by ``dcterms:isPartOf`` and ordered by ``wf:index``
+(``docs/provenance-mapping.md``). It also reads graphs written before the mapping became lean
+(``dcterms:hasPart`` links, ``prov:wasAssociatedWith`` agents, the tool on every execution).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ WORKFLOW_TEXT = (
 
 # Plain constants: DefinedNamespace attribute lookups are slow in the per-node loops below.
 _TYPE, _HAS_PART, _USED, _VALUE = RDF.type, DCTERMS.hasPart, PROV.used, PROV.value
+_IS_PART_OF, _CORRESPONDS = DCTERMS.isPartOf, PPLAN.correspondsToStep
+_QUALIFIED, _AGENT, _ASSOCIATED = PROV.qualifiedAssociation, PROV.agent, PROV.wasAssociatedWith
 _GENERATED_BY, _INDEX, _ARG_NAME = PROV.wasGeneratedBy, WF.index, WF.argName
 _STEP_ID, _EXTRA, _TOOL, _TOOL_NAME = WF.stepId, WF.extra, WF.tool, WF.toolName
 _STARTED, _ENDED, _STARTED_TEXT, _ENDED_TEXT = (
@@ -98,6 +102,7 @@ class _Reader:
     def __init__(self, index: Index) -> None:
         self.index = index
         self.generated: dict[Node, Node] = {}  # execution -> its output entity
+        self.parts: dict[Node, list[Node]] = {}  # parent -> nodes that are dcterms:isPartOf it
         roots: dict[str, list[Node]] = {"workflows": [], "failed": [], "revised": []}
         for subject, props in index.items():
             for type_ in props.get(_TYPE, ()):
@@ -106,6 +111,8 @@ class _Reader:
                     roots[kind].append(subject)
             for execution in props.get(_GENERATED_BY, ()):
                 self.generated[execution] = subject
+            for parent in props.get(_IS_PART_OF, ()):
+                self.parts.setdefault(parent, []).append(subject)
         self.workflows, self.failed, self.revised = (
             roots["workflows"],
             roots["failed"],
@@ -161,10 +168,10 @@ class _Reader:
             )
         if _CALL_EXEC not in types:
             raise MappingError(f"{exe} is neither a wf:InstructionExecution nor a wf:FunctionCall")
-        agent = self._one(exe, PROV.wasAssociatedWith, False)
+        agent = self._agent(exe)
         output = self.generated.get(exe)
         return CallStep(
-            name=self._text(self._one(exe, _TOOL), _TOOL_NAME),
+            name=self._tool_name(exe),
             args=self._args(exe),
             output=None if output is None else self._json(output, _VALUE),
             agent=None if agent is None else self._text(agent, WF.agentName),
@@ -174,6 +181,23 @@ class _Reader:
             ended=self._time(exe, _ENDED, _ENDED_TEXT),
             extra=extra,
         )
+
+    def _agent(self, exe: Node) -> Node | None:
+        """The agent of a call: its qualified association's, else the shortcut's (old graphs)."""
+        association = self._one(exe, _QUALIFIED, False)
+        if association is not None:
+            return self._one(association, _AGENT)
+        return self._one(exe, _ASSOCIATED, False)
+
+    def _tool_name(self, exe: Node) -> str:
+        tool = self._one(exe, _TOOL, False)
+        if tool is None:
+            # Main-tree calls carry the tool on their plan step.
+            step = self._one(exe, _CORRESPONDS, False)
+            if step is None:
+                raise MappingError(f"{exe} has no wf:tool and no p-plan:correspondsToStep")
+            tool = self._one(step, _TOOL)
+        return str(self._text(tool, _TOOL_NAME))
 
     def _failed(self, exe: Node) -> FailedCall:
         call = self._step(exe)
@@ -193,7 +217,11 @@ class _Reader:
         return {self._text(e, _ARG_NAME): self._json(e, _VALUE) for e in self._sorted(used)}
 
     def _children(self, node: Node) -> list[Node]:
-        return self._sorted([c for c in self._values(node, _HAS_PART) if c not in self.roots])
+        children = self.parts.get(node, [])
+        old = self._values(node, _HAS_PART)  # graphs written before the lean mapping
+        if old:
+            children = list(dict.fromkeys([*children, *old]))
+        return self._sorted([c for c in children if c not in self.roots])
 
     def _sorted(self, nodes: list[Node]) -> list[Node]:
         if len(nodes) < 2:

@@ -1,9 +1,11 @@
 """Export workflows as RDF (Turtle, TriG, JSON-LD) or W3C PROV (PROV-JSON, PROV-N).
 
 RDF formats are written by rdflib; PROV-JSON and PROV-N by the ``prov`` package, which reads our
-RDF through its PROV-O parser. The mapping already meets that parser's three conditions
-(``notes/prov.md`` §3.3): every node is typed with a PROV class, no activity mixes qualified and
-unqualified associations (none are qualified), and every IRI falls under a bound prefix.
+RDF through its PROV-O parser. Exports meet that parser's three conditions
+(``docs/provenance-mapping.md``, "Exports"): every node is typed with a PROV class (the classes
+the lean stored graph leaves implicit are added by :func:`~provenance.mapping.entail_types`), no
+activity mixes qualified and unqualified associations (all are qualified), and every IRI falls
+under a bound prefix.
 
 In TriG and JSON-LD every workflow is its own named graph, and in PROV-JSON / PROV-N its own
 bundle, both named by :func:`~provenance.vocab.graph_iri`, so a re-import can split them again.
@@ -21,7 +23,7 @@ from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.namespace import NamespaceManager
 
 from provenance.errors import MappingError, ProvenanceError
-from provenance.mapping import graph_to_workflow, workflow_to_graph
+from provenance.mapping import entail_types, graph_to_workflow, workflow_to_graph
 from provenance.model import Workflow
 from provenance.vocab import BASE, DCTERMS, PL, RDF, bind_prefixes, graph_iri
 
@@ -87,7 +89,8 @@ def export(items: Exportable | Iterable[Exportable], format: str) -> str:
 def to_dataset(items: Exportable | Iterable[Exportable]) -> Dataset:
     """Return a Dataset holding each workflow in its named graph ``graph_iri(id)``.
 
-    A Dataset given as ``items`` contributes each of its non-empty named graphs.
+    A Dataset given as ``items`` contributes each of its non-empty named graphs. Each graph gets
+    the classes the stored graph leaves implicit (:func:`~provenance.mapping.entail_types`).
 
     Raises:
         MappingError: When a graph holds no workflow and has no IRI of its own to be named by.
@@ -102,6 +105,7 @@ def to_dataset(items: Exportable | Iterable[Exportable]) -> Dataset:
         name = _graph_name(graph)
         target = dataset.graph(name)
         target.addN((s, p, o, target) for s, p, o in graph)
+        entail_types(target)
         if str(name).startswith(_GRAPH_FOLDER):
             # w1:, w2:, ... abbreviate each workflow's own nodes (fragments of its IRI).
             workflow = URIRef(f"{BASE}workflow/{str(name)[len(_GRAPH_FOLDER) :]}#")

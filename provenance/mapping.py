@@ -1,20 +1,27 @@
-"""Map a :class:`~provenance.model.Workflow` to W3C PROV RDF and back, losslessly (DESIGN §5).
+"""Map a :class:`~provenance.model.Workflow` to W3C PROV RDF and back, losslessly.
 
-One workflow becomes one graph holding two parts (``notes/prov.md`` §2):
+The mapping is specified in ``docs/provenance-mapping.md``. One workflow becomes one graph with
+two parts:
 
-* the **plan** (prospective): the workflow node ``pl:Workflow, prov:Plan, p-plan:Plan`` and one
-  ``pl:DataTransformation, p-plan:Step`` per step of the tree, nested by ``dcterms:hasPart``,
-  ordered by ``wf:index`` (1-based among siblings), ``wf:seq`` (1-based global pre-order),
-  ``wf:depth`` and ``p-plan:isPrecededBy``, plus ``wf:nextCall`` between consecutive call
-  leaves (what "tool X followed by tool Y" queries use);
-* the **run** (retrospective): the chat session ``pl:WorkflowExecution, prov:Activity`` and one
-  ``pl:DataTransformationExecution, prov:Activity`` per step (``p-plan:correspondsToStep``), with
-  the instruction text, arguments and output as ``pl:AttributeValue, prov:Entity`` carrying
-  ``prov:value``; failed calls and revised instructions exist only here.
+* the **plan** (prospective): the workflow node ``pl:Workflow`` and one ``wf:InstructionStep`` or
+  ``wf:FunctionCallStep`` per step of the tree, with ``p-plan:isStepOfPlan``, ``wf:seq``
+  (1-based global pre-order), ``wf:depth``, ``dcterms:isPartOf`` (sub-steps only), ``wf:tool``
+  and ``wf:nextCall`` between consecutive call leaves (what "tool X followed by tool Y" queries
+  use);
+* the **run** (retrospective): the chat session ``wf:ChatSession`` and one
+  ``wf:InstructionExecution`` or ``wf:FunctionCall`` per step (``p-plan:correspondsToStep``),
+  nested by ``dcterms:isPartOf`` and ordered by ``wf:index``, with the instruction text,
+  arguments and output as entities carrying ``prov:value``. Each execution made by an agent has
+  a ``prov:qualifiedAssociation`` with ``prov:agent`` and ``prov:hadPlan`` (its plan step): the
+  user (``#user``, a ``prov:Person``) for instructions, the named agent for calls; sub-agents
+  ``prov:actedOnBehalfOf`` the agent they were handed off by. Failed calls and revised
+  instructions exist only here.
 
-The run is what :func:`graph_to_workflow` reads back; the plan repeats what queries need. IRIs are
-deterministic (:mod:`provenance.vocab`), so mapping a workflow twice gives the same triples, and
-values are compact JSON literals (``rdf:JSON``), so floats, nesting and unicode survive.
+The graph is lean: each node carries its most specific class only (the ontology's
+``rdfs:subClassOf`` axioms give the rest, and :func:`entail_types` adds them for exports), and
+no inverse links are written. :func:`graph_to_workflow` reads the run back. IRIs are
+deterministic (:mod:`provenance.vocab`), so mapping a workflow twice gives the same triples,
+and values are compact JSON literals (``rdf:JSON``), so floats, nesting and unicode survive.
 """
 
 from __future__ import annotations
@@ -45,13 +52,14 @@ from provenance.vocab import (
     decode_segment,
     encode_segment,
     graph_iri,
-    scope_iri,
     tool_iri,
     workflow_iri,
 )
 
 __all__ = [
+    "IMPLIED_TYPES",
     "Triple",
+    "entail_types",
     "graph_iri",
     "graph_to_workflow",
     "triples_to_workflow",
@@ -66,24 +74,17 @@ Triple = tuple[URIRef, URIRef, Node]
 # Terms as plain module constants: DefinedNamespace attribute lookups cost microseconds each,
 # and the writer makes a hundred of them per workflow.
 _TYPE, _JSON, _DATETIME = RDF.type, RDF.JSON, XSD.dateTime
-_HAS_PART, _IS_PART_OF = DCTERMS.hasPart, DCTERMS.isPartOf
+_IS_PART_OF = DCTERMS.isPartOf
 _VALUE, _USED, _GENERATED_BY = PROV.value, PROV.used, PROV.wasGeneratedBy
-_INFORMED_BY, _ASSOCIATED = PROV.wasInformedBy, PROV.wasAssociatedWith
+_INFORMED_BY = PROV.wasInformedBy
+_QUALIFIED, _AGENT, _HAD_PLAN = PROV.qualifiedAssociation, PROV.agent, PROV.hadPlan
 _STARTED, _ENDED = PROV.startedAtTime, PROV.endedAtTime
-_STEP_OF, _PRECEDED, _CORRESPONDS = PPLAN.isStepOfPlan, PPLAN.isPrecededBy, PPLAN.correspondsToStep
+_STEP_OF, _CORRESPONDS = PPLAN.isStepOfPlan, PPLAN.correspondsToStep
 _INDEX, _SEQ, _DEPTH, _STATUS = WF.index, WF.seq, WF.depth, PL.status
 _TOOL, _ARG_NAME, _STEP_ID, _EXTRA = WF.tool, WF.argName, WF.stepId, WF.extra
 _INSTRUCTION_STEP, _CALL_STEP = WF.InstructionStep, WF.FunctionCallStep
 _INSTRUCTION_EXEC, _CALL_EXEC = WF.InstructionExecution, WF.FunctionCall
-_FINISHED, _ERRORED = Literal("FINISHED"), Literal("ERRORED")
-_WORKFLOW_TYPES = (PL.Workflow, PROV.Plan, PROV.Entity, PPLAN.Plan)
-_RUN_TYPES = (PL.WorkflowExecution, WF.ChatSession, PROV.Activity)
-_STEP_TYPES = (PL.DataTransformation, PPLAN.Step, PROV.Plan, PROV.Entity)
-_EXEC_TYPES = (PL.DataTransformationExecution, PROV.Activity)
-_VALUE_TYPES = (PL.AttributeValue, PROV.Entity)
-_TEXT_TYPES = (PL.AttributeValue, PROV.Entity, WF.Instruction)
-_AGENT_TYPES = (PROV.SoftwareAgent, PROV.Agent)
-_TOOL_TYPES = (WF.Tool, PROV.Entity)
+_ERRORED = Literal("ERRORED")
 # A valid xsd:dateTime (offset within +-14:00) also gets a typed literal for queries and PROV.
 # The text as written is always kept in a wf:*Text property, because stores and the `prov`
 # package rewrite typed literals (Oxigraph: "+00:00" -> "Z"; prov: "Z" -> "+00:00").
@@ -92,6 +93,28 @@ _XSD_TIME = re.compile(
 )
 _NAMESPACES = {prefix: URIRef(namespace) for prefix, namespace in PREFIXES.items()}
 _PREFIX_OF = {namespace: prefix for prefix, namespace in _NAMESPACES.items()}
+
+#: The classes a lean graph leaves implicit, by the class it writes (the ontology's
+#: rdfs:subClassOf closure). :func:`entail_types` adds them.
+IMPLIED_TYPES: dict[URIRef, tuple[URIRef, ...]] = {
+    PL.Workflow: (PROV.Plan, PROV.Entity, PPLAN.Plan),
+    WF.ChatSession: (PL.WorkflowExecution, PROV.Activity),
+    _INSTRUCTION_STEP: (PL.DataTransformation, PPLAN.Step, PROV.Plan, PROV.Entity),
+    _CALL_STEP: (PL.DataTransformation, PPLAN.Step, PROV.Plan, PROV.Entity),
+    _INSTRUCTION_EXEC: (PL.DataTransformationExecution, PROV.Activity),
+    _CALL_EXEC: (PL.DataTransformationExecution, PROV.Activity),
+    WF.FailedCall: (_CALL_EXEC, PL.DataTransformationExecution, PROV.Activity),
+    WF.RevisedInstruction: (_INSTRUCTION_EXEC, PL.DataTransformationExecution, PROV.Activity),
+    WF.Instruction: (PL.AttributeValue, PROV.Entity),
+    PROV.SoftwareAgent: (PROV.Agent,),
+    PROV.Person: (PROV.Agent,),
+}
+#: Classes implied by a property (its rdfs:domain or range in the ontology and PROV-O).
+_IMPLIED_BY_SUBJECT = {
+    _ARG_NAME: (PL.AttributeValue, PROV.Entity),
+    WF.toolName: (WF.Tool, PROV.Entity),
+}
+_IMPLIED_BY_OBJECT = {_QUALIFIED: (PROV.Association,)}
 
 
 @lru_cache(maxsize=4096)
@@ -166,6 +189,30 @@ def workflow_id_from_graph_iri(iri: str) -> str:
     return workflow_id
 
 
+def entail_types(graph: Graph) -> Graph:
+    """Add to ``graph`` the classes a lean workflow graph leaves implicit, and return it.
+
+    Every node then carries its PROV class (``prov:Entity``, ``prov:Activity``,
+    ``prov:Agent``, ``prov:Association``) as PROV tools expect; :func:`graph_to_workflow`
+    reads the graph the same with or without them.
+    """
+    added: list[Triple] = []
+    for s, p, o in graph:
+        if p == _TYPE:
+            added.extend((s, _TYPE, c) for c in IMPLIED_TYPES.get(o, ()))  # type: ignore[arg-type]
+        elif p in _IMPLIED_BY_SUBJECT:
+            added.extend((s, _TYPE, c) for c in _IMPLIED_BY_SUBJECT[p])  # type: ignore[misc]
+        elif p in _IMPLIED_BY_OBJECT:
+            added.extend((o, _TYPE, c) for c in _IMPLIED_BY_OBJECT[p])  # type: ignore[misc]
+        elif p == _GENERATED_BY and (o, _TYPE, _CALL_EXEC) in graph:
+            added.extend([(s, _TYPE, PL.AttributeValue), (s, _TYPE, PROV.Entity)])
+        elif p == _HAD_PLAN:
+            added.append((o, _TYPE, PROV.Plan))  # type: ignore[arg-type]
+    for triple in added:
+        graph.add(triple)
+    return graph
+
+
 class _Writer:
     """Builds the triple list of one workflow in a single walk of its tree."""
 
@@ -174,6 +221,8 @@ class _Writer:
         self.wf = workflow_iri(workflow.id)
         self.frag = f"{self.wf}#"
         self.run = URIRef(self.frag + "run")
+        self.user = URIRef(self.frag + "user")
+        self.has_user = False
         self.seq = 0
         self.leaf_calls: list[URIRef] = []
         self.tools: set[str] = set()
@@ -187,15 +236,11 @@ class _Writer:
         self.main_agents: dict[str, str | None] = {}  # main step path -> agent acting there
         self._workflow(workflow)
 
-    def _types(self, subject: URIRef, classes: tuple[URIRef, ...]) -> None:
-        self.out.extend([(subject, _TYPE, c) for c in classes])
-
     def _workflow(self, w: Workflow) -> None:
         add, wf, run = self.out.append, self.wf, self.run
-        self._types(wf, _WORKFLOW_TYPES)
+        add((wf, _TYPE, PL.Workflow))
         add((wf, DCTERMS.identifier, Literal(w.id)))
         add((wf, WF.scope, _name(w.scope)))
-        add((wf, WF.inScope, scope_iri(w.scope)))
         add((wf, _GENERATED_BY, run))
         for name, predicate in WORKFLOW_TEXT:
             value = getattr(w, name)
@@ -204,15 +249,13 @@ class _Writer:
         self._time(wf, w.created, DCTERMS.created, WF.createdText)
         if w.extra:
             add((wf, _EXTRA, _json(dict(w.extra))))
-        self._types(run, _RUN_TYPES)
-        if w.session is not None:
-            add((run, WF.sessionId, Literal(w.session)))
+        add((run, _TYPE, WF.ChatSession))
         self._steps(w.steps, wf, run, "", 0, None)
         for i, failed in enumerate(w.failed):
             self._failed(i, failed)
         for i, revised in enumerate(w.revised):
             root = URIRef(f"{self.frag}exec-r{i}")
-            self._exec(revised, root, run, i + 1, None, None, self.revised_texts)
+            self._exec(revised, root, run, i + 1, None, None, None, self.revised_texts)
             add((root, _TYPE, WF.RevisedInstruction))
             self._steps(revised.steps, None, root, f"r{i}.", 0, None)
         self._links()
@@ -227,50 +270,39 @@ class _Writer:
         parent_agent: str | None,
     ) -> None:
         """Write sibling steps: executions, and plan steps unless ``plan_parent`` is None."""
-        prev_node: URIRef | None = None
         prev_exec: URIRef | None = None
         for i, step in enumerate(steps):
             path = f"{prefix}{i}"
             exe = URIRef(f"{self.frag}exec-{path}")
-            self._exec(step, exe, exec_parent, i + 1, prev_exec, parent_agent, self.texts)
             agent = step.agent if isinstance(step, CallStep) else parent_agent
             node = None
             if plan_parent is not None:
-                node = self._plan_step(step, path, plan_parent, i + 1, depth, prev_node)
+                node = self._plan_step(step, path, plan_parent, depth)
                 self.out.append((exe, _CORRESPONDS, node))
                 self.main_agents[path] = agent
+            self._exec(step, exe, exec_parent, i + 1, prev_exec, parent_agent, node, self.texts)
             if step.steps:
                 self._steps(step.steps, node, exe, f"{path}.", depth + 1, agent)
-            prev_node, prev_exec = node, exe
+            prev_exec = exe
 
-    def _plan_step(
-        self,
-        step: Step,
-        path: str,
-        parent: URIRef,
-        index: int,
-        depth: int,
-        previous: URIRef | None,
-    ) -> URIRef:
+    def _plan_step(self, step: Step, path: str, parent: URIRef, depth: int) -> URIRef:
         node = URIRef(f"{self.frag}step-{path}")
         self.seq += 1
-        self._types(node, _STEP_TYPES)
-        self.out += (
+        out = self.out
+        out += (
             (node, _STEP_OF, self.wf),
-            (node, _IS_PART_OF, parent),
-            (parent, _HAS_PART, node),
-            (node, _INDEX, _int(index)),
             (node, _SEQ, _int(self.seq)),
             (node, _DEPTH, _int(depth)),
         )
-        if previous is not None:
-            self.out.append((node, _PRECEDED, previous))
+        if depth:
+            # Top-level steps are parts of the plan already (p-plan:isStepOfPlan).
+            out.append((node, _IS_PART_OF, parent))
         if isinstance(step, InstructionStep):
-            self.out.append((node, _TYPE, _INSTRUCTION_STEP))
-            self.out.append((node, WF.instructionText, Literal(step.text)))
+            out.append((node, _TYPE, _INSTRUCTION_STEP))
+            out.append((node, WF.instructionText, Literal(step.text)))
         else:
-            self.out.append((node, _TYPE, _CALL_STEP))
-            self.out.append((node, _TOOL, tool_iri(step.name)))
+            out.append((node, _TYPE, _CALL_STEP))
+            out.append((node, _TOOL, tool_iri(step.name)))
             if not step.steps:
                 self.leaf_calls.append(node)
         return node
@@ -283,16 +315,10 @@ class _Writer:
         index: int,
         previous: URIRef | None,
         parent_agent: str | None,
+        plan: URIRef | None,
         texts: dict[str, URIRef],
-        status: Literal = _FINISHED,
     ) -> None:
-        self._types(exe, _EXEC_TYPES)
-        self.out += (
-            (exe, _IS_PART_OF, parent),
-            (parent, _HAS_PART, exe),
-            (exe, _INDEX, _int(index)),
-            (exe, _STATUS, status),
-        )
+        self.out += ((exe, _IS_PART_OF, parent), (exe, _INDEX, _int(index)))
         if previous is not None:
             self.out.append((exe, _INFORMED_BY, previous))
         if step.id is not None:
@@ -300,18 +326,29 @@ class _Writer:
         if step.extra:
             self.out.append((exe, _EXTRA, _json(dict(step.extra))))
         if isinstance(step, InstructionStep):
-            self._instruction(step, exe, texts)
+            self._instruction(step, exe, plan, texts)
         else:
-            self._call(step, exe, parent_agent)
+            self._call(step, exe, parent_agent, plan)
 
-    def _instruction(self, step: InstructionStep, exe: URIRef, texts: dict[str, URIRef]) -> None:
+    def _associate(self, exe: URIRef, agent: URIRef, plan: URIRef | None) -> None:
+        association = URIRef(f"{exe}-assoc")
+        self.out += ((exe, _QUALIFIED, association), (association, _AGENT, agent))
+        if plan is not None:
+            self.out.append((association, _HAD_PLAN, plan))
+
+    def _instruction(
+        self, step: InstructionStep, exe: URIRef, plan: URIRef | None, texts: dict[str, URIRef]
+    ) -> None:
         text = URIRef(f"{exe}-text")
-        self._types(text, _TEXT_TYPES)
         self.out += (
             (exe, _TYPE, _INSTRUCTION_EXEC),
+            (text, _TYPE, WF.Instruction),
             (text, _VALUE, Literal(step.text)),
             (exe, _USED, text),
         )
+        # The user gave the instruction: the user is the agent of its execution.
+        self.has_user = True
+        self._associate(exe, self.user, plan)
         if step.id is not None:
             texts.setdefault(step.id, text)
         if step.revision_of is not None:
@@ -319,19 +356,22 @@ class _Writer:
             self.revisions.append((text, step.revision_of))
         self._time(exe, step.timestamp, _STARTED, WF.startedText)
 
-    def _call(self, step: CallStep, exe: URIRef, parent_agent: str | None) -> None:
+    def _call(
+        self, step: CallStep, exe: URIRef, parent_agent: str | None, plan: URIRef | None
+    ) -> None:
         add = self.out.append
         add((exe, _TYPE, _CALL_EXEC))
-        add((exe, _TOOL, tool_iri(step.name)))
+        if plan is None:
+            # Failed calls and revised subtrees have no plan step to carry the tool.
+            add((exe, _TOOL, tool_iri(step.name)))
         self.tools.add(step.name)
         if step.agent is not None:
-            add((exe, _ASSOCIATED, agent_iri(step.agent)))
+            self._associate(exe, agent_iri(step.agent), plan)
             self.agents.add(step.agent)
             if parent_agent is not None and parent_agent != step.agent:
                 self.delegations.add((step.agent, parent_agent))
         for n, (name, value) in enumerate(step.args.items()):
             arg = URIRef(f"{exe}-arg-{n}")
-            self._types(arg, _VALUE_TYPES)
             self.out += (
                 (arg, _ARG_NAME, _name(name)),
                 (arg, _INDEX, _int(n + 1)),
@@ -340,7 +380,6 @@ class _Writer:
             )
         if step.output is not None:
             out = URIRef(f"{exe}-output")
-            self._types(out, _VALUE_TYPES)
             add((out, _VALUE, _json(step.output)))
             add((out, _GENERATED_BY, exe))
         self._time(exe, step.started, _STARTED, WF.startedText)
@@ -352,9 +391,12 @@ class _Writer:
         if failed.parent is not None and failed.parent in self.main_agents:
             parent = URIRef(f"{self.frag}exec-{failed.parent}")
             parent_agent = self.main_agents[failed.parent]
-        self._exec(failed.call, root, parent, i + 1, None, parent_agent, self.texts, _ERRORED)
-        self.out.append((root, _TYPE, WF.FailedCall))
-        self.out.append((root, WF.error, Literal(failed.error)))
+        self._exec(failed.call, root, parent, i + 1, None, parent_agent, None, self.texts)
+        self.out += (
+            (root, _TYPE, WF.FailedCall),
+            (root, _STATUS, _ERRORED),
+            (root, WF.error, Literal(failed.error)),
+        )
         if failed.parent is not None:
             self.out.append((root, WF.parentPath, Literal(failed.parent)))
         self._steps(failed.call.steps, None, root, f"f{i}.", 0, failed.call.agent)
@@ -364,12 +406,12 @@ class _Writer:
         add, calls = self.out.append, self.leaf_calls
         self.out.extend([(a, WF.nextCall, b) for a, b in zip(calls, calls[1:], strict=False)])
         for name in sorted(self.tools):
-            tool = tool_iri(name)
-            self._types(tool, _TOOL_TYPES)
-            add((tool, WF.toolName, _name(name)))
+            add((tool_iri(name), WF.toolName, _name(name)))
+        if self.has_user:
+            add((self.user, _TYPE, PROV.Person))
         for name in sorted(self.agents):
             agent = agent_iri(name)
-            self._types(agent, _AGENT_TYPES)
+            add((agent, _TYPE, PROV.SoftwareAgent))
             add((agent, WF.agentName, _name(name)))
         for sub, coordinator in sorted(self.delegations):
             # Both are agents of calls in this workflow, so both nodes are typed above.

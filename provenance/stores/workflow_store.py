@@ -66,10 +66,12 @@ _SCOPE_COUNTS = (
 } GROUP BY ?scope"""
 )
 _TOOL_COUNT = (
-    _PREFIXES
-    + "SELECT (COUNT(DISTINCT ?name) AS ?n) WHERE { GRAPH ?g { ?t a wf:Tool ; wf:toolName ?name } }"
+    _PREFIXES + "SELECT (COUNT(DISTINCT ?name) AS ?n) WHERE { GRAPH ?g { ?t wf:toolName ?name } }"
 )
-_STEP_COUNT = _PREFIXES + "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s a p-plan:Step } }"
+# Properties, not classes: the lean mapping leaves p-plan:Step and wf:Tool implicit.
+_STEP_COUNT = (
+    _PREFIXES + "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s p-plan:isStepOfPlan ?plan } }"
+)
 _SCOPE_RECORDS = (
     _PREFIXES + "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?a a wf:Suggestion ; wf:scope ?scope } }"
 )

@@ -20,7 +20,8 @@ from provenance.export import (
     provjson_to_workflows,
     to_prov_document,
 )
-from provenance.mapping import graph_iri, graph_to_workflow, workflow_to_graph
+from provenance.mapping import entail_types, graph_iri, graph_to_workflow, workflow_to_graph
+from provenance.vocab import PROV, RDF
 from provenance.workflow_json import loads_workflow
 from tests.strategies import workflows
 
@@ -37,7 +38,7 @@ def by_graph_iri(items: list[Workflow]) -> list[Workflow]:
 def test_turtle_is_the_union_of_the_workflow_graphs() -> None:
     expected = Graph()
     for workflow in GOLDEN:
-        expected += workflow_to_graph(workflow)
+        expected += entail_types(workflow_to_graph(workflow))
     text = export(GOLDEN, "ttl")
     assert "@prefix wf: <https://w3id.org/em-plugin/ns#>" in text
     assert "brick" not in text  # only the layer's prefixes, not rdflib's defaults
@@ -51,7 +52,7 @@ def test_named_graph_formats_keep_one_graph_per_workflow(fmt: str, rdflib_format
     dataset.parse(data=export(GOLDEN, fmt), format=rdflib_format)
     for workflow in GOLDEN:
         graph = dataset.graph(graph_iri(workflow.id))
-        assert isomorphic(graph, workflow_to_graph(workflow))
+        assert isomorphic(graph, entail_types(workflow_to_graph(workflow)))
         assert graph_to_workflow(graph) == workflow
 
 
@@ -96,6 +97,17 @@ def test_provn_is_prov_notation_with_a_bundle_per_workflow() -> None:
     assert (
         "wasGeneratedBy(" in text and "actedOnBehalfOf(agent:sds_agent, agent:coordinator" in text
     )
+    # Qualified associations: the execution, its agent (the user for instructions) and its plan.
+    this = "workflow:session%2Fsess-44#"
+    assert f"wasAssociatedWith({this}exec-1-assoc; {this}exec-1, {this}user, {this}step-1)" in text
+    assert "exec-0.0.0, agent:chem_agent, workflow:session%2Fsess-43#step-0.0.0)" in text
+
+
+def test_every_exported_node_has_a_prov_class() -> None:
+    graph = Graph().parse(data=export(GOLDEN, "ttl"), format="turtle")
+    classes = {PROV.Entity, PROV.Activity, PROV.Agent, PROV.Association}
+    untyped = {n for n in graph.subjects() if not classes & set(graph.objects(n, RDF.type))}
+    assert not untyped
 
 
 def test_unknown_format_lists_the_valid_ones() -> None:

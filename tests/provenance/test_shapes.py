@@ -14,7 +14,7 @@ from provenance import Workflow
 from provenance.mapping import workflow_iri, workflow_to_graph
 from provenance.suggestion_record import suggestion_triples
 from provenance.validation import validate_graph
-from provenance.vocab import DCTERMS, PL, PPLAN, RDF, WF, bind_prefixes
+from provenance.vocab import DCTERMS, PL, PPLAN, PROV, RDF, WF, bind_prefixes
 from provenance.workflow_json import loads_workflow
 from tests.strategies import workflows
 
@@ -54,11 +54,11 @@ def _exec(graph: Graph, path: str) -> URIRef:
 
 
 def _drop_index(g: Graph) -> None:
-    g.remove((_step(g, "1"), WF.index, None))
+    g.remove((_exec(g, "1"), WF.index, None))
 
 
 def _duplicate_index(g: Graph) -> None:
-    g.set((_step(g, "1"), WF.index, Literal(1)))
+    g.set((_exec(g, "1"), WF.index, Literal(1)))
 
 
 def _bad_status(g: Graph) -> None:
@@ -93,12 +93,30 @@ def _next_call_from_handoff(g: Graph) -> None:
     g.add((_step(g, "0.0"), WF.nextCall, _step(g, "1.0")))
 
 
+def _instruction_without_user(g: Graph) -> None:
+    association = g.value(_exec(g, "1"), PROV.qualifiedAssociation)
+    g.remove((association, PROV.agent, None))
+    g.add((association, PROV.agent, _exec(g, "0")))
+
+
+def _unqualified_association(g: Graph) -> None:
+    g.add((_exec(g, "1.0"), PROV.wasAssociatedWith, URIRef(f"{workflow_iri(PFAS.id)}#user")))
+
+
+def _two_plans(g: Graph) -> None:
+    association = g.value(_exec(g, "1.0"), PROV.qualifiedAssociation)
+    g.add((association, PROV.hadPlan, _step(g, "1")))
+
+
 BREAKAGES: list[tuple[Callable[[Graph], None], str]] = [
-    (_drop_index, "workflow:session%2Fsess-42#step-1 [wf:index]: Less than 1 values"),
+    (_drop_index, "workflow:session%2Fsess-42#exec-1 [wf:index]: Less than 1 values"),
     (_duplicate_index, "share wf:index 1"),
     (_bad_status, '#exec-0.0 [pl:status]: Value Literal("DONE") not in list'),
     (_errored_without_error, "an ERRORED execution needs a wf:error message"),
     (_call_without_tool, "#step-1.0 [wf:tool]: Less than 1 values"),
+    (_instruction_without_user, "an instruction is associated with the user, a prov:Person"),
+    (_unqualified_association, "associations are qualified (prov:qualifiedAssociation) only"),
+    (_two_plans, "#exec-1.0 [prov:qualifiedAssociation]"),
     (_empty_instruction, "#step-1 [wf:instructionText]: String length not >= "),
     (_no_identifier, "[dcterms:identifier]: Less than 1 values"),
     (_orphan_execution, "has no plan step: https://w3id.org/em-plugin/id/workflow/session%2Fsess"),
