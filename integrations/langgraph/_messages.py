@@ -52,6 +52,7 @@ def trajectory_from_messages(
     scope: str,
     handoff: Callable[[str], bool] = is_handoff,
     nested: Mapping[str, Sequence[Sequence[TrajectoryEvent]]] | None = None,
+    default_agent: str | None = None,
 ) -> Trajectory:
     """Replay a session's messages into a fresh :class:`Trajectory`.
 
@@ -64,6 +65,7 @@ def trajectory_from_messages(
             recorded *inside* it (a sub-agent behind a tool, seen only by the callback recorder);
             they nest under the call. Runs and the messages' calls with the same id are paired
             from the most recent backwards (the recorder may have missed early turns).
+        default_agent: The agent of calls whose message names none (e.g. the crew's node).
 
     Returns:
         The trajectory.
@@ -89,10 +91,18 @@ def trajectory_from_messages(
                     if open_handoffs:
                         open_handoffs.pop()
                     continue
-                call_id = _unique(call.get("id") or f"call-{index}", used)
+                raw_id = call.get("id")
+                if raw_id and raw_id not in used and trajectory.has_call(raw_id):
+                    used.add(raw_id)  # already replayed from the callbacks, nested where it ran
+                    continue
+                call_id = _unique(raw_id or f"call-{index}", used)
                 parent = open_handoffs[-1].call_id if open_handoffs else None
                 trajectory.call_start(
-                    call_id, name, call.get("args") or {}, agent=agent, parent_call_id=parent
+                    call_id,
+                    name,
+                    call.get("args") or {},
+                    agent=agent or default_agent,
+                    parent_call_id=parent,
                 )
                 result = results.get((call.get("id"), index))
                 if result is None:
@@ -109,7 +119,10 @@ def trajectory_from_messages(
             for bad in message.invalid_tool_calls:
                 call_id = _unique(bad.get("id") or f"invalid-{index}", used)
                 trajectory.call_start(
-                    call_id, bad.get("name") or "invalid_tool_call", {}, agent=agent
+                    call_id,
+                    bad.get("name") or "invalid_tool_call",
+                    {},
+                    agent=agent or default_agent,
                 )
                 trajectory.call_error(call_id, f"invalid tool call: {bad.get('error') or bad}")
             if not message.tool_calls and message_text(message):

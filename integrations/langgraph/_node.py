@@ -42,6 +42,8 @@ from integrations.langgraph._messages import (
 from integrations.langgraph._recorder import TrajectoryRecorder
 
 DEFAULT_NAME = "episodic_memory"
+#: The agent of calls made by an agent that has no name and no node name is known.
+DEFAULT_AGENT = "crew"
 
 
 class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
@@ -107,6 +109,8 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
         self.handoff = handoff
         self.name = name
         self._crew_node: str | None = None
+        self.recorder = TrajectoryRecorder(max_sessions=max_sessions)
+        """Records the crew's runs at every depth once attached (:meth:`attach`)."""
 
     # -- routing -------------------------------------------------------------------------------
 
@@ -142,6 +146,21 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
             return crew_node
 
         return route
+
+    def attach(self, graph: Any) -> Any:
+        """Return ``graph`` with this node's :attr:`recorder` in its callbacks.
+
+        The recorder sees the crew's runs at every depth (sub-agents behind handoffs or tools,
+        ``Command(goto=...)`` handoffs, agents whose messages never reach the state), so the
+        captured workflow does not depend on what the crew keeps in its messages.
+
+        Args:
+            graph: The compiled graph holding this node.
+
+        Returns:
+            The same graph, configured with the recorder.
+        """
+        return graph.with_config(callbacks=[self.recorder])
 
     # -- Runnable ------------------------------------------------------------------------------
 
@@ -248,10 +267,15 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
         scope: str,
         config: RunnableConfig | None,
     ) -> Trajectory:
-        recorder, recorded_session = _recorder_for(config)
+        recorder, recorded_session = _recorder_for(config, self.recorder)
         nested = recorder.nested_calls(recorded_session) if recorder and recorded_session else None
         trajectory = trajectory_from_messages(
-            messages, session_id=session_id, scope=scope, handoff=self.handoff, nested=nested
+            messages,
+            session_id=session_id,
+            scope=scope,
+            handoff=self.handoff,
+            nested=nested,
+            default_agent=self._crew_node or DEFAULT_AGENT,
         )
         if recorder is None or recorded_session is None or _has_calls(trajectory):
             return trajectory
@@ -311,12 +335,19 @@ def _first_id(messages: Sequence[BaseMessage]) -> str:
     return first.id or "default"
 
 
-def _recorder_for(config: RunnableConfig | None) -> tuple[TrajectoryRecorder | None, str | None]:
+def _recorder_for(
+    config: RunnableConfig | None, own: TrajectoryRecorder
+) -> tuple[TrajectoryRecorder | None, str | None]:
     callbacks = (config or {}).get("callbacks")
     handlers = getattr(callbacks, "handlers", callbacks) or []
+    if not isinstance(handlers, list | tuple):
+        handlers = []
     recorder = next((h for h in handlers if isinstance(h, TrajectoryRecorder)), None)
     if recorder is None:
-        return None, None
+        session = thread_id_of(config)
+        if session is None or own.trajectory(session) is None:
+            return None, None
+        return own, session
     session = recorder.session_of_run(getattr(callbacks, "parent_run_id", None))
     if session is None:
         session = thread_id_of(config)

@@ -8,6 +8,14 @@ with the run (``graph.invoke(..., {"callbacks": [recorder]})`` or ``graph.with_c
 
 Each root run belongs to a session (its ``thread_id``, or the root run id without one). A tool run
 nested inside another tool run (a sub-agent behind a handoff tool) becomes a sub-call of it.
+
+Agents are read from the run hierarchy, whatever the app keeps in its state: a tool run belongs to
+the agent named by ``lc_agent_name``, else to the nearest enclosing graph node that is not an
+agent loop's own step (``tools``, ``model``, ...), i.e. the agent's node or subgraph. A
+``Command(goto=...)`` handoff (``transfer_to_<agent>``, as langgraph-supervisor and
+langgraph-swarm make) is the step under which that agent's later calls in the turn nest.
+Calls keep the model's tool-call id when it is new in the session, so the messages in state and
+the callbacks name the same call.
 """
 
 from __future__ import annotations
@@ -22,10 +30,31 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import HumanMessage, ToolMessage, convert_to_messages
+from langgraph.types import Command
 
 from em_plugin.capture.trajectory import CallEnd, CallError, CallStart, Trajectory, TrajectoryEvent
 from em_plugin.errors import ConfigurationError
 from integrations.langgraph._messages import message_text
+
+#: Nodes inside an agent's own loop (create_agent, create_react_agent, ToolNode): not agents.
+AGENT_LOOP_NODES = frozenset({"tools", "model", "agent", "call_model", "__start__", "__end__"})
+_HANDOFF_PREFIX = "transfer_to_"
+
+
+def handoff_target(tool_name: str) -> str | None:
+    """Return the agent a ``transfer_to_<agent>`` handoff tool hands over to, else ``None``."""
+    if tool_name.startswith(_HANDOFF_PREFIX) and len(tool_name) > len(_HANDOFF_PREFIX):
+        return tool_name[len(_HANDOFF_PREFIX) :]
+    return None
+
+
+def _command_output(command: Command) -> Any:
+    # A handoff's result is the Command; record where it went and the tool message it added.
+    goto = command.goto
+    target = goto if isinstance(goto, str) else getattr(goto, "node", None)
+    messages = (command.update or {}).get("messages") if isinstance(command.update, dict) else None
+    texts = [message_text(m) for m in messages or [] if isinstance(m, ToolMessage)]
+    return {"goto": target, "result": texts[-1] if texts else None}
 
 
 @dataclass
@@ -58,7 +87,11 @@ class TrajectoryRecorder(BaseCallbackHandler):
         self._parent: dict[UUID, UUID | None] = {}
         self._root_of: dict[UUID, UUID] = {}
         self._tool_runs: set[UUID] = set()
+        self._call_of: dict[UUID, str] = {}  # tool run -> its call id in the trajectory
         self._agent_of: dict[UUID, str] = {}  # runs inside a sub-agent that a tool started
+        self._node_of: dict[UUID, str] = {}  # chain runs that are an agent's graph node
+        self._handoffs: dict[UUID, dict[str, str]] = {}  # root run -> agent -> handoff call id
+        self._handoff_runs: dict[UUID, str] = {}  # running handoff tool run -> target agent
         self._root_session: dict[UUID, str] = {}
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
 
@@ -141,6 +174,10 @@ class TrajectoryRecorder(BaseCallbackHandler):
         """Link the run to its parent; a root run opens a turn with the user's instruction."""
         with self._lock:
             self._link(run_id, parent_run_id)
+            node = (metadata or {}).get("langgraph_node")
+            name = kwargs.get("name")
+            if isinstance(node, str) and node == name and node not in AGENT_LOOP_NODES:
+                self._node_of[run_id] = node
             if parent_run_id is not None:
                 # A graph started inside a tool is a sub-agent: its name names the agent.
                 if parent_run_id in self._tool_runs and kwargs.get("name"):
@@ -200,7 +237,9 @@ class TrajectoryRecorder(BaseCallbackHandler):
         inputs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        """Record a call start, nested under the nearest enclosing tool run."""
+        """Record a call start, nested under the nearest enclosing tool run or handoff."""
+        name = (serialized or {}).get("name") or kwargs.get("name") or "unknown_tool"
+        args = inputs if isinstance(inputs, Mapping) else {"input": input_str}
         with self._lock:
             self._link(run_id, parent_run_id)
             session = self._session_of(run_id)
@@ -208,32 +247,54 @@ class TrajectoryRecorder(BaseCallbackHandler):
                 return
             parent_call = self._enclosing_tool(parent_run_id)
             self._tool_runs.add(run_id)
+            model_id = kwargs.get("tool_call_id")
             call_id = str(run_id)
-            session.tool_call_ids[call_id] = kwargs.get("tool_call_id")
-            agent = (metadata or {}).get("lc_agent_name")
+            if isinstance(model_id, str) and model_id and not session.trajectory.has_call(model_id):
+                call_id = model_id
+            self._call_of[run_id] = call_id
+            session.tool_call_ids[call_id] = model_id
+            agent = (metadata or {}).get("lc_agent_name") or self._enclosing_node(parent_run_id)
             if parent_call is not None and parent_run_id in self._agent_of:
                 agent = self._agent_of[parent_run_id]
-        name = (serialized or {}).get("name") or kwargs.get("name") or "unknown_tool"
-        args = inputs if isinstance(inputs, Mapping) else {"input": input_str}
+            root = self._root_of.get(run_id)
+            if parent_call is None and root is not None and agent is not None:
+                # A Command(goto=agent) handoff earlier in the turn: the agent's calls nest in it.
+                handoff = self._handoffs.get(root, {}).get(agent)
+                if handoff is not None and handoff != call_id:
+                    parent_call = handoff
+            target = handoff_target(name)
+            if target is not None:
+                self._handoff_runs[run_id] = target
         session.trajectory.call_start(call_id, name, args, agent=agent, parent_call_id=parent_call)
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
         """Record a call end; a ``ToolMessage`` with ``status="error"`` is a failure."""
-        trajectory = self._running(run_id)
-        if trajectory is None:
+        running = self._running(run_id)
+        if running is None:
             return
+        trajectory, call_id = running
         if isinstance(output, ToolMessage):
             if output.status == "error":
-                trajectory.call_error(str(run_id), message_text(output))
+                trajectory.call_error(call_id, message_text(output))
                 return
             output = output.artifact if output.artifact is not None else message_text(output)
-        trajectory.call_end(str(run_id), output)
+        elif isinstance(output, Command):
+            output = _command_output(output)
+        trajectory.call_end(call_id, output)
+        with self._lock:
+            target = self._handoff_runs.pop(run_id, None)
+            root = self._root_of.get(run_id)
+            if target is not None and root is not None:
+                self._handoffs.setdefault(root, {})[target] = call_id
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """Record a failed call with the exception's type and message."""
-        trajectory = self._running(run_id)
-        if trajectory is not None:
-            trajectory.call_error(str(run_id), f"{type(error).__name__}: {error}")
+        running = self._running(run_id)
+        with self._lock:
+            self._handoff_runs.pop(run_id, None)
+        if running is not None:
+            trajectory, call_id = running
+            trajectory.call_error(call_id, f"{type(error).__name__}: {error}")
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -260,17 +321,26 @@ class TrajectoryRecorder(BaseCallbackHandler):
         session_id = self._root_session.get(root) if root is not None else None
         return self._sessions.get(session_id) if session_id is not None else None
 
-    def _running(self, run_id: UUID) -> Trajectory | None:
+    def _running(self, run_id: UUID) -> tuple[Trajectory, str] | None:
         with self._lock:
             session = self._session_of(run_id)
-        if session is None or not session.trajectory.is_running(str(run_id)):
+            call_id = self._call_of.get(run_id)
+        if session is None or call_id is None or not session.trajectory.is_running(call_id):
             return None
-        return session.trajectory
+        return session.trajectory, call_id
 
     def _enclosing_tool(self, run_id: UUID | None) -> str | None:
         while run_id is not None:
             if run_id in self._tool_runs:
-                return str(run_id)
+                return self._call_of.get(run_id, str(run_id))
+            run_id = self._parent.get(run_id)
+        return None
+
+    def _enclosing_node(self, run_id: UUID | None) -> str | None:
+        while run_id is not None:
+            node = self._node_of.get(run_id)
+            if node is not None:
+                return node
             run_id = self._parent.get(run_id)
         return None
 
@@ -284,6 +354,10 @@ class TrajectoryRecorder(BaseCallbackHandler):
                 self._parent.pop(run, None)
                 self._tool_runs.discard(run)
                 self._agent_of.pop(run, None)
+                self._node_of.pop(run, None)
+                self._call_of.pop(run, None)
+                self._handoff_runs.pop(run, None)
+            self._handoffs.pop(run_id, None)
 
 
 def _last_human_text(inputs: Any) -> str | None:
