@@ -133,6 +133,11 @@ def run_demo(
             )
             problems = _run_all(console, memory, workflow_store, llm, tap, frameworks, question)
             render.commands(console, _explore_commands(store, frameworks))
+            console.print(
+                "[dim]The store keeps the sessions saved above: the next run also retrieves "
+                "them, so its suggestions can differ from this run's. --store memory: runs on "
+                "the bootstrap workflows alone.[/dim]"
+            )
         finally:
             memory.close()
     console.print(f"[dim]demo finished in {time.perf_counter() - started:.1f} s[/dim]")
@@ -170,23 +175,44 @@ def _run_all(
     return problems
 
 
+def em_plugin_program() -> str:
+    """How to run ``em-plugin`` from here: its name when it is on PATH, else its path.
+
+    ``make demo`` runs the demo from ``.venv`` without activating it; the commands it prints must
+    still work when pasted into the same shell.
+    """
+    import shutil
+    import sys
+    from pathlib import Path
+
+    script = Path(sys.executable).parent / "em-plugin"
+    on_path = shutil.which("em-plugin")
+    if on_path is not None or not script.is_file():
+        return "em-plugin"
+    try:
+        return str(script.relative_to(Path.cwd()))
+    except ValueError:
+        return str(script)
+
+
 def _explore_commands(store: str | None, frameworks: Sequence[str]) -> list[tuple[str, str]]:
     option = f" --store {store}" if store else ""
     first = f"session/demo-{frameworks[0]}"
+    em_plugin = em_plugin_program()
     return [
         (
-            f"em-plugin query {STEPS_QUERY} --bind workflow={first}{option}",
+            f"{em_plugin} query {STEPS_QUERY} --bind workflow={first}{option}",
             "the saved workflow's steps (SPARQL over its PROV graph)",
         ),
-        (f"em-plugin show {first}{option}", "the saved workflow as a tree"),
+        (f"{em_plugin} show {first}{option}", "the saved workflow as a tree"),
         (
-            f"em-plugin query suggestion-sources --bind session={first.split('/', 1)[1]}{option}",
+            f"{em_plugin} query suggestion-sources --bind session={first.split('/', 1)[1]}{option}",
             "which memory workflows shaped the suggestions shown in that session (PROV)",
         ),
-        (f"em-plugin show bootstrap/0007{option}", "one of the bootstrap workflows"),
-        (f"em-plugin query --list{option}", "every named SPARQL query"),
-        (f"em-plugin stats{option}", "what the store holds"),
-        (f"em-plugin export --format trig{option}", "everything as RDF (TriG)"),
+        (f"{em_plugin} show bootstrap/0007{option}", "one of the bootstrap workflows"),
+        (f"{em_plugin} query --list{option}", "every named SPARQL query"),
+        (f"{em_plugin} stats{option}", "what the store holds"),
+        (f"{em_plugin} export --format trig{option}", "everything as RDF (TriG)"),
     ]
 
 

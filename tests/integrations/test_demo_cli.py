@@ -65,3 +65,21 @@ def test_em_plugin_demo_shows_figures_3_and_4_for_both_frameworks(tmp_path: Path
         in out
     )
     assert f"em-plugin show session/demo-langgraph --store {store}" in out
+
+
+def test_explore_commands_run_without_an_activated_venv(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+    import sys
+
+    import integrations.demo as demo
+
+    script = Path(sys.executable).parent / "em-plugin"
+    if not script.is_file():
+        pytest.skip("em-plugin is not installed beside this interpreter")
+    monkeypatch.setattr(shutil, "which", lambda name: None)  # `make demo`: .venv not activated
+    monkeypatch.chdir(script.parents[2])
+    assert demo.em_plugin_program() == str(script.relative_to(script.parents[2]))
+    commands = [command for command, _ in demo._explore_commands("/tmp/s", ("beeai",))]
+    assert all(c.startswith(f"{script.parent.parent.name}/bin/em-plugin ") for c in commands)
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/em-plugin")
+    assert demo.em_plugin_program() == "em-plugin"
