@@ -17,6 +17,7 @@ from beeai_framework.context import RunContext, RunMiddlewareType
 from beeai_framework.emitter import Emitter
 from beeai_framework.memory import BaseMemory, UnconstrainedMemory
 from beeai_framework.runnable import Runnable, runnable_entry
+from beeai_framework.workflows.agent import AgentWorkflow, AgentWorkflowInput
 from pydantic import ConfigDict
 
 from em_plugin.errors import ConfigurationError
@@ -38,6 +39,7 @@ from integrations.beeai._context import (
     answer_message,
     logger,
     scope_of,
+    workflow_answer,
 )
 from integrations.beeai._sessions import FRAMEWORK, SessionViews
 from integrations.beeai._tools import RecallWorkflowsTool
@@ -70,7 +72,8 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
         >>> await em.run("/save")
 
     Args:
-        crew: The crew's entry point (usually the coordinating ``RequirementAgent``).
+        crew: The crew's entry point (usually the coordinating ``RequirementAgent``, or an
+            ``AgentWorkflow``: each instruction becomes the workflow's input).
         memory: The :class:`~em_plugin.memory.EpisodicMemory`.
         strict: Raise memory failures instead of logging a warning.
         autosave: ``"off"`` (save on ``/save``) or ``"on_success"``.
@@ -94,7 +97,7 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
 
     def __init__(
         self,
-        crew: Runnable[Any],
+        crew: Runnable[Any] | AgentWorkflow,
         memory: MemoryPort,
         *,
         session_id: str | None = None,
@@ -106,9 +109,9 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
         middlewares: list[RunMiddlewareType] | None = None,
         **options: Unpack[PolicyOptions],
     ) -> None:
-        if not isinstance(crew, Runnable):
+        if not isinstance(crew, Runnable | AgentWorkflow):
             raise ConfigurationError(
-                f"crew must be a BeeAI agent or runnable, not {type(crew).__name__}"
+                f"crew must be a BeeAI agent, runnable or AgentWorkflow, not {type(crew).__name__}"
             )
         super().__init__(middlewares=middlewares)
         require_memory(memory)  # before the settings: the first error names the memory
@@ -120,7 +123,9 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
         self.episodic_memory = memory
         self.session_id = session_id or f"beeai-{uuid.uuid4().hex[:12]}"
         self.scope = scope
-        self.crew_name = crew_name or agent_name(crew) or type(crew).__name__
+        self.crew_name = (
+            crew_name or agent_name(crew) or _workflow_name(crew) or type(crew).__name__
+        )
         self._name = name
         self._description = description
         self._own_memory: BaseMemory = UnconstrainedMemory()
@@ -152,10 +157,16 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
         recorder = CallRecorder(
             controller.trajectory, self.sessions.isolate, skip=(RecallWorkflowsTool,)
         )
-        crew_input: Any = input
-        if isinstance(input, str) and not isinstance(self.crew, BaseAgent):
-            crew_input = [UserMessage(input)]  # plain runnables take messages only
-        crew_output = await self.crew.run(crew_input, **kwargs).middleware(recorder.follow)
+        crew_output: Any
+        if isinstance(self.crew, AgentWorkflow):
+            # The instruction is the workflow's input; its agents run it step by step.
+            prompts = [AgentWorkflowInput(prompt=text)]
+            crew_output = await self.crew.run(prompts).middleware(recorder.follow)
+        else:
+            crew_input: Any = input
+            if isinstance(input, str) and not isinstance(self.crew, BaseAgent):
+                crew_input = [UserMessage(input)]  # plain runnables take messages only
+            crew_output = await self.crew.run(crew_input, **kwargs).middleware(recorder.follow)
         message = answer_message(crew_output)
         answer = message.text if message is not None else _text(crew_output)
         suffix = ""
@@ -230,5 +241,14 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
 
 
 def _text(output: Any) -> str:
+    answer = workflow_answer(output)
+    if answer is not None:
+        return answer
     last = getattr(output, "last_message", None)
     return getattr(last, "text", "") if last is not None else ""
+
+
+def _workflow_name(crew: object) -> str | None:
+    if isinstance(crew, AgentWorkflow):
+        return crew.workflow.name
+    return None

@@ -64,8 +64,10 @@ FaultHandler = Callable[[str, BaseException], None]
 @dataclass
 class _Node:
     parent_id: str | None
-    agent: str | None  # set on agent runs: the agent's name
+    agent: str | None  # set on agent runs: the agent's identity
     call_id: str | None  # set on recorded tool runs: the trajectory call id
+    tool: str | None = None  # set on tool runs: the tool's name
+    unnamed: int = 0  # how many default-named agents ran directly under this run
 
 
 class CallRecorder:
@@ -89,6 +91,8 @@ class CallRecorder:
         """How many recorded calls ended with an error."""
         self.calls = 0
         """How many calls were recorded."""
+        self.root_agent: str | None = None
+        """The identity of the followed root run's agent (``None`` for a workflow)."""
 
     def follow(self, ctx: RunContext) -> None:
         """Record the runs nested under ``ctx`` (which itself is registered, not recorded).
@@ -98,6 +102,7 @@ class CallRecorder:
         """
         self._nodes[ctx.run_id] = _Node(ctx.parent_id, agent_name(ctx.instance), None)
         self._subscribe(ctx)
+        self.root_agent = self._nodes[ctx.run_id].agent
 
     def _subscribe(self, ctx: RunContext) -> None:
         parent_id = ctx.run_id
@@ -129,7 +134,9 @@ class CallRecorder:
         if ctx.run_id in self._nodes:
             return
         instance = ctx.instance
-        node = _Node(ctx.parent_id, agent_name(instance), None)
+        node = _Node(ctx.parent_id, self._identity(ctx), None)
+        if isinstance(instance, Tool):
+            node.tool = instance.name
         self._nodes[ctx.run_id] = node
         if not isinstance(instance, ChatModel):  # a model call runs no tools: nothing to follow
             self._subscribe(ctx)
@@ -144,6 +151,24 @@ class CallRecorder:
             )
             node.call_id = call_id  # only once the sink accepted the start
             self.calls += 1
+
+    def _identity(self, ctx: RunContext) -> str | None:
+        """A stable identity for an agent run, distinct for agents that have no name.
+
+        A named agent is its name. An agent left with its class's default name takes the name of
+        the handoff tool that runs it, else its position among the unnamed agents run directly by
+        its parent (``RequirementAgent#2``: the second agent step of a workflow).
+        """
+        name = agent_name(ctx.instance)
+        if name is None or name not in DEFAULT_AGENT_NAMES:
+            return name
+        parent = self._nodes.get(ctx.parent_id) if ctx.parent_id is not None else None
+        if parent is None:
+            return name
+        if parent.tool is not None:
+            return parent.tool
+        parent.unnamed += 1
+        return f"{name}#{parent.unnamed}"
 
     def _call_id(self, ctx: RunContext) -> str:
         # The model's tool-call id, as LangGraph records it; the run id when the model gave none
@@ -177,11 +202,47 @@ class CallRecorder:
         return None
 
 
+#: The names BeeAI gives agents created without one.
+DEFAULT_AGENT_NAMES = frozenset(
+    {"RequirementAgent", "ToolCallingAgent", "ReActAgent", "ReActAgentOutput", ""}
+)
+
+
 def agent_name(instance: object) -> str | None:
     """Return an agent's name (``meta.name``), or ``None`` when ``instance`` is not an agent."""
     if isinstance(instance, BaseAgent):
         return instance.meta.name or type(instance).__name__
     return None
+
+
+def run_instruction(run_params: Mapping[str, Any]) -> str:
+    """Return the user's instruction from a root run's parameters.
+
+    An agent run's parameters hold ``input`` (text or messages); a workflow run's hold
+    ``{state, options}``, and an ``AgentWorkflow`` state's ``inputs`` carry the prompts.
+
+    Args:
+        run_params: The root run's ``run_params`` (the start event's ``input``).
+
+    Returns:
+        The instruction text ("" when there is none).
+    """
+    if "input" in run_params:
+        return instruction_text(run_params.get("input"))
+    return workflow_prompt(run_params.get("state"))
+
+
+def workflow_prompt(state: Any) -> str:
+    """Return the prompts of an ``AgentWorkflow`` state's inputs, one per line ("" if none)."""
+    inputs = getattr(state, "inputs", None)
+    if isinstance(state, Mapping):
+        inputs = state.get("inputs")
+    prompts: list[str] = []
+    for item in inputs or []:
+        prompt = item.get("prompt") if isinstance(item, Mapping) else getattr(item, "prompt", None)
+        if isinstance(prompt, str) and prompt.strip():
+            prompts.append(prompt)
+    return "\n".join(prompts)
 
 
 def instruction_text(run_input: Any) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import uuid
 import weakref
+from collections.abc import Mapping
 from typing import Any
 
 from beeai_framework.agents import AgentOutput
@@ -22,6 +23,8 @@ from beeai_framework.agents.requirement.types import (
 from beeai_framework.backend import AssistantMessage, MessageTextContent
 from beeai_framework.context import RunContext
 from beeai_framework.memory import UnconstrainedMemory
+from beeai_framework.workflows import Workflow
+from beeai_framework.workflows.types import WorkflowRun
 from pydantic import BaseModel, ConfigDict
 
 from em_plugin.session import MemoryPort, resolve_scope
@@ -64,19 +67,29 @@ def scope_of(ctx: RunContext | None, default: str | None, memory: MemoryPort) ->
     return resolve_scope((ctx.context if ctx is not None else None,), memory, default)
 
 
-def reply_output(instance: Any, text: str) -> AgentOutput:
-    """Build the output a command reply returns in place of the agent's own run.
+def reply_output(instance: Any, text: str, run_params: Mapping[str, Any] | None = None) -> Any:
+    """Build the output a command reply returns in place of the agent's (or workflow's) run.
 
     A ``RequirementAgent`` caller gets a ``RequirementAgentOutput`` (with a minimal state), so
-    code that reads ``response.state`` keeps working.
+    code that reads ``response.state`` keeps working; a workflow caller gets a ``WorkflowRun``
+    whose state (and result) has the reply as ``final_answer``.
 
     Args:
-        instance: The agent whose run the reply replaces.
+        instance: The agent or workflow whose run the reply replaces.
         text: The reply.
+        run_params: The run's parameters (a workflow's hold its input state).
 
     Returns:
-        An output whose ``last_message`` is the reply.
+        An output carrying the reply.
     """
+    if isinstance(instance, Workflow):
+        state = (run_params or {}).get("state")
+        reply_state = (
+            state.model_copy(update={"final_answer": text, "inputs": []})
+            if isinstance(state, BaseModel) and "final_answer" in type(state).model_fields
+            else state
+        )
+        return WorkflowRun(state=reply_state, result=reply_state)
     message = AssistantMessage(text)
     if isinstance(instance, RequirementAgent):
         state = RequirementAgentRunState(
@@ -84,6 +97,28 @@ def reply_output(instance: Any, text: str) -> AgentOutput:
         )
         return RequirementAgentOutput(output=[message], output_structured=text, state=state)
     return AgentOutput(output=[message], output_structured=text)
+
+
+def workflow_answer(output: Any) -> str | None:
+    """Return a workflow run's final answer (``result.final_answer``), if it has one."""
+    if not isinstance(output, WorkflowRun):
+        return None
+    answer = getattr(output.result, "final_answer", None)
+    return answer if isinstance(answer, str) else None
+
+
+def with_workflow_suffix(output: Any, suffix: str) -> None:
+    """Show ``suffix`` after a workflow's final answer, in ``output.result`` only.
+
+    The run's ``state`` (and the agents' messages it holds) keeps the crew's own answer.
+
+    Args:
+        output: The ``WorkflowRun`` the caller receives.
+        suffix: What to append; empty means nothing.
+    """
+    answer = workflow_answer(output)
+    if suffix and answer is not None and isinstance(output.result, BaseModel):
+        output.result = output.result.model_copy(update={"final_answer": answer + suffix})
 
 
 def answer_message(output: Any) -> AssistantMessage | None:

@@ -44,7 +44,7 @@ from em_plugin.session import (
     SessionRegistry,
     require_memory,
 )
-from integrations.beeai._capture import CallRecorder, agent_name, instruction_text
+from integrations.beeai._capture import CallRecorder, agent_name, run_instruction
 from integrations.beeai._context import (
     SUGGESTIONS_EVENT,
     SuggestionsEvent,
@@ -54,6 +54,8 @@ from integrations.beeai._context import (
     scope_of,
     session_id_of,
     with_suffix,
+    with_workflow_suffix,
+    workflow_answer,
 )
 from integrations.beeai._sessions import FRAMEWORK, SessionViews
 from integrations.beeai._tools import RecallWorkflowsTool
@@ -173,14 +175,14 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
         ctx = turn.ctx
         session_id = session_id_of(ctx, self.session_id)
         scope = scope_of(ctx, self.scope, self.memory)
-        crew = self.crew or agent_name(ctx.instance)
+        crew = self.crew or agent_name(ctx.instance) or getattr(ctx.instance, "name", None)
         controller = turn.controller = self.sessions.get(session_id, scope=scope, crew=crew)
-        text = instruction_text(data.input.get("input"))
+        text = run_instruction(data.input)
         if controller.command_of(text):
             turn.command = True
             reply = await controller.ahandle_command(text)
-            # BeeAI returns a start event's output in place of running the agent.
-            data.output = reply_output(ctx.instance, reply or "")
+            # BeeAI returns a start event's output in place of running the agent or workflow.
+            data.output = reply_output(ctx.instance, reply or "", data.input)
             return
         if text.strip():
             controller.begin_turn(text)
@@ -192,12 +194,14 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
     async def _on_success(self, turn: _Turn, data: RunContextSuccessEvent) -> None:
         controller = turn.controller
         message = answer_message(data.output)
-        if controller is None or message is None:
+        answer = message.text if message is not None else workflow_answer(data.output)
+        if controller is None or answer is None:
             return
-        suffix = await controller.asuggestion_suffix(message.text)
+        suffix = await controller.asuggestion_suffix(answer)
         # The success event's output is the object `await run` returns: its answer becomes a
-        # copy with the suggestions, the crew's own message stays untouched.
+        # copy with the suggestions, the crew's own message (or workflow state) stays untouched.
         with_suffix(data.output, suffix)
+        with_workflow_suffix(data.output, suffix)
         if suffix:
             turn.shown = SuggestionsEvent(
                 session_id=controller.trajectory.session_id,
