@@ -24,6 +24,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from integrations.langgraph._memory_messages import (
+    SUGGESTIONS_EVENT,
     crew_view,
     is_memory_traffic,
     memory_kind,
@@ -40,6 +41,7 @@ from integrations.langgraph._recorder import TrajectoryRecorder
 from integrations.langgraph._tools import crew_description, recall_workflows_tool, tools_of
 
 __all__ = [
+    "SUGGESTIONS_EVENT",
     "TRACE_KEY",
     "EpisodicAgentState",
     "EpisodicMemoryMiddleware",

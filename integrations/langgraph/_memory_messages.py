@@ -28,6 +28,9 @@ def message_text(message: BaseMessage) -> str:
 
 
 MEMORY_NAME = "episodic_memory"
+#: The custom stream chunk key (``stream_mode="custom"``) and the ``astream_events`` custom
+#: event name that carry the suggestions after the crew's answer.
+SUGGESTIONS_EVENT = "episodic_memory_suggestions"
 #: The ``response_metadata`` key marking the memory's messages; its value is the kind.
 MEMORY_MARK = "episodic_memory"
 
@@ -103,3 +106,27 @@ def reply_text(messages: Sequence[BaseMessage]) -> str:
     )
     suggestions = message_text(last)
     return message_text(answer) + SEPARATOR + suggestions if answer is not None else suggestions
+
+
+def announce(text: str) -> None:
+    """Stream the suggestions as their own chunk and event (never raises).
+
+    ``stream_mode="custom"`` gets ``{"episodic_memory_suggestions": text}``;
+    ``astream_events`` gets an ``on_custom_event`` named ``episodic_memory_suggestions``. The
+    other stream modes see the memory's message itself ("messages", "updates", "values").
+
+    Args:
+        text: The suggestions as the user reads them.
+    """
+    try:
+        from langgraph.config import get_stream_writer
+
+        get_stream_writer()({SUGGESTIONS_EVENT: text})
+    except Exception:  # noqa: BLE001 - outside a run or not streaming: nothing to announce
+        pass
+    try:
+        from langchain_core.callbacks import dispatch_custom_event
+
+        dispatch_custom_event(SUGGESTIONS_EVENT, {"text": text})
+    except Exception:  # noqa: BLE001 - no parent run to attach the event to
+        pass

@@ -49,7 +49,12 @@ from integrations.langgraph._context import (
     scope_of,
     thread_id_of,
 )
-from integrations.langgraph._memory_messages import crew_view, memory_kind, memory_message
+from integrations.langgraph._memory_messages import (
+    announce,
+    crew_view,
+    memory_kind,
+    memory_message,
+)
 from integrations.langgraph._messages import message_text
 from integrations.langgraph._trace import (
     TRACE_KEY,
@@ -360,4 +365,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
 
 def _suggestions_update(suffix: str) -> dict[str, Any] | None:
     text = suffix.removeprefix(SEPARATOR)
-    return {"messages": [memory_message(text, "suggestions")]} if text else None
+    if not text:
+        return None
+    announce(text)
+    return {"messages": [memory_message(text, "suggestions")]}

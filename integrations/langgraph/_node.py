@@ -29,6 +29,7 @@ from integrations.langgraph._context import (
 )
 from integrations.langgraph._memory_messages import (
     Kind,
+    announce,
     is_memory_traffic,
     memory_kind,
     memory_message,
@@ -290,6 +291,8 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
     def _reply(self, text: str | None, kind: Kind) -> dict:
         if not text:
             return {}
+        if kind == "suggestions":
+            announce(text)
         return {self.messages_key: [memory_message(text, kind)]}
 
 
