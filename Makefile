@@ -3,14 +3,18 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Where the CPU build of torch lives. Machines whose pip is configured with a mirror that cannot
+# reach it fall back to that mirror (see the install rule).
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
 .PHONY: demo test lint format install clean virtuoso
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	# The CPU wheel first: otherwise pip resolves torch to the newest CUDA build (several GB).
-	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e ".[langgraph,beeai,dev]"
+	$(BIN)/pip install -q torch==2.13.0 --index-url $(TORCH_INDEX) \
+	  || $(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e ".[demo,dev]"
 	touch $(STAMP)
 
 install: $(STAMP)
