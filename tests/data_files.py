@@ -1,4 +1,8 @@
-"""Benchmark data for tests: the shared copy when present, else the copy vendored in the repo."""
+"""Benchmark data for tests: the shared copy when present, else the copies kept in the repo.
+
+``notebooks/data/`` holds three τ²-bench files whole; ``tests/data/workflows/`` holds the first
+workflows of the two large files (Galaxy IWC, Helpdesk).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data" / "workflows"
 VENDORED = ROOT / "notebooks" / "data"
+SAMPLES = ROOT / "tests" / "data" / "workflows"
 
 
 def benchmark_file(name: str) -> Path:
@@ -17,7 +22,10 @@ def benchmark_file(name: str) -> Path:
     Args:
         name: The file name, e.g. ``"tau2_airline.jsonl"``.
     """
-    for base in (SHARED, VENDORED):
+    for base in (SHARED, VENDORED, SAMPLES):
         if (base / name).is_file():
             return base / name
-    pytest.skip(f"benchmark file {name} is not available on this machine")
+    pytest.skip(
+        f"benchmark file {name} is not in this clone: put it in {VENDORED} or in {SHARED} "
+        "(sources in notebooks/data/README.md)"
+    )
