@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from rdflib import BNode, Literal, URIRef
+from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS
 
 from provenance.errors import QueryError, StoreError, WorkflowNotFound
@@ -168,6 +168,18 @@ def _snapshot(store: WorkflowStore) -> dict[URIRef, frozenset[tuple[object, ...]
     markers = str(changes_graph_iri("x"))[:-1]
     names = [n for n in backend.graph_names() if not str(n).startswith(markers)]
     return {name: frozenset(triples) for name, triples in backend.read_graphs(names)}
+
+
+def _rows(result: object, what: str) -> QueryResult:
+    if not isinstance(result, QueryResult):
+        raise ContractFailure(f"{what}: a SELECT gives a QueryResult, not {type(result).__name__}")
+    return result
+
+
+def _graph(result: object, what: str) -> Graph:
+    if not isinstance(result, Graph):
+        raise ContractFailure(f"{what}: a CONSTRUCT gives a Graph, not {type(result).__name__}")
+    return result
 
 
 def _triple(text: str) -> tuple[URIRef, URIRef, Literal]:
@@ -340,14 +352,12 @@ def check_hostile_bindings(store: WorkflowStore) -> None:
         hostile = Workflow(id=_flat(text), steps=(CallStep(name="A1"),))
         store.save(hostile)
         before = _snapshot(store)
-        result = store.query(_ID_QUERY, {"id": Literal(hostile.id)})
-        _expect(isinstance(result, QueryResult), "a SELECT gives a QueryResult")
-        assert isinstance(result, QueryResult)
+        result = _rows(store.query(_ID_QUERY, {"id": Literal(hostile.id)}), "bound id")
         _equal(result.column("wf"), [workflow_iri(hostile.id)], f"binding {text!r} matches")
-        absent = store.query(_ID_QUERY, {"id": Literal(text + "-absent")})
-        _equal(len(absent), 0, "a bound absent value matches nothing")  # type: ignore[arg-type]
-        plain = store.query(_ID_QUERY, {"?id": text + "-absent"})  # a plain str is a literal
-        _equal(len(plain), 0, "a plain str binding is a literal")  # type: ignore[arg-type]
+        absent = _rows(store.query(_ID_QUERY, {"id": Literal(text + "-absent")}), "absent")
+        _equal(len(absent), 0, "a bound absent value matches nothing")
+        plain = _rows(store.query(_ID_QUERY, {"?id": text + "-absent"}), "plain")  # a literal
+        _equal(len(plain), 0, "a plain str binding is a literal")
         _equal(_snapshot(store), before, f"querying with {text!r} changes nothing")
         store.delete(hostile.id, hostile.scope)
 
@@ -357,14 +367,18 @@ def check_query_forms(store: WorkflowStore) -> None:
     store.save_many(sample_workflows())
     asked = store.query("ASK { ?s <http://purl.org/dc/terms/identifier> ?id }", {"id": "wf-2"})
     _equal(asked, True, "ASK with a binding")
-    graph = store.query(
-        "CONSTRUCT { ?wf <urn:x:id> ?id } WHERE { ?wf <http://purl.org/dc/terms/identifier> ?id }"
+    graph = _graph(
+        store.query(
+            "CONSTRUCT { ?wf <urn:x:id> ?id } "
+            "WHERE { ?wf <http://purl.org/dc/terms/identifier> ?id }"
+        ),
+        "CONSTRUCT",
     )
-    objects = {str(o) for o in graph.objects()}  # type: ignore[union-attr]
+    objects = {str(o) for o in graph.objects()}
     _equal(objects, {"wf-1", "wf-2", "helpdesk/3 [x]|y"}, "CONSTRUCT over the union")
     count = store.backend.select("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
     _equal(
-        int(count.rows[0][0]),  # type: ignore[arg-type]
+        int(str(count.rows[0][0])),
         store.backend.count_triples(),
         "the default graph is the union of the store's named graphs",
     )
@@ -373,36 +387,34 @@ def check_query_forms(store: WorkflowStore) -> None:
 def check_query_restricted_to_scope(store: WorkflowStore) -> None:
     """A scoped query sees that scope's graphs only; FROM cannot widen it."""
     store.save_many(sample_workflows())
-    rows = store.query(_ID_QUERY, scope="tenant-a")
-    assert isinstance(rows, QueryResult)
-    _equal(sorted(rows.column("wf")), [workflow_iri("wf-1"), workflow_iri("wf-2")], "scoped")  # type: ignore[type-var]
-    graphs = store.query("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }", scope="user/bob")
-    assert isinstance(graphs, QueryResult)
+    rows = _rows(store.query(_ID_QUERY, scope="tenant-a"), "scoped")
+    expected = [str(workflow_iri("wf-1")), str(workflow_iri("wf-2"))]
+    _equal(sorted(str(w) for w in rows.column("wf")), expected, "scoped")
+    graphs = _rows(
+        store.query("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }", scope="user/bob"),
+        "GRAPH ?g",
+    )
     bob = graph_iri("helpdesk/3 [x]|y", "user/bob")
     _equal(graphs.column("g"), [bob], "GRAPH ?g within the scope")
     escape = _ID_QUERY.replace("WHERE", f"FROM <{graph_iri('wf-1', 'tenant-a')}> WHERE")
-    escaped = store.query(escape, scope="user/bob")
-    assert isinstance(escaped, QueryResult)
+    escaped = _rows(store.query(escape, scope="user/bob"), "FROM")
     _equal(escaped.column("wf"), [workflow_iri("helpdesk/3 [x]|y")], "FROM does not widen")
-    _equal(len(store.query(_ID_QUERY, scope="nobody")), 0, "unknown scope")  # type: ignore[arg-type]
+    _equal(len(_rows(store.query(_ID_QUERY, scope="nobody"), "nobody")), 0, "unknown scope")
 
 
 def check_named_queries(store: WorkflowStore) -> None:
     """Named queries from provenance/queries/ with bindings and scope."""
     store.save_many(sample_workflows())
-    using = store.query("workflows-using", {"tool": "A1"})
-    assert isinstance(using, QueryResult)
+    using = _rows(store.query("workflows-using", {"tool": "A1"}), "workflows-using")
     _equal(
         sorted(str(w) for w in using.column("workflow")),
         ["helpdesk/3 [x]|y", "wf-2"],
         "workflows-using",
     )
-    in_scope = store.query("workflows-using", {"tool": "A1"}, scope="tenant-a")
-    assert isinstance(in_scope, QueryResult)
+    in_scope = _rows(store.query("workflows-using", {"tool": "A1"}, scope="tenant-a"), "scoped")
     _equal([str(w) for w in in_scope.column("workflow")], ["wf-2"], "workflows-using in scope")
-    scopes = store.query("scopes")
-    assert isinstance(scopes, QueryResult)
-    counted = {str(r["scope"]): int(r["workflows"]) for r in scopes.dicts()}  # type: ignore[call-overload]
+    scopes = _rows(store.query("scopes"), "scopes")
+    counted = {str(r["scope"]): int(str(r["workflows"])) for r in scopes.dicts()}
     _equal(counted, {"tenant-a": 2, "user/bob": 1}, "the scopes query")
     with _raises(QueryError, "unknown query 'no-such-query'", "an unknown named query"):
         store.query("no-such-query")
