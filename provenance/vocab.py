@@ -17,7 +17,7 @@ Resources live under ``https://w3id.org/em-plugin/id/``, one folder per kind::
                                 instructions exec-r{i}; values exec-...-arg-{n}, -output, -text
     id/graph/{id}               the named graph holding that workflow (default scope)
     id/graph/{scope}/{id}       the named graph holding that workflow (any other scope)
-    id/changes/{scope}          the scope's change marker (sequence number, recent changes)
+    id/changes/{scope}/{entry}  one entry of the scope's change log (see the stores)
     id/tool/{name}  id/agent/{name}  id/scope/{scope}
     id/suggestion/{session}/{time}   a suggestion activity (see suggestion_record.py)
     id/suggestions/{session}         the named graph of a session's suggestion activities
@@ -210,9 +210,19 @@ def graph_iri(workflow_id: str, scope: str = DEFAULT_SCOPE) -> URIRef:
     return URIRef(f"{BASE}graph/{encode_segment(scope)}/{encode_segment(workflow_id)}")
 
 
-def changes_graph_iri(scope: str) -> URIRef:
-    """Return the IRI of the named graph holding a scope's change marker (see stores)."""
-    return URIRef(f"{BASE}changes/{encode_segment(scope)}")
+def changes_graph_iri(scope: str, entry: str | None = None) -> URIRef:
+    """Return the IRI of the named graph holding one entry of a scope's change log.
+
+    Args:
+        scope: The scope.
+        entry: The entry's local name (sequence and token, see the stores' change logs);
+            ``None`` gives the IRI the scope's entries start with, ``changes/{scope}``.
+
+    Returns:
+        The graph IRI.
+    """
+    folder = f"{BASE}changes/{encode_segment(scope)}"
+    return URIRef(folder if entry is None else f"{folder}/{encode_segment(entry)}")
 
 
 @lru_cache(maxsize=4096)

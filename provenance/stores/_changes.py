@@ -1,17 +1,23 @@
-"""Per-scope change markers: a cheap "what changed since sequence N" for indexes and readers.
+"""Per-scope change logs: a cheap "what changed since write N" for indexes and readers.
 
-Every write of :class:`~provenance.stores.workflow_store.WorkflowStore` also rewrites, **in the
-same transaction**, the small named graph ``changes_graph_iri(scope)`` of each scope it touches:
+Every write of :class:`~provenance.stores.workflow_store.WorkflowStore` adds, **in the same
+transaction**, one small named graph per scope it touches, ``changes_graph_iri(scope, entry)``:
+a log entry with a sequence number (one more than the highest the writer saw), a random token
+naming the write, and the workflow ids it saved or deleted (or "everything", for a write that
+changed the whole scope, such as erasing it).
 
-* a sequence number (one more per write) and a random token naming that write;
-* a short log of the last writes: their sequence, token and the workflow ids they saved or
-  deleted (a write that changed the whole scope, such as erasing it, logs "everything").
+Entries are only ever added (old ones are trimmed later), never rewritten, so:
 
-A derived index records the ``(sequence, token)`` it reflects. Comparing it with the store's
-marker is one small read, so a reader can poll it, and a process that died between the store's
-commit and its own bookkeeping finds out at the next open (the store is ahead). :func:`since`
-turns the log into the set of ids to reload, or ``None`` when the log no longer reaches back
-(then the scope is rebuilt from the store).
+* a batch of new workflows stays a pure load (no graph of the batch exists yet), the fastest
+  write path of the embedded store;
+* two processes writing at once never overwrite each other's entry: both appear, maybe with the
+  same sequence number, and a reader reloads the ids of both.
+
+A derived index records the position ``(sequence, tokens)`` it reflects. Comparing it with the
+store's current position is one small query, so a reader can poll it, and a process that died
+between the store's commit and its own bookkeeping finds out at the next open (the store is
+ahead). :meth:`ChangeMarker.since` turns the log into the ids to reload, or ``None`` when the log
+no longer reaches back (then the scope is reloaded from the store).
 
 The bookkeeping terms live in their own namespace: they describe the store, not workflows.
 """
@@ -27,19 +33,27 @@ from rdflib.namespace import RDF, XSD
 from provenance.stores._terms import Triple
 from provenance.vocab import changes_graph_iri
 
-__all__ = ["LOG_IDS", "ChangeEntry", "ChangeMarker", "advance", "marker_triples", "read_marker"]
+__all__ = [
+    "LOG_ENTRIES",
+    "LOG_IDS",
+    "STORE_NS",
+    "ChangeEntry",
+    "ChangeMarker",
+    "entry_triples",
+]
 
 STORE_NS = "https://w3id.org/em-plugin/store#"
-CHANGE_LOG = URIRef(f"{STORE_NS}ChangeLog")
+CHANGE = URIRef(f"{STORE_NS}Change")
 SCOPE = URIRef(f"{STORE_NS}scope")
 SEQUENCE = URIRef(f"{STORE_NS}sequence")
 TOKEN = URIRef(f"{STORE_NS}token")
-ENTRY = URIRef(f"{STORE_NS}entry")
 CHANGED = URIRef(f"{STORE_NS}changed")
 EVERYTHING = URIRef(f"{STORE_NS}everything")
 
-#: Ids kept in a scope's log; older entries go (a reader further behind rebuilds the scope).
-LOG_IDS = 2048
+#: A scope keeps at most this many log entries, and entries naming at most LOG_IDS ids; a
+#: reader further behind reloads the whole scope.
+LOG_ENTRIES = 64
+LOG_IDS = 4096
 
 
 @dataclass(frozen=True)
@@ -47,129 +61,134 @@ class ChangeEntry:
     """One logged write of a scope."""
 
     sequence: int
-    """Its sequence number."""
+    """Its sequence number (racing writers may share one)."""
     token: str
     """The random token naming it."""
-    ids: frozenset[str] | None
-    """The workflow ids it saved or deleted; ``None``: the whole scope changed."""
+    ids: frozenset[str] | None = None
+    """The workflow ids it saved or deleted; ``None``: the whole scope, or not read."""
+    everything: bool = False
+    """Whether it changed the whole scope."""
+
+    @property
+    def graph(self) -> str:
+        """The local name of its graph."""
+        return f"{self.sequence}-{self.token}"
 
 
 @dataclass(frozen=True)
 class ChangeMarker:
-    """A scope's change marker: its current sequence and token, and the recent log."""
+    """A scope's change log, oldest entry first."""
 
     scope: str
     """The scope."""
-    sequence: int = 0
-    """How many writes the scope has seen (0: none recorded)."""
-    token: str = ""
-    """The token of the last write ("" before the first)."""
     entries: tuple[ChangeEntry, ...] = ()
-    """The recent writes, oldest first."""
+    """The logged writes, by sequence."""
+
+    @property
+    def sequence(self) -> int:
+        """The highest sequence number (0: no recorded write)."""
+        return max((e.sequence for e in self.entries), default=0)
 
     @property
     def position(self) -> tuple[int, str]:
-        """``(sequence, token)``, what an index records."""
-        return self.sequence, self.token
+        """``(sequence, tokens)``: what an index records after reading the whole log."""
+        top = self.sequence
+        return top, "|".join(sorted(e.token for e in self.entries if e.sequence == top))
 
     def holds(self, sequence: int, token: str) -> bool:
         """Whether the log has the write ``(sequence, token)``."""
         return any(e.sequence == sequence and e.token == token for e in self.entries)
 
-    def since(self, sequence: int, token: str) -> frozenset[str] | None:
-        """Return the ids changed after the write ``(sequence, token)``.
+    def since(self, sequence: int, tokens: str) -> frozenset[str] | None:
+        """Return the ids changed after the position ``(sequence, tokens)``.
 
         Returns:
             The ids (empty when nothing changed), or ``None`` when the log cannot tell: the
-            position is older than the log, belongs to a write another writer overwrote, or a
-            later write changed the whole scope.
+            position is older than the log, or a later write changed the whole scope.
         """
-        if (sequence, token) == self.position:
+        if (sequence, tokens) == self.position:
             return frozenset()
-        if sequence > self.sequence:
-            return None
-        if sequence > 0 and not self.holds(sequence, token):
-            return None
-        later = [e for e in self.entries if e.sequence > sequence]
-        if [e.sequence for e in later] != list(range(sequence + 1, self.sequence + 1)):
+        seen = set(tokens.split("|")) if tokens else set()
+        if sequence > 0 and not any(e.sequence == sequence for e in self.entries):
+            return None  # trimmed away: the log no longer reaches back
+        later = [
+            e
+            for e in self.entries
+            if e.sequence > sequence or (e.sequence == sequence and e.token not in seen)
+        ]
+        if {e.sequence for e in later if e.sequence > sequence} != set(
+            range(sequence + 1, self.sequence + 1)
+        ):
             return None
         changed: set[str] = set()
         for entry in later:
-            if entry.ids is None:
+            if entry.everything or entry.ids is None:
                 return None
             changed.update(entry.ids)
         return frozenset(changed)
 
+    def after(self, entry: ChangeEntry) -> ChangeMarker:
+        """Return the log with one more entry."""
+        return ChangeMarker(self.scope, (*self.entries, entry))
 
-def advance(marker: ChangeMarker, ids: Iterable[str] | None, token: str) -> ChangeMarker:
-    """Return the marker after one more write of ``ids`` (``None``: the whole scope).
-
-    A whole-scope write starts a fresh log, so no id of the scope's past stays in the marker.
-    """
-    entry = ChangeEntry(marker.sequence + 1, token, None if ids is None else frozenset(ids))
-    if entry.ids is None:
-        kept: list[ChangeEntry] = [entry]
-    else:
-        kept = [entry]
-        budget = LOG_IDS - len(entry.ids)
-        for old in reversed(marker.entries):
-            size = 1 if old.ids is None else len(old.ids)
-            if size > budget:
+    def trimmed(self) -> list[ChangeEntry]:
+        """Return the oldest entries to drop so the log fits LOG_ENTRIES and LOG_IDS."""
+        keep, ids = 0, 0
+        for entry in reversed(self.entries):
+            size = len(entry.ids or ())
+            if keep >= LOG_ENTRIES or (keep and ids + size > LOG_IDS):
                 break
-            kept.append(old)
-            budget -= size
-        kept.reverse()
-    return ChangeMarker(marker.scope, entry.sequence, token, tuple(kept))
+            keep, ids = keep + 1, ids + size
+        return list(self.entries[: len(self.entries) - keep])
 
 
-def marker_triples(marker: ChangeMarker) -> list[Triple]:
-    """Return the triples of a scope's change graph."""
-    node = changes_graph_iri(marker.scope)
+def entry_triples(scope: str, entry: ChangeEntry) -> list[Triple]:
+    """Return the triples of a log entry's graph."""
+    node = changes_graph_iri(scope, entry.graph)
     out: list[Triple] = [
-        (node, RDF.type, CHANGE_LOG),
-        (node, SCOPE, Literal(marker.scope)),
-        (node, SEQUENCE, Literal(marker.sequence, datatype=XSD.integer)),
-        (node, TOKEN, Literal(marker.token)),
+        (node, RDF.type, CHANGE),
+        (node, SCOPE, Literal(scope)),
+        (node, SEQUENCE, Literal(entry.sequence, datatype=XSD.integer)),
+        (node, TOKEN, Literal(entry.token)),
     ]
-    for entry in marker.entries:
-        item = URIRef(f"{node}#{entry.sequence}")
-        out.append((node, ENTRY, item))
-        out.append((item, SEQUENCE, Literal(entry.sequence, datatype=XSD.integer)))
-        out.append((item, TOKEN, Literal(entry.token)))
-        if entry.ids is None:
-            out.append((item, CHANGED, EVERYTHING))
-        else:
-            out.extend((item, CHANGED, Literal(i)) for i in sorted(entry.ids))
+    if entry.everything:
+        out.append((node, CHANGED, EVERYTHING))
+    else:
+        out.extend((node, CHANGED, Literal(i)) for i in sorted(entry.ids or ()))
     return out
 
 
-def read_marker(scope: str, triples: Iterable[Triple]) -> ChangeMarker:
-    """Parse a scope's change graph (no triples: a scope with no recorded write)."""
-    node = changes_graph_iri(scope)
-    sequence: dict[URIRef, int] = {}
-    token: dict[URIRef, str] = {}
-    changed: dict[URIRef, set[str] | None] = {}
-    for s, p, o in triples:
-        if p == SEQUENCE:
-            sequence[s] = int(o)  # type: ignore[call-overload]
-        elif p == TOKEN:
-            token[s] = str(o)
-        elif p == CHANGED:
-            found = changed.setdefault(s, set())  # type: ignore[arg-type]
-            if o == EVERYTHING:
-                changed[s] = None  # type: ignore[index]
-            elif found is not None:
-                found.add(str(o))
-    if node not in sequence:
-        return ChangeMarker(scope)
-    entries = [
-        ChangeEntry(sequence[s], token.get(s, ""), _frozen(changed.get(s, set())))  # type: ignore[index]
-        for s in sequence
-        if s != node
-    ]
-    entries.sort(key=lambda e: e.sequence)
-    return ChangeMarker(scope, sequence[node], token.get(node, ""), tuple(entries))  # type: ignore[index]
+# ?g ?scope ?sequence ?token of every log entry (bind ?scope for one scope).
+ENTRIES_QUERY = f"""SELECT ?g ?scope ?sequence ?token WHERE {{ GRAPH ?g {{
+  ?g a <{CHANGE}> ; <{SCOPE}> ?scope ; <{SEQUENCE}> ?sequence ; <{TOKEN}> ?token }} }}"""
+# ?g ?changed of one scope's entries.
+CHANGED_QUERY = f"""SELECT ?g ?changed WHERE {{ GRAPH ?g {{
+  ?g a <{CHANGE}> ; <{SCOPE}> ?scope ; <{CHANGED}> ?changed }} }}"""
 
 
-def _frozen(ids: set[str] | None) -> frozenset[str] | None:
-    return None if ids is None else frozenset(ids)
+def markers_from_rows(
+    rows: Iterable[tuple[object, ...]],
+    changed: Iterable[tuple[object, ...]] | None = None,
+) -> dict[str, ChangeMarker]:
+    """Build markers from :data:`ENTRIES_QUERY` rows (and :data:`CHANGED_QUERY` rows for ids)."""
+    ids: dict[str, set[str]] = {}
+    everything: set[str] = set()
+    for graph, value in changed or ():
+        if value == EVERYTHING:
+            everything.add(str(graph))
+        else:
+            ids.setdefault(str(graph), set()).add(str(value))
+    found: dict[str, list[ChangeEntry]] = {}
+    for graph, scope, sequence, token in rows:
+        name = str(graph)
+        entry = ChangeEntry(
+            int(str(sequence)),
+            str(token),
+            frozenset(ids.get(name, ())) if changed is not None else None,
+            name in everything,
+        )
+        found.setdefault(str(scope), []).append(entry)
+    return {
+        scope: ChangeMarker(scope, tuple(sorted(entries, key=lambda e: (e.sequence, e.token))))
+        for scope, entries in found.items()
+    }

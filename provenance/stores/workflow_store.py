@@ -8,16 +8,16 @@ scope question is one SPARQL query over the ``wf:scope`` literals (never one loa
 
 The store also owns what lives beside the workflows:
 
-* **change markers** (:mod:`provenance.stores._changes`): each write updates, in the same
-  transaction, its scopes' sequence number and recent-changes log, so an index knows cheaply
-  whether it is current and what to reload (:meth:`WorkflowStore.marker`,
+* **change logs** (:mod:`provenance.stores._changes`): each write adds, in the same
+  transaction, one small entry graph per scope it touches (sequence number, token, ids), so an
+  index knows cheaply whether it is current and what to reload (:meth:`WorkflowStore.marker`,
   :meth:`WorkflowStore.markers`);
 * **suggestion records**, one graph per (scope, session) (:meth:`WorkflowStore.record_suggestions`);
 * the **derived-data directory** of a disk store (:attr:`WorkflowStore.derived_dir`), where
   indexes and caches built from the store live; erasing a scope must reach them too.
 
 A write whose outcome the backend cannot report (a remote server that died mid-request) is
-settled by reading the change marker: committed writes return normally, and when the store
+settled by looking for its change-log entry: committed writes return normally, and when the store
 cannot be read either, :class:`~provenance.errors.StoreOutcomeUnknown` says so.
 
 **Scope restriction of queries.** ``query(..., scope="s")`` first looks up the graphs whose
@@ -42,7 +42,14 @@ from rdflib import Graph, Literal, URIRef
 from provenance.errors import QueryError, StoreError, StoreOutcomeUnknown, WorkflowNotFound
 from provenance.mapping import triples_to_workflow, workflow_to_triples
 from provenance.model import DEFAULT_SCOPE, Workflow
-from provenance.stores._changes import ChangeMarker, advance, marker_triples, read_marker
+from provenance.stores._changes import (
+    CHANGED_QUERY,
+    ENTRIES_QUERY,
+    ChangeEntry,
+    ChangeMarker,
+    entry_triples,
+    markers_from_rows,
+)
 from provenance.stores.base import Bindings, GraphStore, QueryResult
 from provenance.suggestion_record import suggestion_graph_iri, suggestion_triples
 from provenance.vocab import PREFIXES, changes_graph_iri, graph_iri
@@ -75,15 +82,8 @@ _STEP_COUNT = (
 _SCOPE_RECORDS = (
     _PREFIXES + "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?a a wf:Suggestion ; wf:scope ?scope } }"
 )
-_MARKERS = """SELECT ?scope ?sequence ?token WHERE { GRAPH ?g {
-  ?m a <https://w3id.org/em-plugin/store#ChangeLog> ;
-     <https://w3id.org/em-plugin/store#scope> ?scope ;
-     <https://w3id.org/em-plugin/store#sequence> ?sequence ;
-     <https://w3id.org/em-plugin/store#token> ?token } }"""
 # A bare word (no blank, brace or '?') names a query in provenance/queries/.
 _QUERY_NAME = re.compile(r"[A-Za-z_][\w\-]*")
-# Attempts to re-log a write that another writer's marker update overwrote (remote stores).
-_MARKER_RETRIES = 5
 
 
 class WorkflowStore:
@@ -189,14 +189,16 @@ class WorkflowStore:
         return True
 
     def delete_scope(self, scope: str) -> list[str]:
-        """Erase a scope in one transaction: its workflows, its suggestion records, and the ids
-        in its change log (the marker advances, logging "the whole scope changed").
+        """Erase a scope in one transaction: its workflows, its suggestion records and its
+        change log, replaced by one entry saying "the whole scope changed" (no id of the scope
+        stays in the log).
 
         Returns:
             The deleted workflow ids, sorted.
         """
         index = self._index(scope)
-        drops = [g for g, _, _ in index] + self.suggestion_records(scope)
+        log_graphs = [changes_graph_iri(scope, e.graph) for e in self.marker(scope).entries]
+        drops = [g for g, _, _ in index] + self.suggestion_records(scope) + log_graphs
         self._write([(g, []) for g in drops], {scope: None})
         return sorted(workflow_id for _, workflow_id, _ in index)
 
@@ -205,29 +207,42 @@ class WorkflowStore:
         graphs: list[tuple[URIRef, Any]],
         changed: Mapping[str, frozenset[str] | None],
     ) -> dict[str, ChangeMarker]:
-        """Write graphs and advance the markers of ``changed`` scopes, in one transaction."""
+        """Write graphs plus one new log entry per ``changed`` scope, in one transaction.
+
+        Returns:
+            Per scope, the log as this writer knows it: what it read, plus its entry.
+        """
         token = uuid.uuid4().hex
-        before = self._read_markers(list(changed))
-        after = {s: advance(before[s], ids, token) for s, ids in changed.items()}
-        graphs = graphs + [(changes_graph_iri(s), marker_triples(m)) for s, m in after.items()]
+        before = self._read_markers(list(changed), ids=False)
+        entries = {
+            s: ChangeEntry(before[s].sequence + 1, token, ids, everything=ids is None)
+            for s, ids in changed.items()
+        }
+        graphs = graphs + [
+            (changes_graph_iri(s, e.graph), entry_triples(s, e)) for s, e in entries.items()
+        ]
         try:
             self.backend.replace_graphs(graphs)
         except StoreError as exc:
-            self._settle(exc, after)
-        return self._confirm(after, changed)
+            self._settle(exc, entries)
+        after = {s: before[s].after(e) for s, e in entries.items()}
+        self._trim(after)
+        return after
 
-    def _settle(self, exc: StoreError, after: Mapping[str, ChangeMarker]) -> None:
+    def _settle(self, exc: StoreError, entries: Mapping[str, ChangeEntry]) -> None:
         """Decide whether a failed write was committed anyway; return if it was, else raise."""
         if not _outcome_may_be_unknown(self.backend, exc):
             raise exc
         try:
-            found = self._read_markers(list(after))
+            found = [
+                self.backend.has_graph(changes_graph_iri(s, e.graph)) for s, e in entries.items()
+            ]
         except StoreError as again:
             raise StoreOutcomeUnknown(
                 f"{exc}; the store cannot be read to tell whether the write was committed "
                 f"({again}). A memory reconciles with the store when it is next used"
             ) from exc
-        if all(found[s].holds(m.sequence, m.token) for s, m in after.items()):
+        if all(found):
             log.warning("the store committed a write whose answer was lost: %s", exc)
             return
         raise StoreOutcomeUnknown(
@@ -235,44 +250,35 @@ class WorkflowStore:
             "A memory reconciles with the store when it is next used"
         ) from exc
 
-    def _confirm(
-        self, after: dict[str, ChangeMarker], changed: Mapping[str, frozenset[str] | None]
-    ) -> dict[str, ChangeMarker]:
-        """Re-log writes whose marker update another writer overwrote (racing processes)."""
-        if _embedded(self.backend):
-            return after  # one process writes an embedded store: no race on its markers
-        for _ in range(_MARKER_RETRIES):
-            found = self._read_markers(list(after))
-            lost = [s for s, m in after.items() if not found[s].holds(m.sequence, m.token)]
-            if not lost:
-                return after
-            token = uuid.uuid4().hex
-            for scope in lost:
-                after[scope] = advance(found[scope], changed[scope], token)
-            self.backend.replace_graphs(
-                [(changes_graph_iri(s), marker_triples(after[s])) for s in lost]
-            )
-        log.warning("change markers of %s kept being overwritten by other writers", list(after))
-        return after
+    def _trim(self, markers: Mapping[str, ChangeMarker]) -> None:
+        """Drop the oldest log entries beyond the log's size (a separate, optional write)."""
+        old = [changes_graph_iri(s, e.graph) for s, m in markers.items() for e in m.trimmed()]
+        if not old:
+            return
+        try:
+            self.backend.replace_graphs([(g, []) for g in old])
+        except StoreError as exc:  # the entries are only bookkeeping: the next write retries
+            log.warning("could not trim the change log: %s", exc)
 
     # -- change markers ----------------------------------------------------------------------
 
     def marker(self, scope: str) -> ChangeMarker:
-        """Return a scope's change marker (sequence 0 when it has no recorded write)."""
-        return self._read_markers([scope])[scope]
+        """Return a scope's change log with the ids of each entry (empty: no recorded write)."""
+        return self._read_markers([scope], ids=True)[scope]
 
     def markers(self) -> dict[str, tuple[int, str]]:
-        """Return ``scope -> (sequence, token)`` of every scope with a marker (one query)."""
-        return {
-            str(scope): (int(sequence), str(token))  # type: ignore[call-overload]
-            for scope, sequence, token in self.backend.select(_MARKERS).rows
-        }
+        """Return ``scope -> position`` of every scope with a change log (one small query)."""
+        rows = self.backend.select(ENTRIES_QUERY).rows
+        return {s: m.position for s, m in markers_from_rows(rows).items()}
 
-    def _read_markers(self, scopes: Sequence[str]) -> dict[str, ChangeMarker]:
-        names = {changes_graph_iri(s): s for s in scopes}
-        found = {
-            names[n]: read_marker(names[n], t) for n, t in self.backend.read_graphs(list(names))
-        }
+    def _read_markers(self, scopes: Sequence[str], *, ids: bool) -> dict[str, ChangeMarker]:
+        if len(scopes) == 1:
+            bindings: dict[str, Any] | None = {"scope": Literal(scopes[0])}
+        else:
+            bindings = None
+        rows = self.backend.select(ENTRIES_QUERY, bindings).rows
+        changed = self.backend.select(CHANGED_QUERY, bindings).rows if ids else None
+        found = markers_from_rows(rows, changed)  # type: ignore[arg-type]
         return {s: found.get(s) or ChangeMarker(s) for s in scopes}
 
     # -- suggestion records ------------------------------------------------------------------

@@ -316,5 +316,5 @@ def test_change_marker_advances_with_each_write() -> None:
         store.delete_scope("team")
         erased = store.marker("team")
         assert erased.since(*marker.position) is None  # whole scope: rebuild
-        assert all(e.ids is None for e in erased.entries)  # no id of the scope remains
+        assert [(e.everything, e.ids) for e in erased.entries] == [(True, frozenset())]
         assert json.dumps(sorted(store.markers())) == '["team"]'
