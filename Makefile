@@ -12,7 +12,7 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	# The CPU wheel first: otherwise pip resolves torch to the newest CUDA build (several GB).
-	$(BIN)/pip install -q torch==2.13.0 --index-url $(TORCH_INDEX) \
+	$(BIN)/pip install -q --retries 1 torch==2.13.0 --index-url $(TORCH_INDEX) \
 	  || $(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e ".[demo,dev]"
 	touch $(STAMP)
