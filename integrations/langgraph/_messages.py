@@ -53,6 +53,7 @@ def trajectory_from_messages(
     handoff: Callable[[str], bool] = is_handoff,
     nested: Mapping[str, Sequence[Sequence[TrajectoryEvent]]] | None = None,
     default_agent: str | None = None,
+    agents: Mapping[str, str] | None = None,
 ) -> Trajectory:
     """Replay a session's messages into a fresh :class:`Trajectory`.
 
@@ -66,6 +67,8 @@ def trajectory_from_messages(
             they nest under the call. Runs and the messages' calls with the same id are paired
             from the most recent backwards (the recorder may have missed early turns).
         default_agent: The agent of calls whose message names none (e.g. the crew's node).
+        agents: Per model tool-call id, the agent the run hierarchy names (used when the
+            message names none, before ``default_agent``).
 
     Returns:
         The trajectory.
@@ -101,7 +104,7 @@ def trajectory_from_messages(
                     call_id,
                     name,
                     call.get("args") or {},
-                    agent=agent or default_agent,
+                    agent=agent or (agents or {}).get(raw_id or "") or default_agent,
                     parent_call_id=parent,
                 )
                 result = results.get((call.get("id"), index))

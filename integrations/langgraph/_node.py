@@ -277,6 +277,7 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
             handoff=self.handoff,
             nested=nested,
             default_agent=self._crew_node or DEFAULT_AGENT,
+            agents=recorder.agents(recorded_session) if recorder and recorded_session else None,
         )
         if recorder is None or recorded_session is None or _has_calls(trajectory):
             return trajectory

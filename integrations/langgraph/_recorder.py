@@ -154,6 +154,20 @@ class TrajectoryRecorder(BaseCallbackHandler):
                 grouped.setdefault(key, []).append(groups[top])
         return grouped
 
+    def agents(self, session_id: str) -> dict[str, str]:
+        """Return, per model tool-call id, the agent the run hierarchy attributes the call to."""
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                return {}
+            events = session.trajectory.events
+            model_ids = dict(session.tool_call_ids)
+        return {
+            model_ids[e.call_id]: e.agent  # type: ignore[misc]
+            for e in events
+            if isinstance(e, CallStart) and e.agent and model_ids.get(e.call_id)
+        }
+
     def forget(self, session_id: str) -> None:
         """Drop a session's recording."""
         with self._lock:
