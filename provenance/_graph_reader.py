@@ -214,7 +214,12 @@ class _Reader:
 
     def _args(self, exe: Node) -> dict[str, Any]:
         used = [e for e in self._values(exe, _USED) if _ARG_NAME in self.index.get(e, {})]
-        return {self._text(e, _ARG_NAME): self._json(e, _VALUE) for e in self._sorted(used)}
+        if any(_INDEX not in self.index[e] for e in used):
+            # The lean mapping orders arguments by their IRI (``...-arg-{n}``), not wf:index.
+            used = sorted(used, key=_arg_number)
+        else:
+            used = self._sorted(used)  # graphs of earlier versions
+        return {self._text(e, _ARG_NAME): self._json(e, _VALUE) for e in used}
 
     def _children(self, node: Node) -> list[Node]:
         children = self.parts.get(node, [])
@@ -274,6 +279,13 @@ class _Reader:
         # The text as written; the typed literal is a fallback for graphs made elsewhere.
         raw = self._text(node, text, False)
         return raw if raw is not None else self._text(node, typed, False)
+
+
+def _arg_number(node: Node) -> int:
+    _, _, number = str(node).rpartition("-arg-")
+    if not number.isdigit():
+        raise MappingError(f"{node} has no wf:index and its IRI does not end in -arg-<n>")
+    return int(number)
 
 
 def _qname(predicate: URIRef) -> str:

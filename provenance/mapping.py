@@ -5,13 +5,14 @@ two parts:
 
 * the **plan** (prospective): the workflow node ``pl:Workflow`` and one ``wf:InstructionStep`` or
   ``wf:FunctionCallStep`` per step of the tree, with ``p-plan:isStepOfPlan``, ``wf:seq``
-  (1-based global pre-order), ``wf:depth``, ``dcterms:isPartOf`` (sub-steps only), ``wf:tool``
-  and ``wf:nextCall`` between consecutive call leaves (what "tool X followed by tool Y" queries
+  (1-based global pre-order) and ``wf:depth`` (together they give the tree), ``wf:tool`` and
+  ``wf:nextCall`` between consecutive call leaves (what "tool X followed by tool Y" queries
   use);
 * the **run** (retrospective): the chat session ``wf:ChatSession`` and one
   ``wf:InstructionExecution`` or ``wf:FunctionCall`` per step (``p-plan:correspondsToStep``),
   nested by ``dcterms:isPartOf`` and ordered by ``wf:index``, with the instruction text,
-  arguments and output as entities carrying ``prov:value``. Each execution made by an agent has
+  arguments (ordered by the ``-arg-{n}`` of their IRI) and output as entities carrying
+  ``prov:value``. Each execution made by an agent has
   a ``prov:qualifiedAssociation`` with ``prov:agent`` and ``prov:hadPlan`` (its plan step): the
   user (``#user``, a ``prov:Person``) for instructions, the named agent for calls; sub-agents
   ``prov:actedOnBehalfOf`` the agent they were handed off by. Failed calls and revised
@@ -277,7 +278,7 @@ class _Writer:
             agent = step.agent if isinstance(step, CallStep) else parent_agent
             node = None
             if plan_parent is not None:
-                node = self._plan_step(step, path, plan_parent, depth)
+                node = self._plan_step(step, path, depth)
                 self.out.append((exe, _CORRESPONDS, node))
                 self.main_agents[path] = agent
             self._exec(step, exe, exec_parent, i + 1, prev_exec, parent_agent, node, self.texts)
@@ -285,7 +286,9 @@ class _Writer:
                 self._steps(step.steps, node, exe, f"{path}.", depth + 1, agent)
             prev_exec = exe
 
-    def _plan_step(self, step: Step, path: str, parent: URIRef, depth: int) -> URIRef:
+    def _plan_step(self, step: Step, path: str, depth: int) -> URIRef:
+        # No link to the parent step: wf:seq (pre-order) and wf:depth determine the plan tree,
+        # and the executions carry the nesting (dcterms:isPartOf).
         node = URIRef(f"{self.frag}step-{path}")
         self.seq += 1
         out = self.out
@@ -294,9 +297,6 @@ class _Writer:
             (node, _SEQ, _int(self.seq)),
             (node, _DEPTH, _int(depth)),
         )
-        if depth:
-            # Top-level steps are parts of the plan already (p-plan:isStepOfPlan).
-            out.append((node, _IS_PART_OF, parent))
         if isinstance(step, InstructionStep):
             out.append((node, _TYPE, _INSTRUCTION_STEP))
             out.append((node, WF.instructionText, Literal(step.text)))
@@ -372,9 +372,9 @@ class _Writer:
                 self.delegations.add((step.agent, parent_agent))
         for n, (name, value) in enumerate(step.args.items()):
             arg = URIRef(f"{exe}-arg-{n}")
+            # Argument order is the n in the IRI: a wf:index would cost a quad per argument.
             self.out += (
                 (arg, _ARG_NAME, _name(name)),
-                (arg, _INDEX, _int(n + 1)),
                 (arg, _VALUE, _json(value)),
                 (exe, _USED, arg),
             )

@@ -93,6 +93,15 @@ def _next_call_from_handoff(g: Graph) -> None:
     g.add((_step(g, "0.0"), WF.nextCall, _step(g, "1.0")))
 
 
+def _wrong_depth(g: Graph) -> None:
+    g.set((_step(g, "1.0"), WF.depth, Literal(0)))
+
+
+def _indexed_argument(g: Graph) -> None:
+    (argument, _) = next(iter(g.subject_objects(WF.argName)))
+    g.add((argument, WF.index, Literal(1)))
+
+
 def _instruction_without_user(g: Graph) -> None:
     association = g.value(_exec(g, "1"), PROV.qualifiedAssociation)
     g.remove((association, PROV.agent, None))
@@ -114,6 +123,8 @@ BREAKAGES: list[tuple[Callable[[Graph], None], str]] = [
     (_bad_status, '#exec-0.0 [pl:status]: Value Literal("DONE") not in list'),
     (_errored_without_error, "an ERRORED execution needs a wf:error message"),
     (_call_without_tool, "#step-1.0 [wf:tool]: Less than 1 values"),
+    (_wrong_depth, "plan step depth is not its execution's nesting depth: "),
+    (_indexed_argument, "arguments are ordered by their IRI (-arg-<n>), not wf:index"),
     (_instruction_without_user, "an instruction is associated with the user, a prov:Person"),
     (_unqualified_association, "associations are qualified (prov:qualifiedAssociation) only"),
     (_two_plans, "#exec-1.0 [prov:qualifiedAssociation]"),
