@@ -76,6 +76,10 @@ def serve(store_spec: str, port: int, host: str) -> None:
     clients (rdflib SPARQLStore, SPARQLWrapper, a browser) query the same URL
     and see each save at once. Updates go to /update. The default graph is the
     union of all workflow graphs. Ctrl-C stops the server.
+
+    \b
+    Example:
+      em-plugin serve --store ~/.em-plugin/store --port 7878
     """
     spec = store_path(store_spec)
     location = _location(spec)
