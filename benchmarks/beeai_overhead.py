@@ -101,6 +101,9 @@ async def measure(args: argparse.Namespace, memory: EpisodicMemory) -> dict[str,
         "median_turn_ms_without_memory": round(statistics.median(t for t, _ in base), 2),
         "median_turn_ms_with_memory": round(statistics.median(t for t, _ in em), 2),
         "median_overhead_ms": round(statistics.median(diffs), 2),
+        "median_ratio_with_to_without": round(
+            statistics.median(t for t, _ in em) / statistics.median(t for t, _ in base), 3
+        ),
         "p90_overhead_ms": round(sorted(diffs)[int(0.9 * (len(diffs) - 1))], 2),
         # CPU time (all threads) is far less sensitive to other processes than wall time.
         "median_overhead_cpu_ms": round(statistics.median(cpu_diffs), 2),
