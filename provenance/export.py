@@ -8,7 +8,8 @@ activity mixes qualified and unqualified associations (all are qualified), and e
 under a bound prefix.
 
 In TriG and JSON-LD every workflow is its own named graph, and in PROV-JSON / PROV-N its own
-bundle, both named by :func:`~provenance.vocab.graph_iri`, so a re-import can split them again.
+bundle, both named by :func:`~provenance.vocab.graph_iri` (id and scope), so a re-import can
+split them again.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from rdflib.namespace import NamespaceManager
 
 from provenance.errors import MappingError, ProvenanceError
 from provenance.mapping import entail_types, graph_to_workflow, workflow_to_graph
-from provenance.model import Workflow
-from provenance.vocab import BASE, DCTERMS, PL, RDF, bind_prefixes, graph_iri
+from provenance.model import DEFAULT_SCOPE, Workflow
+from provenance.vocab import DCTERMS, PL, RDF, WF, bind_prefixes, graph_iri
 
 if TYPE_CHECKING:  # prov is imported when a PROV format is used: most callers never need it
     from prov.model import ProvDocument
@@ -43,7 +44,6 @@ __all__ = [
 #: The formats :func:`export` writes.
 FORMATS: tuple[str, ...] = ("ttl", "trig", "jsonld", "provjson", "provn")
 _RDFLIB_FORMATS = {"ttl": "turtle", "trig": "trig", "jsonld": "json-ld"}
-_GRAPH_FOLDER = f"{BASE}graph/"
 
 Exportable = Workflow | Graph
 
@@ -102,14 +102,13 @@ def to_dataset(items: Exportable | Iterable[Exportable]) -> Dataset:
     dataset = _new_dataset()
     for number, item in enumerate(items, start=1):
         graph = workflow_to_graph(item) if isinstance(item, Workflow) else item
-        name = _graph_name(graph)
+        name, node = _graph_name(graph)
         target = dataset.graph(name)
         target.addN((s, p, o, target) for s, p, o in graph)
         entail_types(target)
-        if str(name).startswith(_GRAPH_FOLDER):
+        if node is not None:
             # w1:, w2:, ... abbreviate each workflow's own nodes (fragments of its IRI).
-            workflow = URIRef(f"{BASE}workflow/{str(name)[len(_GRAPH_FOLDER) :]}#")
-            dataset.bind(f"w{number}", workflow, override=True, replace=True)
+            dataset.bind(f"w{number}", URIRef(f"{node}#"), override=True, replace=True)
     return dataset
 
 
@@ -182,14 +181,17 @@ def _new_dataset() -> Dataset:
     return bind_prefixes(dataset)
 
 
-def _graph_name(graph: Graph) -> URIRef:
+def _graph_name(graph: Graph) -> tuple[URIRef, URIRef | None]:
+    """Return the graph's name (``graph_iri(id, scope)``) and its workflow node, if any."""
     workflows = list(graph.subjects(RDF.type, PL.Workflow))
     if len(workflows) == 1:
         identifier = graph.value(workflows[0], DCTERMS.identifier)
+        scope = graph.value(workflows[0], WF.scope)
         if identifier is not None:
-            return graph_iri(str(identifier))
+            name = graph_iri(str(identifier), DEFAULT_SCOPE if scope is None else str(scope))
+            return name, workflows[0]  # type: ignore[return-value]
     if isinstance(graph.identifier, URIRef):
-        return graph.identifier
+        return graph.identifier, None
     raise MappingError(
         f"cannot name the graph of {len(workflows)} workflows: export one workflow graph per "
         "item, or give the graph an IRI identifier"

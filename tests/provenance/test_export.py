@@ -21,7 +21,7 @@ from provenance.export import (
     to_prov_document,
 )
 from provenance.mapping import entail_types, graph_iri, graph_to_workflow, workflow_to_graph
-from provenance.vocab import PROV, RDF
+from provenance.vocab import BASE, PROV, RDF
 from provenance.workflow_json import loads_workflow
 from tests.strategies import workflows
 
@@ -32,7 +32,7 @@ GOLDEN = [
 
 
 def by_graph_iri(items: list[Workflow]) -> list[Workflow]:
-    return sorted(items, key=lambda w: str(graph_iri(w.id)))
+    return sorted(items, key=lambda w: str(graph_iri(w.id, w.scope)))
 
 
 def test_turtle_is_the_union_of_the_workflow_graphs() -> None:
@@ -51,7 +51,7 @@ def test_named_graph_formats_keep_one_graph_per_workflow(fmt: str, rdflib_format
     dataset = Dataset()
     dataset.parse(data=export(GOLDEN, fmt), format=rdflib_format)
     for workflow in GOLDEN:
-        graph = dataset.graph(graph_iri(workflow.id))
+        graph = dataset.graph(graph_iri(workflow.id, workflow.scope))
         assert isomorphic(graph, entail_types(workflow_to_graph(workflow)))
         assert graph_to_workflow(graph) == workflow
 
@@ -61,7 +61,7 @@ def test_graphs_datasets_and_workflows_export_alike() -> None:
     assert export(graphs, "provjson") == export(GOLDEN, "provjson")
     dump = Dataset()
     for workflow, graph in zip(GOLDEN, graphs, strict=True):
-        dump.graph(graph_iri(workflow.id)).__iadd__(graph)
+        dump.graph(graph_iri(workflow.id, workflow.scope)).__iadd__(graph)
     assert isomorphic(
         Graph().parse(data=export(dump, "ttl")), Graph().parse(data=export(GOLDEN, "ttl"))
     )
@@ -70,7 +70,7 @@ def test_graphs_datasets_and_workflows_export_alike() -> None:
 def test_provjson_reimports_with_the_same_prov_statements() -> None:
     text = export(GOLDEN, "provjson")
     assert set(json.loads(text)["bundle"]) == {
-        f"graph:{str(graph_iri(w.id)).rsplit('/', 1)[1]}" for w in GOLDEN
+        "graph:" + str(graph_iri(w.id, w.scope)).removeprefix(f"{BASE}graph/") for w in GOLDEN
     }
     reimported = ProvDocument.deserialize(content=text, format="json")
     assert reimported == to_prov_document(GOLDEN)
@@ -93,7 +93,8 @@ def test_provjson_round_trip(items: list[Workflow]) -> None:
 def test_provn_is_prov_notation_with_a_bundle_per_workflow() -> None:
     text = export(GOLDEN, "provn")
     assert text.startswith("document")
-    assert text.count("bundle graph:session%2Fsess-4") == len(GOLDEN)
+    assert text.count("bundle graph:") == len(GOLDEN)
+    assert "bundle graph:acme-regulatory/session%2Fsess-43" in text
     assert (
         "wasGeneratedBy(" in text and "actedOnBehalfOf(agent:sds_agent, agent:coordinator" in text
     )
