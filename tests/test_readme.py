@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -208,16 +209,19 @@ def test_console_session_prints_what_the_readme_shows(tmp_path: Path) -> None:
 @pytest.mark.integration
 def test_demo_excerpt_is_what_a_first_run_prints(tmp_path: Path) -> None:
     pytest.importorskip("rdkit", reason="the demo needs the [demo] extra")
+    # A short home: the setup table's store line must not wrap at the README's width.
+    home = Path(tempfile.mkdtemp(prefix="h", dir="/tmp"))
     excerpt = next(
         b.text for b in blocks() if b.language == "text" and "crew model" in b.text
-    ).replace("/root/", f"{tmp_path}/")
-    env = {**_env(tmp_path), "HOME": str(tmp_path)}
+    ).replace("/root/", f"{home}/")
+    env = {**_env(tmp_path), "HOME": str(home)}
     env.pop("EM_PLUGIN_STORE")  # the README shows the default store
 
     result = subprocess.run(
         [str(BIN / "em-plugin"), "demo"], env=env, capture_output=True, text=True, timeout=900
     )
 
+    shutil.rmtree(home, ignore_errors=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     actual = _lines(result.stdout)
     position = 0
