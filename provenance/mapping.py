@@ -38,7 +38,7 @@ from rdflib.term import Node
 
 from provenance._graph_reader import WORKFLOW_TEXT, graph_to_workflow, triples_to_workflow
 from provenance.errors import MappingError
-from provenance.model import CallStep, FailedCall, InstructionStep, Step, Workflow
+from provenance.model import DEFAULT_SCOPE, CallStep, FailedCall, InstructionStep, Step, Workflow
 from provenance.vocab import (
     BASE,
     DCTERMS,
@@ -63,6 +63,7 @@ __all__ = [
     "entail_types",
     "graph_iri",
     "graph_to_workflow",
+    "scope_and_id_from_graph_iri",
     "triples_to_workflow",
     "workflow_id_from_graph_iri",
     "workflow_iri",
@@ -175,19 +176,48 @@ def workflow_to_triples(workflow: Workflow) -> list[Triple]:
 def workflow_id_from_graph_iri(iri: str) -> str:
     """Return the workflow id of a graph IRI made by :func:`graph_iri`.
 
+    Both forms are read: ``graph/{id}`` (the default scope) and ``graph/{scope}/{id}``; use
+    :func:`scope_and_id_from_graph_iri` for the scope too.
+
+    Raises:
+        MappingError: When ``iri`` is not such an IRI.
+    """
+    return scope_and_id_from_graph_iri(iri)[1]
+
+
+def scope_and_id_from_graph_iri(iri: str) -> tuple[str, str]:
+    """Return ``(scope, workflow id)`` of a graph IRI made by :func:`graph_iri`.
+
     Raises:
         MappingError: When ``iri`` is not such an IRI.
     """
     prefix = f"{BASE}graph/"
     text = str(iri)
-    segment = text[len(prefix) :] if text.startswith(prefix) else ""
+    rest = text[len(prefix) :] if text.startswith(prefix) else ""
+    segments = rest.split("/")
+    decoded = [_decode_canonical(segment) for segment in segments]
+    if (
+        len(segments) > 2
+        or any(d is None for d in decoded)
+        or decoded[0] == DEFAULT_SCOPE
+        and len(segments) == 2
+    ):
+        raise MappingError(
+            f"{text} is not a workflow graph IRI; expected {prefix}<encoded id> or "
+            f"{prefix}<encoded scope>/<encoded id>"
+        )
+    if len(decoded) == 1:
+        return DEFAULT_SCOPE, str(decoded[0])
+    return str(decoded[0]), str(decoded[1])
+
+
+def _decode_canonical(segment: str) -> str | None:
+    """The string a segment encodes, or None when it is empty or not :func:`encode_segment`'s."""
     try:
-        workflow_id = decode_segment(segment)
+        value = decode_segment(segment)
     except UnicodeDecodeError:
-        workflow_id = ""
-    if not segment or encode_segment(workflow_id) != segment:
-        raise MappingError(f"{text} is not a workflow graph IRI; expected {prefix}<encoded id>")
-    return workflow_id
+        return None
+    return value if segment and encode_segment(value) == segment else None
 
 
 def entail_types(graph: Graph) -> Graph:

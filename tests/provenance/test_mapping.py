@@ -17,6 +17,7 @@ from provenance.mapping import (
     entail_types,
     graph_iri,
     graph_to_workflow,
+    scope_and_id_from_graph_iri,
     triples_to_workflow,
     workflow_id_from_graph_iri,
     workflow_iri,
@@ -89,6 +90,17 @@ def test_graph_iri_is_reversible(workflow_id: str) -> None:
     assert workflow_id_from_graph_iri(iri) == workflow_id
 
 
+@settings(max_examples=50, deadline=None)
+@given(
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1),
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1),
+)
+def test_scoped_graph_iri_is_reversible(scope: str, workflow_id: str) -> None:
+    iri = graph_iri(workflow_id, scope)
+    assert scope_and_id_from_graph_iri(iri) == (scope, workflow_id)
+    assert workflow_id_from_graph_iri(iri) == workflow_id
+
+
 def test_iri_scheme() -> None:
     assert str(workflow_iri("tau2/telecom/[x]|y z")) == (
         "https://w3id.org/em-plugin/id/workflow/tau2%2Ftelecom%2F%5Bx%5D%7Cy%20z"
@@ -103,7 +115,9 @@ def test_iri_scheme() -> None:
     [
         "https://w3id.org/em-plugin/id/workflow/w1",
         "https://w3id.org/em-plugin/id/graph/",
-        "https://w3id.org/em-plugin/id/graph/a/b",
+        "https://w3id.org/em-plugin/id/graph/a/b/c",
+        "https://w3id.org/em-plugin/id/graph/default/b",  # the default scope has the short form
+        "https://w3id.org/em-plugin/id/graph/a/",
         "https://w3id.org/em-plugin/id/graph/a%2fb",  # not the canonical (upper-case) escape
         "https://w3id.org/em-plugin/id/graph/%FF",
     ],
