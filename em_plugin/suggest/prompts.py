@@ -64,6 +64,11 @@ _MAX_TEXT = 300
 _MAX_ARGS = 160
 _MAX_LINES = 60
 _NUMBERED = re.compile(r"^\s*(?:\*\*)?(\d{1,2})[.)](?:\*\*)?\s+(.+?)\s*$")
+_WORD = re.compile(r"[^\W\d_]{2,}")
+#: A usable step has at least this many words of letters (``"1. 1.1.1.1"`` is garbled).
+MIN_WORDS = 2
+#: Longer steps are an essay, not an instruction: dropped.
+MAX_STEP = 300
 _TOOL = re.compile(r"\s*[\[`(]\s*([A-Za-z_][\w.\-/:]*)\s*[\]`)]\s*\.?$")
 
 
@@ -154,10 +159,12 @@ def parse_numbered(answer: str, known_tools: Collection[str] = ()) -> list[Parse
             the step gets no tool. Empty: every bracketed name is accepted.
 
     Returns:
-        The steps, in the answer's order, duplicates removed.
+        The steps, in the answer's order, duplicates removed; lines longer than
+        :data:`MAX_STEP` characters, or (without a known tool) with fewer than
+        :data:`MIN_WORDS` words of letters, are skipped.
 
     Raises:
-        SuggestionError: When the answer holds no numbered line.
+        SuggestionError: When the answer holds no usable numbered line.
     """
     steps: list[ParsedStep] = []
     seen: set[str] = set()
@@ -171,9 +178,14 @@ def parse_numbered(answer: str, known_tools: Collection[str] = ()) -> list[Parse
             tool = marker.group(1)
             text = text[: marker.start()].rstrip(" -:")
         text = text.strip().strip("*").strip() or (f"Call {tool}" if tool else "")
+        if len(text) > MAX_STEP or (not tool and len(_WORD.findall(text)) < MIN_WORDS):
+            continue  # over-long or garbled: not an instruction a user could give
         if text and text.casefold() not in seen:
             seen.add(text.casefold())
             steps.append(ParsedStep(text, tool))
     if not steps:
-        raise SuggestionError(f"the chat model's answer has no numbered list: {answer[:200]!r}")
+        raise SuggestionError(
+            f"the chat model's answer has no usable numbered list (empty, garbled, over-long or "
+            f"off-format): {answer[:200]!r}"
+        )
     return steps

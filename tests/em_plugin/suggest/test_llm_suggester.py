@@ -165,7 +165,7 @@ def test_model_failures_become_suggestion_errors() -> None:
 
     with pytest.raises(SuggestionError, match="no answer"):
         LLMSuggester(Down()).suggest(request())
-    with pytest.raises(SuggestionError, match="no numbered list"):
+    with pytest.raises(SuggestionError, match="no usable numbered list"):
         LLMSuggester(ScriptedLangChainModel("I would rather not.")).suggest(request())
     with pytest.raises(ConfigurationError, match="LangChain chat model"):
         LLMSuggester(object())
