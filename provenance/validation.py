@@ -1,7 +1,7 @@
 """Validate workflow graphs against the SHACL shapes in ``provenance/shapes.ttl`` (pyshacl).
 
-Validation costs about 0.2 s per workflow graph (``notes/prov.md`` §5): fine when saving one
-workflow, too slow for a whole store, so validate per graph.
+Validation costs about 0.2 s per workflow graph (``docs/provenance-mapping.md``, "Shapes"): fine
+when saving one workflow, too slow for a whole store, so validate per graph.
 """
 
 from __future__ import annotations
