@@ -5,8 +5,8 @@ The project owns two namespaces, both described by ``provenance/ontology.ttl``:
 * ``wf:`` (``https://w3id.org/em-plugin/ns#``) - project classes and properties (order, nesting,
   tools, scope, suggestions ...);
 * ``pl:`` (``https://w3id.org/em-plugin/provlake#``) - the ProvLake class names. ProvLake publishes
-  class names but no ontology IRI (``notes/prov.md`` §1), so the project mints its own and types
-  every node with its PROV-O class too.
+  class names but no ontology IRI, so the project mints its own and declares each class under its
+  PROV-O class (``docs/provenance-mapping.md``).
 
 Resources live under ``https://w3id.org/em-plugin/id/``, one folder per kind::
 
@@ -153,7 +153,7 @@ class PPLAN(DefinedNamespace):
 
 
 #: Prefixes bound on every graph the layer produces. One prefix per IRI folder keeps Turtle
-#: readable and lets the ``prov`` package turn every IRI into a QName (notes/prov.md §3.3).
+#: readable and lets the ``prov`` package turn every IRI into a QName (docs/provenance-mapping.md).
 PREFIXES: dict[str, str] = {
     "prov": str(PROV),
     "p-plan": PPLAN_NS,
