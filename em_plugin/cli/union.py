@@ -12,10 +12,10 @@ A query typed at the command line gets two conveniences the named queries do not
   telecom file gives 1,352 instead of 52. Suggestion records are left out, so the default graph
   is workflows only; ``GRAPH ?g`` still ranges over each workflow graph.
 
-The dataset is copied into a private in-memory Oxigraph store for the query: 11 s for the 190k
-triples of the Helpdesk file (3,804 workflows) on a loaded 2-core machine, where Oxigraph's own
-union took 17 s for its wrong count. The named queries (``em-plugin query NAME``) match inside
-``GRAPH ?g``, skip the copy and run in place (0.05 s for the same count).
+The dataset is copied into a private in-memory Oxigraph store for the query: 12.4 s for the
+190k triples of the Helpdesk file (3,804 workflows) on a loaded 2-core machine, where Oxigraph's
+own union took 30.8 s for its wrong count (``benchmarks/union_query.py``). The named queries
+(``em-plugin query NAME``) match inside ``GRAPH ?g``, skip the copy and run in place.
 """
 
 from __future__ import annotations
