@@ -1,36 +1,45 @@
-"""``em-plugin bench``: ingest a synthetic memory, then time the fast and the reference matcher.
+"""``em-plugin bench``: ingest a synthetic memory through the real save path, then time it.
 
-The memory comes from :class:`~em_plugin.evaluation.synthetic.SyntheticMemory` and goes through the
-normal save path: ``EpisodicMemory.save_many`` / ``save`` when :mod:`em_plugin.memory` is
-available, else the store's ``save_many`` followed by :meth:`StepIndex.add_many` on the same
-batch (the two halves of a save), else the index alone. Batches of 1000 workflows.
+The memory comes from :class:`~em_plugin.evaluation.synthetic.SyntheticMemory` and goes through
+``EpisodicMemory.save_many`` (batches of 1000, one store transaction each) into the store the
+user names (``memory:``, a directory for the default disk store, ``http://...``). The report:
+
+* ingest rate, peak RSS of the process, and for a disk store the bytes on disk (store and
+  derived data) per leaf step;
+* the fast and the reference matcher on the same queries (``identical`` is true only when they
+  returned the same workflows, alignments and scores within 1e-6; the reference matcher is brute
+  force and runs on the first ``reference_queries`` queries only on large memories);
+* ``suggest_ms_p50`` / ``suggest_ms_p95``: whole ``EpisodicMemory.suggest`` calls;
+* for a store that outlives the process (disk, remote), ``cold_open_seconds`` and
+  ``first_suggest_seconds``, measured in a **new process** that opens the memory and asks for
+  one suggestion;
+* with ``baseline``, the same figures for the ``memory:`` store in a separate process of the same
+  run (``baseline``), so that a figure can be read next to the in-memory one on the same
+  machine at the same time.
 
 The embedder defaults to ``FakeEmbedder(384)`` (the default model's dimension, no model load),
-so the figures measure the matcher rather than the embedding model; pass any embedder (e.g.
-``None`` through the CLI's ``--embedder default``) to use another one.
-
-The reference matcher is brute force; on large memories it is timed on the first
-``reference_queries`` queries only (reported). ``identical`` is true only when the fast
-matcher returned the same workflows, alignments and scores (within 1e-6) on every query both
-ran. ``speedup`` compares the two medians over those same queries.
+so the figures measure the store and the index rather than the embedding model.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import json
+import os
 import resource
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from itertools import islice
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from em_plugin.embedding.embedders import Embedder, FakeEmbedder
+from em_plugin.embedding.embedders import Embedder, FakeEmbedder, resolve_embedder
 from em_plugin.errors import ConfigurationError
 from em_plugin.evaluation.synthetic import SCOPE, SyntheticMemory
 from em_plugin.retrieval.reference import Match, MatchConfig
-from em_plugin.state.step_index import StepIndex
 from provenance.model import Workflow
 
 BATCH = 1000
@@ -47,6 +56,7 @@ def run_bench(
     reference_queries: int | None = None,
     config: MatchConfig | None = None,
     progress: Progress | None = None,
+    baseline: bool | None = None,
 ) -> dict[str, Any]:
     """Build a synthetic memory of ``workflows`` workflows and time ``queries`` retrievals.
 
@@ -60,11 +70,16 @@ def run_bench(
             to all of them up to 10k workflows, then fewer (at least 5).
         config: Retrieval parameters (DESIGN §7 defaults).
         progress: Called with ``(stage, done, total)``.
+        baseline: Also run the ``memory:`` store in a separate process (``baseline`` key);
+            by default, whenever ``store`` is another store.
 
     Returns:
-        The report: ``workflows``, ``leaf_steps``, ``ingest_seconds``, ``fast_ms_p50``,
-        ``fast_ms_p95``, ``reference_ms_p50``, ``speedup``, ``identical``, ``rss_mb`` and
-        details (``reference_queries``, ``ingest_path``, texts, tools, matches per query).
+        The report: ``workflows``, ``leaf_steps``, ``ingest_seconds``,
+        ``ingest_workflows_per_s``, ``fast_ms_p50``, ``fast_ms_p95``, ``reference_ms_p50``,
+        ``speedup``, ``identical``, ``suggest_ms_p50``, ``suggest_ms_p95``, ``rss_mb``,
+        ``disk_bytes`` and ``disk_bytes_per_leaf`` (disk stores), ``cold_open_seconds`` and
+        ``first_suggest_seconds`` (stores that persist), ``baseline`` (when asked), and details
+        (``reference_queries``, ``ingest_path``, texts, tools, matches per query).
 
     Raises:
         ConfigurationError: When a count is out of range.
@@ -77,7 +92,8 @@ def run_bench(
         reference_queries = min(queries, max(5, 200_000 // workflows))
     reference_queries = max(1, min(queries, reference_queries))
     data = SyntheticMemory(seed)
-    index, ingest_seconds, path, close = _ingest(data, workflows, store, embedder, progress)
+    memory, ingest_seconds = _ingest(data, workflows, store, embedder, progress)
+    index = memory.index
     try:
         current = list(data.queries(queries))
         fast_ms, fast = _time(lambda q: index.match(q, scope=SCOPE, config=config), current)
@@ -89,31 +105,96 @@ def run_bench(
             subset,
             progress=lambda done: progress("reference", done, len(subset)) if progress else None,
         )
+        memory.suggest(current[0])  # builds the suggestion state once, outside the timing
+        suggest_ms, _ = _time(memory.suggest, current)
         stats = index.stats().get(SCOPE, {})
     finally:
-        close()
+        memory.close()
     same = all(_agree(a, b) for a, b in zip(fast, reference, strict=False))
     fast_subset = float(np.median(fast_ms[:reference_queries]))
-    return {
+    leaves = int(stats.get("leaf_steps", 0))
+    report: dict[str, Any] = {
         "workflows": workflows,
-        "leaf_steps": int(stats.get("leaf_steps", 0)),
+        "leaf_steps": leaves,
         "ingest_seconds": round(ingest_seconds, 3),
+        "ingest_workflows_per_s": round(workflows / max(ingest_seconds, 1e-9), 1),
         "fast_ms_p50": round(float(np.percentile(fast_ms, 50)), 3),
         "fast_ms_p95": round(float(np.percentile(fast_ms, 95)), 3),
         "reference_ms_p50": round(float(np.percentile(reference_ms, 50)), 3),
         "speedup": round(float(np.median(reference_ms)) / max(fast_subset, 1e-9), 1),
         "identical": same,
+        "suggest_ms_p50": round(float(np.percentile(suggest_ms, 50)), 3),
+        "suggest_ms_p95": round(float(np.percentile(suggest_ms, 95)), 3),
         "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "queries": queries,
         "reference_queries": reference_queries,
         "matches_per_query": round(float(np.mean([len(m) for m in fast])), 2),
         "unique_instruction_texts": int(stats.get("texts", 0)),
         "tools": int(stats.get("tools", 0)),
-        "ingest_path": path,
+        "ingest_path": "EpisodicMemory.save_many",
         "embedder": embedder.name,
         "store": store,
         "seed": seed,
     }
+    directory = _directory(store)
+    if directory is not None:
+        disk = _bytes(directory) + _bytes(directory.with_name(f"{directory.name}.em-index"))
+        report["disk_bytes"] = disk
+        report["disk_bytes_per_leaf"] = round(disk / max(leaves, 1), 1)
+    if store != "memory:":
+        report.update(_in_new_process(["--cold", store, embedder.name, str(seed)]))
+    if store != "memory:" and baseline is not False:
+        args = ["--baseline", str(workflows), str(queries), embedder.name, str(seed)]
+        report["baseline"] = _in_new_process(args)
+    return report
+
+
+def cold_open(store: str, embedder: Embedder, seed: int = 0) -> dict[str, float]:
+    """Open a stored memory and ask for one suggestion; time both (run in a new process).
+
+    Returns:
+        ``cold_open_seconds`` and ``first_suggest_seconds``.
+    """
+    from em_plugin.memory import EpisodicMemory
+
+    start = time.perf_counter()
+    memory = EpisodicMemory(store=store, embedder=embedder, scope=SCOPE)
+    opened = time.perf_counter()
+    try:
+        memory.suggest(next(iter(SyntheticMemory(seed).queries(1))))
+    finally:
+        memory.close()
+    done = time.perf_counter()
+    return {
+        "cold_open_seconds": round(opened - start, 3),
+        "first_suggest_seconds": round(done - opened, 3),
+    }
+
+
+def _in_new_process(args: list[str]) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "em_plugin.evaluation.bench", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise ConfigurationError(f"bench worker {args[0]} failed: {done.stderr.strip()[-500:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _directory(store: str) -> Path | None:
+    if store == "memory:" or "://" in store:
+        return None
+    path = Path(store[5:] if store.startswith("file:") else store).expanduser()
+    return path if path.exists() else None
+
+
+def _bytes(path: Path) -> int:
+    if not path.exists():
+        return 0
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
 def _agree(fast: list[Match], reference: list[Match]) -> bool:
@@ -149,57 +230,45 @@ def _ingest(
     store: str,
     embedder: Embedder,
     progress: Progress | None,
-) -> tuple[StepIndex, float, str, Callable[[], None]]:
-    """Save the synthetic memory through the normal save path; only saving is timed."""
-    saver, index, path, close = _save_path(store, embedder)
+) -> tuple[Any, float]:
+    """Save the synthetic memory through ``EpisodicMemory.save_many``; only saving is timed."""
+    from em_plugin.memory import EpisodicMemory
+
+    memory = EpisodicMemory(store=store, embedder=embedder, scope=SCOPE)
     seconds, done = 0.0, 0
-    for batch in _batches(data, total):
-        start = time.perf_counter()
-        saver(batch)
-        seconds += time.perf_counter() - start
-        done += len(batch)
-        if progress is not None:
-            progress("ingest", done, total)
-    return index, seconds, path, close
-
-
-def _save_path(
-    store: str, embedder: Embedder
-) -> tuple[Callable[[list[Workflow]], Any], StepIndex, str, Callable[[], None]]:
-    if importlib.util.find_spec("em_plugin.memory") is not None:
-        from em_plugin.memory import EpisodicMemory
-
-        memory = EpisodicMemory(store=store, embedder=embedder, scope=SCOPE)
-        index = _memory_index(memory)
-        if index is not None:
-            many = getattr(memory, "save_many", None)
-            saver = many if many is not None else lambda ws: [memory.save(w) for w in ws]
-            name = "EpisodicMemory.save_many" if many is not None else "EpisodicMemory.save"
-            return saver, index, name, memory.close
-        memory.close()
-    index = StepIndex(embedder)
     try:
-        from provenance.stores import open_store
-    except ImportError:  # the store layer is optional for a matcher-only benchmark
-        open_store = None
-    if open_store is not None:
-        opened = open_store(store)
-
-        def save(batch: list[Workflow]) -> None:
-            opened.save_many(batch)
-            index.add_many(batch, batch_size=len(batch))
-
-        return save, index, "WorkflowStore.save_many+StepIndex.add_many", opened.close
-    return lambda batch: index.add_many(batch, batch_size=len(batch)), index, "StepIndex", _noop
-
-
-def _memory_index(memory: Any) -> StepIndex | None:
-    for name in ("index", "step_index", "_index"):
-        found = getattr(memory, name, None)
-        if isinstance(found, StepIndex):
-            return found
-    return None
+        for batch in _batches(data, total):
+            start = time.perf_counter()
+            memory.save_many(batch, batch_size=len(batch))
+            seconds += time.perf_counter() - start
+            done += len(batch)
+            if progress is not None:
+                progress("ingest", done, total)
+    except BaseException:
+        memory.close()
+        raise
+    return memory, seconds
 
 
-def _noop() -> None:
-    return None
+def _worker(argv: list[str]) -> dict[str, Any]:
+    """Run one bench worker: ``--cold STORE EMBEDDER SEED`` or
+    ``--baseline WORKFLOWS QUERIES EMBEDDER SEED`` (the ``memory:`` store)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if argv[0] == "--cold":
+        return cold_open(argv[1], _embedder(argv[2]), int(argv[3]))
+    report = run_bench(int(argv[1]), int(argv[2]), seed=int(argv[4]), embedder=_embedder(argv[3]))
+    keep = (
+        "ingest_seconds", "ingest_workflows_per_s", "fast_ms_p50", "fast_ms_p95",
+        "suggest_ms_p50", "suggest_ms_p95", "rss_mb", "identical", "store",
+    )  # fmt: skip
+    return {k: report[k] for k in keep}
+
+
+def _embedder(name: str) -> Embedder:
+    if name.startswith("fake-"):
+        return FakeEmbedder(int(name.removeprefix("fake-")))
+    return resolve_embedder(name.removeprefix("sentence-transformers:"))
+
+
+if __name__ == "__main__":
+    print(json.dumps(_worker(sys.argv[1:])))

@@ -195,15 +195,15 @@ class MemoryEngine:
                 self._reconcile(self.index, scope, self.store.marker(scope).position)
 
     def scope_memory(self, scope: str) -> ScopeMemory:
-        """Return a scope's suggestion state, building it from the store on first use."""
+        """Return a scope's suggestion state, built from the step index on first use."""
         with self.lock:
             found = self.scopes.get(scope)
             if found is None:
                 found = self.scopes[scope] = ScopeMemory(
                     self.embedder.dimension, self.embedder.embed, **self._scope_settings
                 )
-                if scope in self.index.scopes():
-                    found.add_many(self.store.iter_workflows(scope))
+                # From the index's episodes (in save order): no store read, no RDF parsing.
+                found.add_episodes(self.index.episodes(scope))
             return found
 
     # ------------------------------------------------------------------------------ writes

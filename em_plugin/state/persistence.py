@@ -4,8 +4,9 @@ Layout of an index directory::
 
     meta.json          format, embedder name and dimension, store fingerprint, scope files,
                        and per scope the store change marker ``(sequence, token)`` reflected
-    scope-<i>.json     a scope's name, workflow ids, tool names and instruction texts
-    scope-<i>.npz      its instruction vectors, leaf codes and leaf counts
+    scope-<i>.json     a scope's name, workflow ids, tool names, instruction texts, and the
+                       distinct contexts and args of its leaves
+    scope-<i>.npz      its instruction vectors, leaf codes and counts, context and args ids
     journal.jsonl      saves and deletes since the snapshot, one JSON object a line
 
 A snapshot is written to a temporary sibling directory and swapped in by renames, so a crash
@@ -27,9 +28,9 @@ from typing import Any
 import numpy as np
 
 from em_plugin.errors import IndexStaleError
-from em_plugin.state.scope_index import ScopeIndex
+from em_plugin.state.scope_index import ScopeIndex, StringTable
 
-FORMAT = 1
+FORMAT = 2  # 2: leaves carry their episode contexts and args
 META = "meta.json"
 JOURNAL = "journal.jsonl"
 REINDEX_HINT = "run `em-plugin reindex` to rebuild it from the store"
@@ -111,11 +112,14 @@ def _write_scope(base: Path, name: str, scope: ScopeIndex) -> None:
     slots = np.array([slot for _, slot in live], dtype=np.int64)
     lengths = scope.lengths.view()[slots] if len(slots) else np.zeros(0, np.int32)
     codes = [scope.slot_codes(int(s)) for s in slots]
+    spans = [scope.span(int(s)) for s in slots]
     doc = {
         "scope": name,
         "ids": [wid for wid, _ in live],
         "tools": scope.tools,
         "texts": scope.texts,
+        "contexts": scope.contexts.values,
+        "args": scope.args.values,
     }
     base.with_suffix(".json").write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
     np.savez(
@@ -123,6 +127,8 @@ def _write_scope(base: Path, name: str, scope: ScopeIndex) -> None:
         vectors=scope.table(),
         lengths=lengths.astype(np.int32),
         codes=np.concatenate(codes) if codes else np.zeros(0, np.int32),
+        context_codes=scope.gather(scope.context_codes, spans),
+        arg_codes=scope.gather(scope.arg_codes, spans),
     )
 
 
@@ -159,6 +165,7 @@ def _read_scope(base: Path, dimension: int) -> ScopeIndex:
     doc = json.loads(base.with_suffix(".json").read_text(encoding="utf-8"))
     with np.load(base.with_suffix(".npz"), allow_pickle=False) as arrays:
         vectors, lengths, codes = arrays["vectors"], arrays["lengths"], arrays["codes"]
+        contexts, args = arrays["context_codes"], arrays["arg_codes"]
     if vectors.shape != (len(doc["texts"]), dimension) or len(lengths) != len(doc["ids"]):
         raise ValueError(f"{base.name} arrays do not fit its texts and ids")
     scope = ScopeIndex(dimension)
@@ -171,7 +178,11 @@ def _read_scope(base: Path, dimension: int) -> ScopeIndex:
     )
     if not fits:
         raise ValueError(f"{base.name} leaf codes do not fit its tools and texts")
-    scope.add_bulk(doc["ids"], codes.astype(np.int32), lengths)
+    scope.contexts = StringTable(doc["contexts"])
+    scope.args = StringTable(doc["args"])
+    if not (len(contexts) == len(args) == len(codes)):
+        raise ValueError(f"{base.name} context and args ids do not fit its leaves")
+    scope.add_bulk(doc["ids"], codes.astype(np.int32), lengths, contexts, args)
     return scope
 
 

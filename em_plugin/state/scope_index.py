@@ -5,6 +5,11 @@ slot that later compaction drops). Each slot's leaf sequence is stored as int32 
 flat array: a call leaf is its tool id (``>= 0``), an instruction leaf is ``-(text id) - 1``.
 Instruction texts are stored once per scope (paraphrase templates repeat a lot) in a FAISS
 ``IndexFlatIP``; postings map a tool id or a text id to the slots whose workflow uses it.
+
+Each leaf also keeps what the suggestion models need (the workflow's
+:class:`~em_plugin.state.episodes.Episode`): its instruction context and its call's args, as ids
+into two string tables of the scope (``-1``: none). So the scope's suggestion state is rebuilt
+from the index alone, never by reading the store.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import faiss
 import numpy as np
 
 from em_plugin.retrieval.reference import LeafSequence
+from em_plugin.state.episodes import Episode
 
 
 class GrowArray:
@@ -42,6 +48,36 @@ class GrowArray:
     def view(self) -> np.ndarray:
         """Return the filled part (a view: valid until the next ``extend``)."""
         return self._data[: self.size]
+
+
+class StringTable:
+    """Distinct strings of a scope, each stored once, with int32 ids (``-1`` stands for None)."""
+
+    def __init__(self, values: Sequence[str] = ()) -> None:
+        self.values: list[str] = list(values)
+        self.ids: dict[str, int] = {v: i for i, v in enumerate(self.values)}
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def encode(self, values: Sequence[str | None]) -> np.ndarray:
+        """Return the ids of ``values``, adding the new ones."""
+        out = np.empty(len(values), dtype=np.int32)
+        for i, value in enumerate(values):
+            if value is None:
+                out[i] = -1
+                continue
+            found = self.ids.get(value)
+            if found is None:
+                found = self.ids[value] = len(self.values)
+                self.values.append(value)
+            out[i] = found
+        return out
+
+    def decode(self, codes: np.ndarray) -> tuple[str | None, ...]:
+        """Return the strings of ``codes``."""
+        values = self.values
+        return tuple(values[c] if c >= 0 else None for c in codes.tolist())
 
 
 class Postings:
@@ -148,6 +184,10 @@ class ScopeIndex:
         self.codes = GrowArray(np.int32)
         self.tool_postings = Postings()
         self.text_postings = Postings()
+        self.contexts = StringTable()
+        self.args = StringTable()
+        self.context_codes = GrowArray(np.int32)
+        self.arg_codes = GrowArray(np.int32)
 
     def __len__(self) -> int:
         return len(self.id_slots)
@@ -242,14 +282,41 @@ class ScopeIndex:
         vectors[instr] = self.table()[-codes[instr] - 1]
         return LeafSequence(tools, texts, vectors)
 
-    def add_bulk(self, workflow_ids: Sequence[str], codes: np.ndarray, lengths: np.ndarray) -> None:
+    def episode(self, slot: int) -> Episode:
+        """Return the episode stored in a slot."""
+        start = int(self.offsets.view()[slot])
+        end = start + int(self.lengths.view()[slot])
+        codes = self.codes.view()[start:end].tolist()
+        return Episode(
+            self.slot_ids[slot] or "",
+            tuple(self.tools[c] if c >= 0 else None for c in codes),
+            self.contexts.decode(self.context_codes.view()[start:end]),
+            self.args.decode(self.arg_codes.view()[start:end]),
+        )
+
+    def episodes(self) -> list[Episode]:
+        """Return the live workflows' episodes, in slot (save) order."""
+        return [self.episode(slot) for slot in sorted(self.id_slots.values())]
+
+    def add_bulk(
+        self,
+        workflow_ids: Sequence[str],
+        codes: np.ndarray,
+        lengths: np.ndarray,
+        context_codes: np.ndarray,
+        arg_codes: np.ndarray,
+    ) -> None:
         """Store many workflows at once (vectorised; ids must not be stored).
 
         Args:
             workflow_ids: The ids, one per workflow.
             codes: Their leaf codes, concatenated.
             lengths: Their leaf counts.
+            context_codes: Per leaf, the id of its context in :attr:`contexts` (``-1``: none).
+            arg_codes: Per leaf, the id of its args in :attr:`args` (``-1``: none).
         """
+        self.context_codes.extend(context_codes)
+        self.arg_codes.extend(arg_codes)
         first = len(self.slot_ids)
         count = len(workflow_ids)
         lengths = np.asarray(lengths, dtype=np.int64)
@@ -286,5 +353,26 @@ class ScopeIndex:
         instr = flat < 0
         flat = flat.copy()
         flat[instr] = -remap[-flat[instr].astype(np.int64) - 1] - 1
-        fresh.add_bulk([wid for wid, _ in items], flat, np.array([len(c) for c in codes]))
+        # The string tables are rebuilt from the live leaves: a removed workflow's contexts
+        # and args leave the scope with it.
+        spans = [self.span(slot) for _, slot in items]
+        contexts = fresh.contexts.encode(
+            self.contexts.decode(self.gather(self.context_codes, spans))
+        )
+        args = fresh.args.encode(self.args.decode(self.gather(self.arg_codes, spans)))
+        fresh.add_bulk(
+            [wid for wid, _ in items], flat, np.array([len(c) for c in codes]), contexts, args
+        )
         return fresh
+
+    def span(self, slot: int) -> tuple[int, int]:
+        """Return where a slot's leaves lie in the flat per-leaf arrays."""
+        start = int(self.offsets.view()[slot])
+        return start, start + int(self.lengths.view()[slot])
+
+    @staticmethod
+    def gather(array: GrowArray, spans: list[tuple[int, int]]) -> np.ndarray:
+        """Return the concatenation of ``array``'s values over ``spans``."""
+        view = array.view()
+        parts = [view[a:b] for a, b in spans]
+        return np.concatenate(parts) if parts else np.zeros(0, np.int32)

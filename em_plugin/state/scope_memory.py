@@ -67,7 +67,15 @@ class ScopeMemory:
         Returns:
             Context texts released by replaced workflows (no longer used in this scope).
         """
-        episodes = [episode_of(w, use_text=self.use_text) for w in workflows]
+        return self.add_episodes([episode_of(w, use_text=self.use_text) for w in workflows])
+
+    def add_episodes(self, episodes: Iterable[Episode]) -> list[str]:
+        """Add reduced workflows (as the step index keeps them), replacing same ids.
+
+        Returns:
+            Context texts released by replaced workflows (no longer used in this scope).
+        """
+        episodes = [e if self.use_text else _textless(e) for e in episodes]
         released: list[str] = []
         for episode in episodes:
             released.extend(self.remove(episode.workflow_id))
@@ -107,3 +115,9 @@ class ScopeMemory:
                 else np.asarray(self.embed([context]), dtype=np.float32)[0]
             )
         return Query(episode.tools, vector, frozenset(exclude))
+
+
+def _textless(episode: Episode) -> Episode:
+    # The use_text=False ablation: every instruction is the same text (see episode_of).
+    contexts = tuple(None if c is None else "instruction" for c in episode.contexts)
+    return Episode(episode.workflow_id, episode.tools, contexts, episode.args)

@@ -29,10 +29,10 @@ from em_plugin.retrieval.reference import (
     LeafSequence,
     Match,
     MatchConfig,
-    leaf_texts,
     reference_match,
 )
 from em_plugin.state import persistence as index_files
+from em_plugin.state.episodes import Episode, episode_of
 from em_plugin.state.persistence import REINDEX_HINT, fingerprint
 from em_plugin.state.scope_index import ScopeIndex
 from provenance.model import DEFAULT_SCOPE, Workflow
@@ -140,6 +140,12 @@ class StepIndex:
                 self.markers[scope] = position
                 self._log([{"op": "marker", "scope": scope, "position": list(position)}])
 
+    def episodes(self, scope: str) -> list[Episode]:
+        """Return a scope's episodes in save order (what its suggestion state is built from)."""
+        with self._lock:
+            found = self._scopes.get(scope)
+            return found.episodes() if found is not None else []
+
     def texts(self) -> set[str]:
         """Return every instruction text any scope's entries use."""
         with self._lock:
@@ -184,7 +190,9 @@ class StepIndex:
         done = 0
         iterator = iter(workflows)
         while batch := list(islice(iterator, batch_size)):
-            entries = [(w.id, w.scope, *leaf_texts(w)) for w in batch]
+            # One reduction of a workflow: its episode gives the leaves the matcher needs and
+            # the contexts and args the suggestion models need.
+            entries = [(w.scope, episode_of(w)) for w in batch]
             with self._lock:
                 self._apply_adds(entries)
                 self._log([_add_entry(*e) for e in entries])
@@ -249,7 +257,8 @@ class StepIndex:
 
     def query_leaves(self, workflow: Workflow) -> LeafSequence:
         """Return the current workflow's leaf sequence, embedding its instructions (cached)."""
-        tools, texts = leaf_texts(workflow)
+        episode = episode_of(workflow)
+        tools, texts = episode.tools, _leaf_texts(episode)
         vectors = np.zeros((len(tools), self.dimension), dtype=np.float32)
         rows = [i for i, t in enumerate(texts) if t is not None]
         if rows:
@@ -415,12 +424,12 @@ class StepIndex:
             f"{REINDEX_HINT}"
         )
 
-    def _apply_adds(self, entries: list[tuple[str, str, tuple, tuple]]) -> None:
+    def _apply_adds(self, entries: list[tuple[str, Episode]]) -> None:
         fresh: dict[str, dict[str, None]] = {}
-        for _, scope_name, _tools, texts in entries:
+        for scope_name, episode in entries:
             scope = self._scope(scope_name)
             new = fresh.setdefault(scope_name, {})
-            new.update(dict.fromkeys(scope.new_texts(texts)))
+            new.update(dict.fromkeys(scope.new_texts(_leaf_texts(episode))))
         distinct = list(dict.fromkeys(t for new in fresh.values() for t in new))
         vectors = self.embedder.embed(distinct) if distinct else None
         row = {t: i for i, t in enumerate(distinct)}
@@ -428,18 +437,23 @@ class StepIndex:
             if new and vectors is not None:
                 self._scopes[scope_name].add_texts(list(new), vectors[[row[t] for t in new]])
         # A later entry for a (scope, id) replaces an earlier one.
-        latest = {(e[1], e[0]): e for e in entries}
+        latest = {(scope_name, e.workflow_id): e for scope_name, e in entries}
         for scope_name, workflow_id in latest:
             # No compaction inside the batch: it would drop the texts added above.
             self._remove(scope_name, workflow_id, compact=False)
-        by_scope: dict[str, list[tuple[str, np.ndarray]]] = {}
-        for workflow_id, scope_name, tools, texts in latest.values():
-            codes = self._scopes[scope_name].encode(tools, texts)
-            by_scope.setdefault(scope_name, []).append((workflow_id, codes))
+        by_scope: dict[str, list[Episode]] = {}
+        for (scope_name, _), episode in latest.items():
+            by_scope.setdefault(scope_name, []).append(episode)
         for scope_name, added in by_scope.items():
-            lengths = np.array([len(codes) for _, codes in added])
-            flat = np.concatenate([codes for _, codes in added])
-            self._scopes[scope_name].add_bulk([wid for wid, _ in added], flat, lengths)
+            scope = self._scopes[scope_name]
+            codes = [scope.encode(e.tools, _leaf_texts(e)) for e in added]
+            scope.add_bulk(
+                [e.workflow_id for e in added],
+                np.concatenate(codes),
+                np.array([len(e) for e in added]),
+                scope.contexts.encode([c for e in added for c in e.contexts]),
+                scope.args.encode([a for e in added for a in e.args]),
+            )
             self._compact_if_sparse(scope_name)
 
     def _scope(self, name: str) -> ScopeIndex:
@@ -471,13 +485,17 @@ class StepIndex:
             self.save()
 
     def _replay(self, entries: Iterable[dict[str, Any]]) -> None:
-        pending: list[tuple[str, str, tuple, tuple]] = []
+        pending: list[tuple[str, Episode]] = []
         for entry in entries:
             op = entry.get("op")
             if op == "add":
-                pending.append(
-                    (entry["id"], entry["scope"], tuple(entry["tools"]), tuple(entry["texts"]))
+                episode = Episode(
+                    entry["id"],
+                    tuple(entry["tools"]),
+                    tuple(entry["contexts"]),
+                    tuple(entry["args"]),
                 )
+                pending.append((entry["scope"], episode))
                 continue
             if pending:
                 self._apply_adds(pending)
@@ -495,5 +513,18 @@ class StepIndex:
             self._apply_adds(pending)
 
 
-def _add_entry(workflow_id: str, scope: str, tools: tuple, texts: tuple) -> dict[str, Any]:
-    return {"op": "add", "id": workflow_id, "scope": scope, "tools": tools, "texts": texts}
+def _add_entry(scope: str, episode: Episode) -> dict[str, Any]:
+    return {
+        "op": "add",
+        "id": episode.workflow_id,
+        "scope": scope,
+        "tools": episode.tools,
+        "contexts": episode.contexts,
+        "args": episode.args,
+    }
+
+
+def _leaf_texts(episode: Episode) -> tuple[str | None, ...]:
+    """The matcher's texts: an instruction leaf's own text (its context), ``None`` for calls."""
+    pairs = zip(episode.tools, episode.contexts, strict=True)
+    return tuple(c if t is None else None for t, c in pairs)
