@@ -345,9 +345,8 @@ class EpisodicMemory:
         if workflow_ids is None:
             seen = {e.workflow_id: None for s in suggestions for e in s.evidence}
             workflow_ids = list(seen)
-        return self._engine.record_suggestions(
-            session_id, [s.to_json() for s in suggestions], workflow_ids, self.scope, time
-        )
+        records = [self.redactor.suggestion(s.to_json()) for s in suggestions]
+        return self._engine.record_suggestions(session_id, records, workflow_ids, self.scope, time)
 
     # ------------------------------------------------------------------------------ async
 

@@ -241,6 +241,18 @@ class Redactor:
         """Return a copy of tool arguments with secrets redacted."""
         return self.value(dict(args))
 
+    def suggestion(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Return a suggestion's JSON record with its free-text and argument fields redacted.
+
+        Suggestions can quote the live conversation, which no save has redacted yet. Tool names,
+        scores and the workflow ids of the evidence are identity and stay as they are.
+        """
+        out = dict(record)
+        for key in _SUGGESTION_TEXT_FIELDS:
+            if out.get(key) is not None:
+                out[key] = self.value(out[key])
+        return out
+
     # ------------------------------------------------------------------------- workflows
 
     def workflow(self, workflow: Workflow) -> Workflow:
@@ -294,6 +306,9 @@ class Redactor:
             if text != step.text:
                 changes["text"] = text
         return dataclasses.replace(step, **changes) if changes else step
+
+
+_SUGGESTION_TEXT_FIELDS = ("text", "args", "example_args", "detail")
 
 
 def _compile_user_pattern(pattern: str | re.Pattern[str]) -> re.Pattern[str]:

@@ -18,6 +18,7 @@ from em_plugin.capture.redaction import (
 )
 from em_plugin.errors import ConfigurationError
 from em_plugin.memory import EpisodicMemory
+from em_plugin.suggest.types import Evidence, Suggestion
 from provenance.export import export
 from provenance.model import CallStep, FailedCall, InstructionStep, Workflow
 from provenance.workflow_json import dumps_workflow
@@ -284,3 +285,29 @@ def test_redaction_keeps_workflows_valid_and_is_idempotent(workflow: Workflow) -
     once = redact_workflow(workflow)
     assert redact_workflow(once) == once
     assert json.loads(dumps_workflow(once))["id"] == workflow.id
+
+
+def test_suggestion_records_are_redacted_but_keep_their_evidence() -> None:
+    # A suggestion can quote the live conversation (bound args, LLM text), never redacted by a save.
+    memory = EpisodicMemory(store="memory:", embedder="fake")
+    try:
+        memory.save(Workflow(id="past", steps=(CallStep("login"),)))
+        shown = Suggestion(
+            text=f"Call login with {_SK}",
+            tool="login",
+            args={"password": "live-pass-123", "user": "ada"},
+            evidence=(Evidence("past", 0, 0.9),),
+            detail=(f"token {_GHP}",),
+        )
+        assert memory.record_suggestions("s-1", [shown]) is not None
+        backend = memory.store.backend
+        stored = "\n".join(
+            " ".join(map(str, triple))
+            for _, triples in backend.read_graphs(backend.graph_names())
+            for triple in triples
+        )
+    finally:
+        memory.close()
+    for secret in (_SK, "live-pass-123", _GHP):
+        assert secret not in stored
+    assert "ada" in stored and "workflow/past" in stored
