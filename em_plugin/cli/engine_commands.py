@@ -178,8 +178,10 @@ def eval_(
     if sweep:
         thresholds = (threshold,) if threshold is not None else evaluation.DEFAULT_SWEEP
         rows = evaluation.sweep(file, thresholds, **options)
-        columns = list(rows[0]) if rows else ["threshold"]
-        emit_records(columns, rows, fmt, title=f"eval --sweep {file.name}")
+        if fmt == "table":
+            emit_records(SWEEP_COLUMNS, sweep_rows(rows), fmt, title=f"eval --sweep {file.name}")
+        else:
+            emit_records(list(rows[0]) if rows else ["threshold"], rows, fmt)
         return
     if threshold is not None:
         options["threshold"] = threshold
@@ -204,6 +206,23 @@ def _chat_model(factory: str) -> Any:
             f"{factory!r}: {exc}; give MODULE:FUNCTION, e.g. integrations.llm:local_chat_model",
             param_hint="--llm",
         ) from exc
+
+
+SWEEP_COLUMNS = ("T", "hit@1", "hit@3", "mrr", "paper hit@1", "paper hit@3", "retrieved")
+"""Columns of the ``eval --sweep`` table (json, jsonl and csv keep every key)."""
+
+
+def sweep_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return sweep results as rows of :data:`SWEEP_COLUMNS`, rates with three decimals."""
+    keys = ("threshold", "hit@1", "hit@3", "mrr", "paper_hit@1", "paper_hit@3", "retrieval_share")
+
+    def shown(value: Any) -> Any:
+        return f"{value:.3f}" if isinstance(value, float) else value
+
+    return [
+        {column: shown(row.get(key)) for column, key in zip(SWEEP_COLUMNS, keys, strict=True)}
+        for row in rows
+    ]
 
 
 EVAL_COLUMNS = ("method", "hit@1", "hit@3", "mrr", "hits@1", "hits@3")

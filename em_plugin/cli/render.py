@@ -138,6 +138,9 @@ def fit_widths(
         [10, 26, 4]
     """
     floors = [min(n, max(f, 1)) for n, f in zip(natural, floors or [6] * len(natural), strict=True)]
+    if sum(floors) > available:
+        # Not even the floors fit: shrink them in proportion (headers get cut, rows stay one line).
+        floors = [max(3, f * available // sum(floors)) for f in floors]
     widths = list(natural)
     cap = max(widths, default=0)
     # Lower one common cap until everything fits; a column never goes below its floor.

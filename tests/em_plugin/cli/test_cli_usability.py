@@ -467,3 +467,17 @@ def test_a_second_writer_gets_advice_for_the_cli(store: Path) -> None:
     assert "is open for writing in another process" in blocked.stderr
     assert "The read commands (list, query, show, stats, export, validate) work" in blocked.stderr
     assert json.loads(reading.stdout)["workflows"] == 7
+
+
+def test_eval_sweep_table_fits_80_columns_and_csv_keeps_every_key() -> None:
+    table = run("eval", AIRLINE, "--sweep", "--threshold", "0.65").stdout
+    lines = table.rstrip("\n").splitlines()
+    assert all(len(line) <= 80 for line in lines), table
+    header = next(line for line in lines if line.startswith("T "))
+    assert header.split() == ["T", "hit@1", "hit@3", "mrr", "paper", "hit@1", "paper", "hit@3",
+                              "retrieved"]  # fmt: skip
+    assert "…" not in table
+    rows = _parse(
+        "csv", run("eval", AIRLINE, "--sweep", "--threshold", "0.65", "--format", "csv").stdout
+    )
+    assert len(rows) == 1 and {"threshold", "paper_hit@1", "retrieval_share"} <= set(rows[0])
