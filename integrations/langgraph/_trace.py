@@ -43,7 +43,7 @@ def trace_entry(
         "call_id": call.get("id"),
         "name": call.get("name"),
         "args": dict(call.get("args") or {}),
-        "agent": agent,
+        "agent": agent or agent_of_config(current_config()),
         "children": children,
     }
     if exc is not None:
@@ -145,6 +145,28 @@ def _replay(
         trajectory.call_error(call_id, entry["error"])
     else:
         trajectory.call_end(call_id, entry.get("output"))
+
+
+#: The identity of an agent that has no name and runs at the top of its graph.
+DEFAULT_AGENT = "agent"
+
+
+def agent_of_config(config: Any) -> str:
+    """A stable identity for the agent running a tool when its messages name none.
+
+    ``lc_agent_name`` when the agent has a name; else the graph node the agent runs in (the
+    last segment of ``checkpoint_ns``, e.g. ``crew`` for ``crew:<task id>``); else ``agent``.
+    """
+    metadata = (config or {}).get("metadata") or {}
+    name = metadata.get("lc_agent_name")
+    if isinstance(name, str) and name:
+        return name
+    namespace = metadata.get("checkpoint_ns")
+    if isinstance(namespace, str) and namespace:
+        node = namespace.split("|")[-1].split(":")[0]
+        if node:
+            return node
+    return DEFAULT_AGENT
 
 
 def first_human_id(messages: Sequence[BaseMessage]) -> str:
