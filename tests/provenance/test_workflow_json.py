@@ -348,3 +348,27 @@ def test_parser_handles_truncated_lines(workflow: Workflow, cut: int) -> None:
         loads_workflow(line[: min(cut, len(line) - 1)])
     except WorkflowFormatError:
         pass
+
+
+def test_the_cli_reader_locates_and_skips_the_same_lines(tmp_path: Path) -> None:
+    # em-plugin import reads files through em_plugin.cli.io, which parses with loads_workflow.
+    from em_plugin.cli.io import read_workflows
+
+    path = tmp_path / "import.jsonl"
+    lines = [
+        '{"id": "a", "steps": []}',
+        '{"id": null, "steps": []}',
+        '{"id": "b", "steps": [{"kind": "call", "name": "t", "args": {"n": %s}}]}' % ("1" * 5000),
+        '{"id": "c", "steps": [{"kind": "instruction", "text": "\\ud800"}]}',
+        '{"id": "d", "steps": []}',
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(WorkflowFormatError, match=rf"^{path}:2: 'id' must be a string, not null"):
+        read_workflows(path)
+    workflows, skipped = read_workflows(path, skip_invalid=True)
+    assert [(n, w.id) for n, w in workflows] == [(1, "a"), (5, "d")]
+    assert [(e.line, e.reason.split(":")[0]) for e in skipped] == [
+        (2, "'id' must be a string, not null"),
+        (3, "invalid JSON"),
+        (4, "steps[0]"),
+    ]
