@@ -55,6 +55,8 @@ class Shape:
     expected: list[Row]
     failed: list[str]
     run: Callable[[EpisodicMemory], Outcome]
+    user_tools: frozenset[str] = frozenset()
+    """The tools the agent the user talks to can call (suggestions may name only these)."""
 
 
 def memory() -> EpisodicMemory:
@@ -469,12 +471,19 @@ SUPERVISED = [
 ]
 
 SHAPES = [
-    Shape("langgraph-supervisor", SUPERVISED, ["product_extractor"], _supervisor("last_message")),
+    Shape(
+        "langgraph-supervisor",
+        SUPERVISED,
+        ["product_extractor"],
+        _supervisor("last_message"),
+        frozenset({"transfer_to_extractor", "transfer_to_classifier"}),
+    ),
     Shape(
         "langgraph-supervisor full_history",
         SUPERVISED,
         ["product_extractor"],
         _supervisor("full_history"),
+        frozenset({"transfer_to_extractor", "transfer_to_classifier"}),
     ),
     Shape(
         "langgraph-swarm",
@@ -488,6 +497,15 @@ SHAPES = [
         ],
         ["product_extractor"],
         _swarm,
+        # Every swarm agent talks to the user directly.
+        frozenset(
+            {
+                "product_extractor",
+                "pfas_classifier",
+                "transfer_to_classifier",
+                "transfer_to_extractor",
+            }
+        ),
     ),
     Shape(
         "create_agent, sub-agents as parallel tools",
@@ -503,6 +521,7 @@ SHAPES = [
         ],
         ["product_extractor"],
         _agents_as_tools,
+        frozenset({"ask_extractor", "ask_classifier"}),
     ),
     Shape(
         "hand-built subgraphs",
@@ -514,6 +533,7 @@ SHAPES = [
         ],
         ["product_extractor"],
         _subgraph,
+        frozenset({"product_extractor", "pfas_classifier"}),  # routed by the instruction
     ),
     Shape(
         "BeeAI RequirementAgent + HandoffTool (unnamed sub-agents)",
@@ -527,6 +547,7 @@ SHAPES = [
         ],
         ["product_extractor"],
         _bee_handoff,
+        frozenset({"extractor", "classifier"}),
     ),
     Shape(
         "BeeAI AgentWorkflow",
@@ -539,6 +560,7 @@ SHAPES = [
         ],
         ["product_extractor"],
         _bee_workflow,
+        frozenset({"product_extractor", "pfas_classifier", "write_report"}),  # every step runs
     ),
     Shape(
         "BeeAI ToolCallingAgent",
@@ -550,6 +572,7 @@ SHAPES = [
         ],
         ["product_extractor"],
         _bee_tool_calling,
+        frozenset({"product_extractor", "pfas_classifier"}),
     ),
 ]
 
@@ -579,5 +602,8 @@ def evaluate(shape: Shape) -> dict[str, Any]:
         "streaming shows suggestions": bool(outcome.streamed)
         and all(t.startswith("Suggested next steps") for t in outcome.streamed),
         "cites saved workflow": cites(outcome.suggestions, "session/t-1"),
+        "user-level suggestions": all(
+            s.tool is None or s.tool in shape.user_tools for s in outcome.suggestions
+        ),
         "outcome": outcome,
     }
