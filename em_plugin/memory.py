@@ -271,7 +271,7 @@ class EpisodicMemory:
         Raises:
             WorkflowNotFound: When it is not stored in this scope.
         """
-        return self._engine.store.load(workflow_id, scope=self.scope)
+        return self._engine.load(workflow_id, self.scope)
 
     def ids(self) -> list[str]:
         """Return the ids of this scope's workflows, sorted."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,6 +49,8 @@ log = logging.getLogger("em_plugin.memory")
 
 #: Seconds between two checks of the store's change marker before a read.
 DEFAULT_POLL_INTERVAL = 0.5
+# Workflows kept parsed for the suggesters (see MemoryEngine.load).
+_LOADED = 256
 
 
 def open_cache(
@@ -96,6 +99,8 @@ class MemoryEngine:
         self.closed = False
         self._polled = time.monotonic()
         self._unsettled = False
+        # Suggesters load a few retrieved workflows per turn; parsing a graph costs ~10 ms.
+        self._loaded: OrderedDict[tuple[str, str], Workflow] = OrderedDict()
         try:
             directory = self.store.derived_dir
             self.embedder = open_cache(
@@ -154,6 +159,7 @@ class MemoryEngine:
         if changed is None:
             # The log does not reach back to the index's position: reload the whole scope.
             changed = frozenset(index.ids(scope)) | frozenset(self.store.ids(scope))
+        self._forget_loaded(scope, changed)
         fresh = list(self.store.load_many(scope, sorted(changed)))
         gone = sorted(changed - {w.id for w in fresh})
         log.info("scope %r: reloading %d workflows changed in the store", scope, len(changed))
@@ -192,7 +198,7 @@ class MemoryEngine:
                 for name in sorted(set(markers) | set(self.index.markers)):
                     self._reconcile(self.index, name, markers.get(name))
             else:
-                self._reconcile(self.index, scope, self.store.marker(scope).position)
+                self._reconcile(self.index, scope, self.store.position(scope))
 
     def scope_memory(self, scope: str) -> ScopeMemory:
         """Return a scope's suggestion state, built from the step index on first use."""
@@ -212,6 +218,8 @@ class MemoryEngine:
         """Store and index a batch as one unit (a repeated (scope, id) keeps its last)."""
         batch = list({(w.scope, w.id): w for w in batch}.values())
         with self.lock:
+            for workflow in batch:
+                self._loaded.pop((workflow.scope, workflow.id), None)
             # Only suggestion states already built follow the write; the others are built from
             # the store (new workflows included) on first use, so an import embeds no context
             # and loads no model for them.
@@ -279,6 +287,7 @@ class MemoryEngine:
         with self.lock:
             if (scope, workflow_id) not in self.index:
                 return False
+            self._forget_loaded(scope, [workflow_id])
             markers, _ = self.store.commit(deletes=[(scope, workflow_id)])
             self.index.remove(workflow_id, scope)
             state = self.scopes.get(scope)
@@ -306,6 +315,7 @@ class MemoryEngine:
             state = self.scopes.pop(scope, None)
             if state is not None:
                 texts.update(state.contexts.texts())
+            self._forget_loaded(scope)
             removed = self.store.delete_scope(scope)
             self.index.remove_scope(scope)
             self.index.set_marker(scope, self.store.marker(scope).position)
@@ -327,6 +337,32 @@ class MemoryEngine:
         ]
         if unused:
             self.embedder.discard(unused)
+
+    def load(self, workflow_id: str, scope: str) -> Workflow:
+        """Return a stored workflow of a scope (recently loaded ones from memory).
+
+        Raises:
+            WorkflowNotFound: When the scope holds no such workflow.
+        """
+        key = (scope, workflow_id)
+        with self.lock:
+            found = self._loaded.get(key)
+            if found is not None:
+                self._loaded.move_to_end(key)
+                return found
+            found = self.store.load(workflow_id, scope=scope)
+            self._loaded[key] = found
+            if len(self._loaded) > _LOADED:
+                self._loaded.popitem(last=False)
+            return found
+
+    def _forget_loaded(self, scope: str, ids: Iterable[str] | None = None) -> None:
+        if ids is None:
+            for key in [k for k in self._loaded if k[0] == scope]:
+                del self._loaded[key]
+        else:
+            for workflow_id in ids:
+                self._loaded.pop((scope, workflow_id), None)
 
     def _load(self, workflow_id: str, scope: str) -> Workflow | None:
         try:

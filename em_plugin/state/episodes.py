@@ -178,7 +178,8 @@ class ContextTable:
         """Cosine of ``query`` with every id's vector; ``nan`` for released ids."""
         rows = self._vectors[: len(self._texts)]
         sims = (rows @ np.asarray(query, dtype=np.float32)).astype(np.float64)
-        sims[np.fromiter((t is None for t in self._texts), dtype=bool, count=len(sims))] = np.nan
+        if self._free:  # released ids are exactly the free ones
+            sims[self._free] = np.nan
         return sims
 
     def vector(self, context_id: int) -> np.ndarray:

@@ -266,6 +266,11 @@ class WorkflowStore:
         """Return a scope's change log with the ids of each entry (empty: no recorded write)."""
         return self._read_markers([scope], ids=True)[scope]
 
+    def position(self, scope: str) -> tuple[int, str]:
+        """Return a scope's change-log position ``(sequence, tokens)``: one small query, what a
+        reader polls (``(0, "")``: no recorded write)."""
+        return self._read_markers([scope], ids=False)[scope].position
+
     def markers(self) -> dict[str, tuple[int, str]]:
         """Return ``scope -> position`` of every scope with a change log (one small query)."""
         rows = self.backend.select(ENTRIES_QUERY).rows
