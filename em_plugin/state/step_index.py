@@ -216,7 +216,10 @@ class StepIndex:
             return removed
 
     def remove_scope(self, scope: str) -> list[str]:
-        """Remove a scope's workflows and vectors (also from the embedding cache).
+        """Remove a scope's workflows and vectors.
+
+        The embedding cache is not touched here: its one owner, the engine, drops the vectors
+        no scope uses any more (:meth:`~em_plugin.state.engine.MemoryEngine.discard`).
 
         Returns:
             The removed workflow ids, sorted.
@@ -226,8 +229,6 @@ class StepIndex:
             self.markers.pop(scope, None)
             if found is None:
                 return []
-            elsewhere = {t for s in self._scopes.values() for t in s.text_ids}
-            self.embedder.discard(t for t in found.texts if t not in elsewhere)
             self._log([{"op": "remove_scope", "scope": scope}])
             return sorted(found.id_slots)
 

@@ -61,3 +61,14 @@ def test_bench_reports_identical_fast_and_reference_results():
 def test_bench_refuses_empty_runs():
     with pytest.raises(ConfigurationError, match="must be >= 1"):
         run_bench(0)
+
+
+def test_bench_on_the_disk_store_reports_disk_cold_open_and_the_memory_baseline(tmp_path):
+    report = run_bench(120, queries=3, store=str(tmp_path / "store"))
+    assert report["identical"] is True and report["ingest_path"] == "EpisodicMemory.save_many"
+    assert report["disk_bytes"] > 0 and report["disk_bytes_per_leaf"] > 0
+    assert report["cold_open_seconds"] > 0 and report["first_suggest_seconds"] > 0
+    assert report["suggest_ms_p50"] > 0 and report["suggest_ms_p95"] >= report["suggest_ms_p50"]
+    baseline = report["baseline"]
+    assert baseline["store"] == "memory:" and baseline["identical"] is True
+    assert baseline["ingest_workflows_per_s"] > 0 and baseline["rss_mb"] > 0
