@@ -94,7 +94,7 @@ def run_demo(
     from em_plugin.embedding import resolve_embedder
     from em_plugin.errors import ConfigurationError
     from em_plugin.memory import EpisodicMemory
-    from integrations.demo._llm_env import langchain_chat_model, llm_spec_from_env
+    from integrations.demo._llm_env import llm_spec_from_env, suggester_chat_model
     from integrations.demo._sessions import SuggestionTap
     from integrations.demo._setup import load_bootstrap, paper_chain, store_label
     from integrations.demo.pfas import CREW_DESCRIPTION
@@ -117,7 +117,9 @@ def run_demo(
             store=workflow_store,
             embedder=embedder,
             crew=CREW_DESCRIPTION,
-            chain=paper_chain(None if llm.offline else langchain_chat_model(llm)),
+            # The paper's chain; with $EM_PLUGIN_LLM naming a model (e.g. "local": SmolLM2 on
+            # this CPU) the LLM suggester goes first, as in the paper.
+            chain=paper_chain(suggester_chat_model(llm)),
             on_suggestions=tap,
         )
         try:
@@ -132,12 +134,19 @@ def run_demo(
                 )
             )
             problems = _run_all(console, memory, workflow_store, llm, tap, frameworks, question)
-            render.commands(console, _explore_commands(store, frameworks))
-            console.print(
-                "[dim]The store keeps the sessions saved above: the next run also retrieves "
-                "them, so its suggestions can differ from this run's. --store memory: runs on "
-                "the bootstrap workflows alone.[/dim]"
-            )
+            if store is not None and store.strip() in ("memory:", "memory://", ":memory:"):
+                # Nothing to explore afterwards: the store ends with this process.
+                console.print(
+                    "[dim]This run's store was in memory and is gone; run with --store DIR (or "
+                    "without --store) to explore the saved sessions afterwards.[/dim]"
+                )
+            else:
+                render.commands(console, _explore_commands(store, frameworks))
+                console.print(
+                    "[dim]The store keeps the sessions saved above: the next run also retrieves "
+                    "them, so its suggestions can differ from this run's. --store memory: runs "
+                    "on the bootstrap workflows alone.[/dim]"
+                )
         finally:
             memory.close()
     console.print(f"[dim]demo finished in {time.perf_counter() - started:.1f} s[/dim]")

@@ -28,6 +28,8 @@ def test_a_second_run_reuses_the_seeded_store(tmp_path: Path) -> None:
     text = second.export_text()
     assert "bootstrap already loaded" in text and "65 workflows" in text  # + session/demo-beeai
     assert "Figure 3 on LangGraph" not in text
+    # Both runs say why the second one can differ from the first.
+    assert all("The store keeps the sessions saved above" in t for t in (first.export_text(), text))
 
 
 def test_unknown_frameworks_are_refused() -> None:
@@ -83,3 +85,11 @@ def test_explore_commands_run_without_an_activated_venv(monkeypatch: pytest.Monk
     assert all(c.startswith(f"{script.parent.parent.name}/bin/em-plugin ") for c in commands)
     monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/em-plugin")
     assert demo.em_plugin_program() == "em-plugin"
+
+
+def test_a_memory_store_run_says_there_is_nothing_to_explore() -> None:
+    console = Console(record=True, width=140)
+    code = run_demo("memory:", console, ("beeai",), embedder=FakeEmbedder(), question=OFF_TOPIC)
+    text = console.export_text()
+    assert code == 0
+    assert "store was in memory and is gone" in text and "explore further" not in text
