@@ -17,7 +17,7 @@ Everything is keyed by ``(scope, id)``: ids are per scope. It keeps them in step
 
 Derived data of a disk store lives in the store's ``derived_dir``: the step index (``steps/``)
 and the embedding cache (``embeddings.sqlite``). Other stores get an in-memory index and cache,
-rebuilt from the store when the memory opens.
+rebuilt from the store when the memory opens. See ``docs/state.md``.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ The store also owns what lives beside the workflows:
   :meth:`WorkflowStore.markers`);
 * **suggestion records**, one graph per (scope, session) (:meth:`WorkflowStore.record_suggestions`);
 * the **derived-data directory** of a disk store (:attr:`WorkflowStore.derived_dir`), where
-  indexes and caches built from the store live; erasing a scope must reach them too.
+  indexes and caches built from the store live; erasing a scope must reach them too
+  (``docs/state.md``).
 
 A write whose outcome the backend cannot report (a remote server that died mid-request) is
 settled by looking for its change-log entry: committed writes return normally, and when the store
