@@ -1,4 +1,4 @@
-"""``EpisodicMemory``: the facade that users and the integrations hold (DESIGN §1, §7, §8, §11).
+"""``EpisodicMemory``: the facade that users and the integrations hold (docs/architecture.md).
 
 It owns the workflow store (provenance), the embedder (cached by text hash), the step index
 (retrieval by the paper's rule), and per scope the continuation index and the H-EPM graph

@@ -68,7 +68,7 @@ def run_bench(
         embedder: The embedder; ``None`` for ``FakeEmbedder(384)``.
         reference_queries: How many of the queries the reference matcher also runs; defaults
             to all of them up to 10k workflows, then fewer (at least 5).
-        config: Retrieval parameters (DESIGN §7 defaults).
+        config: Retrieval parameters (docs/retrieval.md defaults).
         progress: Called with ``(stage, done, total)``.
         baseline: Also run the ``memory:`` store in a separate process (``baseline`` key);
             by default, whenever ``store`` is another store.

@@ -1,4 +1,4 @@
-"""Retrieval by the paper's rule (DESIGN §7): the brute-force reference implementation.
+"""Retrieval by the paper's rule (docs/retrieval.md): the brute-force reference implementation.
 
 Step similarity: two instructions give the cosine of their embeddings, two calls give 1 when the
 tool names are equal and 0 otherwise, an instruction and a call give 0. A memory workflow ``W_i``
@@ -48,7 +48,7 @@ class Match:
 
 @dataclass(frozen=True)
 class MatchConfig:
-    """Retrieval parameters (DESIGN §7); all configurable."""
+    """Retrieval parameters (docs/retrieval.md); all configurable."""
 
     threshold: float = DEFAULT_THRESHOLD
     """Retrieve when the mean similarity is strictly above this."""

@@ -1,7 +1,7 @@
 """What the suggesters need from a workflow: its leaves, their instruction contexts, their args.
 
-An :class:`Episode` is a workflow reduced to its leaf sequence (DESIGN §3) with, for every leaf,
-its *instruction context*: the text of the innermost instruction it happened under (an
+An :class:`Episode` is a workflow reduced to its leaf sequence (docs/retrieval.md) with, for
+every leaf, its *instruction context*: the text of the innermost instruction it happened under (an
 instruction leaf is its own context). Contexts are what H-EPM keeps on the edges of its
 tool-transition graph, and what the episodic ranking compares with the current instruction.
 

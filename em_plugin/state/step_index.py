@@ -277,7 +277,7 @@ class StepIndex:
         config: MatchConfig | None = None,
         method: Method = "fast",
     ) -> list[Match]:
-        """Retrieve the scope's workflows matching the current one (DESIGN §7).
+        """Retrieve the scope's workflows matching the current one (docs/retrieval.md).
 
         Args:
             current: The current workflow, or its leaf sequence from :meth:`query_leaves`.
