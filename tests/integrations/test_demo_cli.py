@@ -24,12 +24,13 @@ def test_a_second_run_reuses_the_seeded_store(tmp_path: Path) -> None:
     code = run_demo(store, second, ("beeai",), embedder=FakeEmbedder(), question=OFF_TOPIC)
 
     assert code == 0
-    assert "64 bootstrap workflows loaded now" in first.export_text()
+    first_text = first.export_text()  # export_text() empties the recording
+    assert "64 bootstrap workflows loaded now" in first_text
     text = second.export_text()
     assert "bootstrap already loaded" in text and "65 workflows" in text  # + session/demo-beeai
     assert "Figure 3 on LangGraph" not in text
     # Both runs say why the second one can differ from the first.
-    assert all("The store keeps the sessions saved above" in t for t in (first.export_text(), text))
+    assert all("The store keeps the sessions saved above" in t for t in (first_text, text))
 
 
 def test_unknown_frameworks_are_refused() -> None:
