@@ -6,8 +6,9 @@ policy with :meth:`SessionPolicy.from_options`, so the settings are declared and
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, TypedDict, cast
 
 from em_plugin.errors import ConfigurationError
@@ -16,11 +17,13 @@ from provenance.model import Workflow
 __all__ = [
     "AUTOSAVE_CHOICES",
     "DEFAULT_TURN_BUDGET",
+    "TURN_BUDGET_ENV",
     "Judge",
     "PolicyAttributes",
     "PolicyOptions",
     "SessionPolicy",
     "TurnOutcome",
+    "default_turn_budget",
 ]
 
 Autosave = Literal["off", "on_success"]
@@ -28,6 +31,27 @@ AUTOSAVE_CHOICES: tuple[str, ...] = ("off", "on_success")
 
 #: Seconds of memory work a turn may add to the crew's answer (embedding included).
 DEFAULT_TURN_BUDGET = 0.5
+#: The environment variable that overrides :data:`DEFAULT_TURN_BUDGET` (seconds, or ``none``).
+TURN_BUDGET_ENV = "EM_PLUGIN_TURN_BUDGET"
+
+
+def default_turn_budget() -> float | None:
+    """Return the turn budget of policies that set none: ``$EM_PLUGIN_TURN_BUDGET`` or 0.5 s.
+
+    Raises:
+        ConfigurationError: When the variable is neither a number nor ``none``.
+    """
+    raw = os.environ.get(TURN_BUDGET_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TURN_BUDGET
+    if raw.lower() == "none":
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigurationError(
+            f"{TURN_BUDGET_ENV} must be a number of seconds or 'none', got {raw!r}"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -78,6 +102,7 @@ class SessionPolicy:
         turn_budget: Seconds of memory work (embedding, retrieval, saving) a turn may take
             before the crew's answer goes out without suggestions and with a warning; the
             unfinished work completes or is dropped in the background. ``None``: no limit.
+            Default: ``$EM_PLUGIN_TURN_BUDGET``, else 0.5.
 
     Raises:
         ConfigurationError: On an unknown autosave mode, a judge without autosave, bad
@@ -91,7 +116,7 @@ class SessionPolicy:
     save_command: str = "/save"
     suggest_command: str = "/suggest"
     limit: int = 3
-    turn_budget: float | None = DEFAULT_TURN_BUDGET
+    turn_budget: float | None = field(default_factory=default_turn_budget)
 
     def __post_init__(self) -> None:
         if self.autosave not in AUTOSAVE_CHOICES:

@@ -162,3 +162,15 @@ def test_registry_keeps_scopes_apart_and_drops_the_least_recent() -> None:
         SessionRegistry(memory, SessionPolicy(), framework="x", log=LOG, max_sessions=0)
     with pytest.raises(ConfigurationError, match="memory is required"):
         SessionRegistry(None, SessionPolicy(), framework="x", log=LOG)  # type: ignore[arg-type]
+
+
+def test_the_default_budget_comes_from_the_environment(monkeypatch) -> None:
+    monkeypatch.delenv("EM_PLUGIN_TURN_BUDGET", raising=False)
+    assert SessionPolicy().turn_budget == DEFAULT_TURN_BUDGET
+    monkeypatch.setenv("EM_PLUGIN_TURN_BUDGET", "2.5")
+    assert SessionPolicy().turn_budget == 2.5
+    monkeypatch.setenv("EM_PLUGIN_TURN_BUDGET", "none")
+    assert SessionPolicy().turn_budget is None
+    monkeypatch.setenv("EM_PLUGIN_TURN_BUDGET", "soon")
+    with pytest.raises(ConfigurationError, match="EM_PLUGIN_TURN_BUDGET must be a number"):
+        SessionPolicy()
