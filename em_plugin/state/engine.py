@@ -129,11 +129,15 @@ class MemoryEngine:
             self._rebuild(index)
             return index
         markers = self.store.markers()
-        if not markers:
-            # A store written before change markers existed: fall back to the id fingerprint.
+        if not markers or not index.markers:
+            # A store written before change logs existed, or an index rebuilt without them
+            # (`em-plugin reindex`): fall back to comparing the (scope, id) pairs.
             if index.fingerprint() != _store_fingerprint(self.store):
                 log.warning("rebuilding the step index: it does not hold the store's workflows")
                 self._rebuild(index)
+            else:
+                for scope, position in markers.items():
+                    index.set_marker(scope, position)
             return index
         for scope in sorted(set(markers) | set(index.markers) | set(index.scopes())):
             self._reconcile(index, scope, markers.get(scope))
