@@ -51,7 +51,14 @@ def memory_message(text: str, kind: Kind) -> AIMessage:
 
 
 def memory_kind(message: BaseMessage) -> str | None:
-    """Return ``"suggestions"`` or ``"reply"`` for the memory's messages, else ``None``."""
+    """Tell the memory's own messages apart.
+
+    Args:
+        message: A thread message.
+
+    Returns:
+        ``"suggestions"`` or ``"reply"`` for the memory's messages, else ``None``.
+    """
     if not isinstance(message, AIMessage):
         return None
     kind = (message.response_metadata or {}).get(MEMORY_MARK)
@@ -81,7 +88,15 @@ def is_memory_traffic(
 def crew_view(
     messages: Sequence[BaseMessage], command_of: Callable[[str], object] | None = None
 ) -> list[BaseMessage]:
-    """Return the messages without the memory's traffic (what the crew's model may read)."""
+    """Return the messages without the memory's traffic (what the crew's model may read).
+
+    Args:
+        messages: The thread's messages.
+        command_of: Tells a command from a user message (default: any ``/word``).
+
+    Returns:
+        The messages, in order, without suggestions, commands and replies.
+    """
     return [m for m in messages if not is_memory_traffic(m, command_of)]
 
 
