@@ -90,8 +90,10 @@ def format_suggestions(suggestions: Sequence[Suggestion], *, limit: int = 3) -> 
     shown = list(suggestions)[:limit]
     if not shown:
         return ""
-    # Only retrieval (episodic) evidence makes "similar past workflows"; graph statistics don't.
-    workflows = {e.workflow_id for s in shown if s.source == "episodic" for e in s.evidence}
+    # Only evidence of similar workflows (episodic, the paper's rule, an LLM that read the
+    # retrieved ones) makes "similar past workflows"; graph statistics don't.
+    similar = ("episodic", "llm", "paper")
+    workflows = {e.workflow_id for s in shown if s.source in similar for e in s.evidence}
     if workflows:
         plural = "s" if len(workflows) != 1 else ""
         header = f"Suggested next steps (from {len(workflows)} similar past workflow{plural}):"

@@ -71,24 +71,8 @@ def workflow_steps(store: Any, workflow_id: str, query: str) -> tuple[list[str],
     return columns, rows_to_records(columns, result.dicts())
 
 
-class _WhenRetrieved:
-    """Runs a suggester only when the paper's rule retrieved similar workflows."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.name = inner.name
-
-    def suggest(self, request: Any, limit: int | None = None) -> list[Any]:
-        return self.inner.suggest(request, limit) if request.matches else []
-
-
 def paper_chain(llm: Any = None) -> Any:
-    """The suggestion chain of the paper's flow (§2, Figures 3 and 4).
-
-    Memory-based suggestions (episodic, then the procedural graph) only when similar workflows
-    were retrieved (mean step similarity > T); otherwise the fallback on the crew description.
-    With a chat model, the LLM suggester goes first (it prompts with the retrieved workflows, or
-    with the crew description when there are none).
+    """The suggestion chain of the paper's rule as written (``build_chain("paper")``).
 
     Args:
         llm: A LangChain or BeeAI chat model, or ``None`` for deterministic suggestions.
@@ -96,19 +80,6 @@ def paper_chain(llm: Any = None) -> Any:
     Returns:
         A :class:`~em_plugin.suggest.SuggestionChain` for ``EpisodicMemory(chain=...)``.
     """
-    from em_plugin.suggest import (
-        EpisodicSuggester,
-        FallbackSuggester,
-        LLMSuggester,
-        ProceduralSuggester,
-        SuggestionChain,
-    )
+    from em_plugin.suggest import build_chain
 
-    suggesters: list[Any] = [
-        _WhenRetrieved(EpisodicSuggester()),
-        _WhenRetrieved(ProceduralSuggester()),
-        FallbackSuggester(),
-    ]
-    if llm is not None:
-        suggesters.insert(0, LLMSuggester(llm))
-    return SuggestionChain(suggesters)
+    return build_chain("paper", llm)
