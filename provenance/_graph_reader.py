@@ -48,7 +48,11 @@ _INSTRUCTION_EXEC, _CALL_EXEC, _INSTRUCTION = (
     WF.Instruction,
 )
 # Types that mark the roots the reader collects in its first pass.
-_ROOT_KINDS = {PL.Workflow: "workflows", WF.FailedCall: "failed", WF.RevisedInstruction: "revised"}
+_ROOT_KINDS: dict[Node, str] = {
+    PL.Workflow: "workflows",
+    WF.FailedCall: "failed",
+    WF.RevisedInstruction: "revised",
+}
 _PREFIXES = (
     ("wf:", str(WF)),
     ("pl:", str(PL)),

@@ -83,7 +83,9 @@ def export(items: Exportable | Iterable[Exportable], format: str) -> str:
             warnings.simplefilter("ignore", DeprecationWarning)
             return dataset.serialize(format=_RDFLIB_FORMATS[format])
     document = to_prov_document(dataset)
-    return document.serialize(format="json" if format == "provjson" else "provn")
+    text = document.serialize(format="json" if format == "provjson" else "provn")
+    assert text is not None  # prov returns the text when given no destination
+    return text
 
 
 def to_dataset(items: Exportable | Iterable[Exportable]) -> Dataset:
@@ -178,7 +180,8 @@ def _new_dataset() -> Dataset:
     dataset = Dataset()
     # Only the layer's prefixes: rdflib's ~25 defaults would all end up in PROV-JSON / PROV-N.
     dataset.namespace_manager = NamespaceManager(dataset, bind_namespaces="none")
-    return bind_prefixes(dataset)
+    bind_prefixes(dataset)
+    return dataset
 
 
 def _graph_name(graph: Graph) -> tuple[URIRef, URIRef | None]:

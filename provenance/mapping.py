@@ -112,11 +112,11 @@ IMPLIED_TYPES: dict[URIRef, tuple[URIRef, ...]] = {
     PROV.Person: (PROV.Agent,),
 }
 #: Classes implied by a property (its rdfs:domain or range in the ontology and PROV-O).
-_IMPLIED_BY_SUBJECT = {
+_IMPLIED_BY_SUBJECT: dict[URIRef, tuple[URIRef, ...]] = {
     _ARG_NAME: (PL.AttributeValue, PROV.Entity),
     WF.toolName: (WF.Tool, PROV.Entity),
 }
-_IMPLIED_BY_OBJECT = {_QUALIFIED: (PROV.Association,)}
+_IMPLIED_BY_OBJECT: dict[URIRef, tuple[URIRef, ...]] = {_QUALIFIED: (PROV.Association,)}
 
 
 @lru_cache(maxsize=4096)
@@ -227,20 +227,20 @@ def entail_types(graph: Graph) -> Graph:
     ``prov:Agent``, ``prov:Association``) as PROV tools expect; :func:`graph_to_workflow`
     reads the graph the same with or without them.
     """
-    added: list[Triple] = []
+    added: list[tuple[Node, URIRef]] = []  # (node, class)
     for s, p, o in graph:
-        if p == _TYPE:
-            added.extend((s, _TYPE, c) for c in IMPLIED_TYPES.get(o, ()))  # type: ignore[arg-type]
-        elif p in _IMPLIED_BY_SUBJECT:
-            added.extend((s, _TYPE, c) for c in _IMPLIED_BY_SUBJECT[p])  # type: ignore[misc]
-        elif p in _IMPLIED_BY_OBJECT:
-            added.extend((o, _TYPE, c) for c in _IMPLIED_BY_OBJECT[p])  # type: ignore[misc]
+        if p == _TYPE and isinstance(o, URIRef):
+            added.extend((s, c) for c in IMPLIED_TYPES.get(o, ()))
+        elif isinstance(p, URIRef) and p in _IMPLIED_BY_SUBJECT:
+            added.extend((s, c) for c in _IMPLIED_BY_SUBJECT[p])
+        elif isinstance(p, URIRef) and p in _IMPLIED_BY_OBJECT:
+            added.extend((o, c) for c in _IMPLIED_BY_OBJECT[p])
         elif p == _GENERATED_BY and (o, _TYPE, _CALL_EXEC) in graph:
-            added.extend([(s, _TYPE, PL.AttributeValue), (s, _TYPE, PROV.Entity)])
+            added.extend([(s, PL.AttributeValue), (s, PROV.Entity)])
         elif p == _HAD_PLAN:
-            added.append((o, _TYPE, PROV.Plan))  # type: ignore[arg-type]
-    for triple in added:
-        graph.add(triple)
+            added.append((o, PROV.Plan))
+    for node, class_ in added:
+        graph.add((node, _TYPE, class_))
     return graph
 
 

@@ -68,8 +68,10 @@ def _describe(report: Graph, result: Node) -> str:
     if path is not None:
         text += f" [{_short(path)}]"
     if message is None:
-        message = f"violates {_short(report.value(result, SH.sourceConstraintComponent))}"
-    text += f": {message}"
+        component = _short(report.value(result, SH.sourceConstraintComponent))
+        text += f": violates {component}"
+    else:
+        text += f": {message}"
     if value is not None and (message is None or str(value) not in str(message)):
         text += f" (value {_short(value)})"
     return text

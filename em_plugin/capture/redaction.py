@@ -190,10 +190,12 @@ class Redactor:
     def __init__(self, patterns: Iterable[str | re.Pattern[str]] = ()) -> None:
         if isinstance(patterns, str | re.Pattern):
             patterns = [patterns]
-        builtin = [(re.compile(regex), hints) for _, regex, hints in PATTERNS]
-        user = [(_compile_user_pattern(p), ()) for p in patterns]
-        # Hints are lowercase; an empty tuple means "always run".
-        self.patterns: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple(builtin + user)
+        compiled: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
+            (re.compile(regex), hints) for _, regex, hints in PATTERNS
+        ]
+        # User patterns come last and always run (they have no hints).
+        compiled.extend((_compile_user_pattern(p), ()) for p in patterns)
+        self.patterns: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple(compiled)
 
     # ------------------------------------------------------------------------- values
 
