@@ -4,7 +4,7 @@ The embedded store is a RocksDB directory with a single writer, so a server cann
 that a crew holds, and a crew cannot open a store that a server holds. ``serve`` therefore
 **owns** the directory while it runs, and everything else talks to it over HTTP: crews open
 ``http://HOST:PORT/query`` (the remote backend), and outside clients (rdflib ``SPARQLStore``,
-SPARQLWrapper, a browser) query the same URL and see every save at once.
+SPARQLWrapper, a browser) query the same URL and see every save at once (``docs/stores.md``).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ Each :class:`Check` takes an **empty** :class:`~provenance.stores.WorkflowStore`
 :class:`ContractFailure` (an ``AssertionError``) when the backend breaks the contract. The checks
 cover the round trip, replace without leftovers, scopes, delete, atomic batches, hostile strings
 in values and bindings, scope-confined queries, the named queries, error types, and closing.
-The contract itself is described in :mod:`provenance.stores.base`.
+The contract itself is described in :mod:`provenance.stores.base` and ``docs/stores.md``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A spec is ``memory:``, a directory path, or ``<scheme>:…`` where the scheme na
 built-in schemes are ``memory``, ``file``, ``http`` and ``https``; more come from
 :func:`register_backend`, or from the ``em_plugin.stores`` entry-point group of an installed
 distribution (``name = "myscheme"``, ``value = "my_package.module:open_myscheme"``), loaded the
-first time a spec names an unknown scheme.
+first time a spec names an unknown scheme. ``docs/stores.md`` shows both ways.
 
 A backend opener is called as ``opener(spec, update_url=..., read_only=...)`` and returns a
 :class:`~provenance.stores.base.GraphStore`; it raises

@@ -35,6 +35,8 @@ SELECT/ASK answers are SPARQL JSON and CONSTRUCT answers N-Triples, both parsed 
 * **Truncated answers** (Virtuoso's ``ResultSetMaxRows``, sent as ``X-SPARQL-MaxRows``) are a
   :class:`~provenance.errors.StoreError` naming the setting, never a silently short result.
 * **Bindings** go into a ``VALUES`` block (:mod:`provenance.stores._sparql`).
+
+``docs/stores.md`` sums up what other servers need, and how ``em-plugin serve`` fits in.
 """
 
 from __future__ import annotations
