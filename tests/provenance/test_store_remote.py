@@ -18,6 +18,7 @@ from provenance.errors import QueryError, StoreError, StoreOutcomeUnknown
 from provenance.model import CallStep, Workflow
 from provenance.queries import NamedQuery, list_queries
 from provenance.stores import SparqlEndpointStore, StoreConfigError, WorkflowStore, open_store
+from provenance.stores._sparql import without_dataset_clauses
 from tests.conftest import (
     OxigraphServer,
     VirtuosoServer,
@@ -273,3 +274,29 @@ def test_virtuoso_request_cap_is_known(virtuoso_server: VirtuosoServer) -> None:
             [(URIRef("urn:x:big"), [(URIRef("urn:x:s"), URIRef("urn:x:p"), huge)])]
         )
     assert store.graph_names() == []
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        (
+            "SELECT * FROM <urn:g> FROM NAMED <urn:h> WHERE { ?s ?p ?o }",
+            "SELECT * WHERE { ?s ?p ?o }",
+        ),
+        (
+            "PREFIX ex: <urn:x:>\nASK from ex:g { ?s ?p ?o }",
+            "PREFIX ex: <urn:x:>\nASK { ?s ?p ?o }",
+        ),
+        # Not dataset clauses: a string, a variable, an IRI, anything inside the WHERE group.
+        (
+            'SELECT ?FROM WHERE { ?s ?p "FROM <urn:g>" . ?s <urn:FROM> ?FROM }',
+            'SELECT ?FROM WHERE { ?s ?p "FROM <urn:g>" . ?s <urn:FROM> ?FROM }',
+        ),
+        (
+            "SELECT * WHERE { { SELECT ?s WHERE { ?s ?p ?o } } }",
+            "SELECT * WHERE { { SELECT ?s WHERE { ?s ?p ?o } } }",
+        ),
+    ],
+)
+def test_narrowed_queries_lose_their_dataset_clauses(query: str, expected: str) -> None:
+    assert without_dataset_clauses(query) == expected
