@@ -22,6 +22,21 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 from provenance.errors import LimitError, WorkflowFormatError
 
+__all__ = [
+    "CallStep",
+    "DEFAULT_SCOPE",
+    "FailedCall",
+    "InstructionStep",
+    "MAX_DEPTH",
+    "MAX_ID_CHARS",
+    "MAX_JSON_BYTES",
+    "MAX_STEPS",
+    "MAX_TEXT_CHARS",
+    "MAX_VALUE_DEPTH",
+    "Step",
+    "Workflow",
+]
+
 #: Size limits checked on construction; they keep one workflow inside what a store and an index
 #: handle comfortably, and turn hostile inputs into a clear error instead of a stalled save.
 MAX_STEPS = 20_000

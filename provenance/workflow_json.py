@@ -25,6 +25,19 @@ from provenance.model import (
     Workflow,
 )
 
+__all__ = [
+    "dumps_workflow",
+    "iter_jsonl",
+    "iter_numbered",
+    "loads_workflow",
+    "read_jsonl",
+    "step_from_json",
+    "step_to_json",
+    "workflow_from_json",
+    "workflow_to_json",
+    "write_jsonl",
+]
+
 _WORKFLOW_KEYS = (
     "id",
     "title",
