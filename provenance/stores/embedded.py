@@ -50,6 +50,8 @@ __all__ = ["OxigraphStore"]
 
 # Reads of a read-only store retried after the writer compacted files away (see _reopened).
 _READ_RETRIES = 5
+# A load at least this large is flushed to disk at once (bulk imports), freeing its memtables.
+_FLUSH_BYTES = 8 * 2**20
 
 
 def _vanished(exc: BaseException) -> bool:
@@ -166,6 +168,10 @@ class OxigraphStore(GraphStore):
                 if not existing:
                     data = nquads(batch).encode("utf-8")
                     store.load(data, ox.RdfFormat.N_QUADS)
+                    if self.path is not None and len(data) >= _FLUSH_BYTES:
+                        # Memtables otherwise grow with every bulk batch (measured at 3k
+                        # workflows: peak RSS 825 -> 483 MB, RSS after 661 -> 176 MB).
+                        store.flush()
                     return
                 store.update(replace_update(batch, existing))
             except (TermError, UnicodeEncodeError, ValueError) as exc:
