@@ -214,8 +214,8 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
 
     @memory.setter
     def memory(self, memory: BaseMemory) -> None:
-        if isinstance(getattr(self.crew, "memory", None), BaseMemory):
-            self.crew.memory = memory  # type: ignore[attr-defined]
+        if isinstance(self.crew, BaseAgent):
+            self.crew.memory = memory
         else:
             self._own_memory = memory
 

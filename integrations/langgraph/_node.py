@@ -47,7 +47,7 @@ DEFAULT_NAME = "episodic_memory"
 DEFAULT_AGENT = "crew"
 
 
-class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
+class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
     """A graph node that compiles the session, answers ``/save`` and shows suggestions.
 
     The suggestions follow the crew's unchanged answer as the memory's own message
@@ -138,7 +138,7 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict]):
             crew_node: The crew's node name.
             memory_node: This node's name in the graph (default: its ``name``).
         """
-        target = memory_node or self.name
+        target = memory_node or self.name or DEFAULT_NAME
         self._crew_node = crew_node
 
         def route(state: dict) -> str:
