@@ -49,12 +49,17 @@ class LSTMConfig:
     validation: float = 0.2
     max_length: int = 20
     seed: int = SEED
+    monitor: str = "loss"
+    """What early stopping watches on the held-out workflows: ``"loss"`` (cross-entropy, as
+    Keras' ``EarlyStopping(monitor="val_loss")`` in the original) or ``"accuracy"`` (hit@1)."""
 
     def __post_init__(self) -> None:
         if min(self.embedding, self.hidden, self.layers, self.batch_size, self.max_length) < 1:
             raise ConfigurationError("LSTM sizes, batch size and max length must be >= 1")
         if not 0.0 < self.validation < 1.0:
             raise ConfigurationError(f"validation must be in (0, 1), got {self.validation}")
+        if self.monitor not in ("accuracy", "loss"):
+            raise ConfigurationError(f"monitor must be 'accuracy' or 'loss', got {self.monitor!r}")
 
 
 class LSTMBaseline:
@@ -129,7 +134,7 @@ class LSTMBaseline:
             self.epochs = epoch + 1
             if not val_y:  # too few workflows to hold some out: train the full schedule
                 continue
-            current = self._loss(model, loss_fn, val_x, val_y)
+            current = self._validation(model, loss_fn, val_x, val_y)
             if current < best - 1e-4:
                 best, waited = current, 0
                 best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
@@ -143,7 +148,8 @@ class LSTMBaseline:
         self._model = model
         return self
 
-    def _loss(self, model: Any, loss_fn: Any, xs: list[list[int]], ys: list[int]) -> float:
+    def _validation(self, model: Any, loss_fn: Any, xs: list[list[int]], ys: list[int]) -> float:
+        """The monitored quantity, lower is better (the loss, or minus hit@1)."""
         import torch
 
         model.eval()
@@ -152,7 +158,11 @@ class LSTMBaseline:
             for start in range(0, len(ys), 256):
                 batch = _pad(xs[start : start + 256])
                 target = torch.tensor(ys[start : start + 256])
-                total += float(loss_fn(model(batch), target)) * len(target)
+                scores = model(batch)
+                if self.config.monitor == "loss":
+                    total += float(loss_fn(scores, target)) * len(target)
+                else:
+                    total -= float((scores.argmax(dim=1) == target).sum())
         return total / len(ys)
 
     def rank(self, context: Sequence[str]) -> list[str]:

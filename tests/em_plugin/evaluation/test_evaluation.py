@@ -120,6 +120,10 @@ def test_lstm_baseline_learns_the_call_sequence_deterministically() -> None:
         LSTMBaseline().rank(["open"])
     with pytest.raises(ConfigurationError, match="validation"):
         LSTMConfig(validation=1.5)
+    with pytest.raises(ConfigurationError, match="monitor"):
+        LSTMConfig(monitor="recall")
+    by_accuracy = LSTMBaseline(LSTMConfig(max_epochs=15, monitor="accuracy")).fit(train)
+    assert by_accuracy.rank(["open", "read"])[0] == "close"
 
 
 def test_each_named_chain_can_be_evaluated(small: Path) -> None:
