@@ -9,7 +9,7 @@ the crew. It is a BeeAI agent itself, so it can be awaited, given middlewares, o
 from __future__ import annotations
 
 import uuid
-from typing import Any, Unpack
+from typing import Any, Unpack, cast
 
 from beeai_framework.agents import AgentMeta, AgentOptions, AgentOutput, BaseAgent
 from beeai_framework.backend import AnyMessage, AssistantMessage, UserMessage
@@ -166,7 +166,8 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
             crew_input: Any = input
             if isinstance(input, str) and not isinstance(self.crew, BaseAgent):
                 crew_input = [UserMessage(input)]  # plain runnables take messages only
-            crew_output = await self.crew.run(crew_input, **kwargs).middleware(recorder.follow)
+            options = cast(dict[str, Any], kwargs)  # agent options, passed through unchanged
+            crew_output = await self.crew.run(crew_input, **options).middleware(recorder.follow)
         message = answer_message(crew_output)
         answer = message.text if message is not None else _text(crew_output)
         suffix = ""

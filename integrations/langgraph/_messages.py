@@ -144,8 +144,9 @@ def _results_by_call(messages: Sequence[BaseMessage]) -> dict[tuple[str | None, 
     for index, message in enumerate(messages):
         if isinstance(message, AIMessage):
             for call in message.tool_calls:
-                if call.get("id"):
-                    pending[call["id"]] = index
+                call_id = call.get("id")
+                if call_id:
+                    pending[call_id] = index
         elif isinstance(message, ToolMessage):
             origin = pending.pop(message.tool_call_id, None)
             if origin is not None:
@@ -176,13 +177,14 @@ def _pair_nested(
     """Pair successful message calls with recorded runs of the same id, most recent first."""
     if not nested:
         return {}
-    occurrences: dict[str, list[tuple[str, int]]] = {}
+    occurrences: dict[str, list[tuple[str | None, int]]] = {}
     for index, message in enumerate(messages):
         if isinstance(message, AIMessage):
             for call in message.tool_calls:
-                result = results.get((call.get("id"), index))
-                if call.get("id") in nested and result is not None and result.status != "error":
-                    occurrences.setdefault(call["id"], []).append((call["id"], index))
+                call_id = call.get("id")
+                result = results.get((call_id, index))
+                if call_id and call_id in nested and result and result.status != "error":
+                    occurrences.setdefault(call_id, []).append((call_id, index))
     paired: dict[tuple[str | None, int], Sequence[TrajectoryEvent]] = {}
     for call_id, places in occurrences.items():
         runs = nested[call_id]

@@ -163,7 +163,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
     # -- before_agent: commands -------------------------------------------------------------
 
     @hook_config(can_jump_to=["end"])
-    def before_agent(self, state: EpisodicAgentState, runtime: Any) -> dict[str, Any] | None:
+    def before_agent(self, state: AgentState[Any], runtime: Any) -> dict[str, Any] | None:
         """Answer ``/save`` and ``/suggest`` without calling the model."""
         command = self._command(state)
         if command is None:
@@ -176,7 +176,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         return {"messages": [memory_message(reply or "", "reply")], "jump_to": "end"}
 
     @hook_config(can_jump_to=["end"])
-    async def abefore_agent(self, state: EpisodicAgentState, runtime: Any) -> dict[str, Any] | None:
+    async def abefore_agent(self, state: AgentState[Any], runtime: Any) -> dict[str, Any] | None:
         """Async twin of :meth:`before_agent`."""
         command = self._command(state)
         if command is None:
@@ -202,7 +202,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
             return last
         return None
 
-    def after_agent(self, state: EpisodicAgentState, runtime: Any) -> dict[str, Any] | None:
+    def after_agent(self, state: AgentState[Any], runtime: Any) -> dict[str, Any] | None:
         """Show suggestions after the final answer, as the memory's own message."""
         answer = self._final(state)
         if answer is None:
@@ -215,7 +215,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
             return None
         return _suggestions_update(suffix)
 
-    async def aafter_agent(self, state: EpisodicAgentState, runtime: Any) -> dict[str, Any] | None:
+    async def aafter_agent(self, state: AgentState[Any], runtime: Any) -> dict[str, Any] | None:
         """Async twin of :meth:`after_agent`."""
         answer = self._final(state)
         if answer is None:

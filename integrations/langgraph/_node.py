@@ -368,9 +368,9 @@ LONE_SAVE = (
 
 
 def _explain_lone_save(
-    reply: str, controller: SessionController, messages: Sequence[BaseMessage]
-) -> str:
+    reply: str | None, controller: SessionController, messages: Sequence[BaseMessage]
+) -> str | None:
     # Without a checkpointer (or with a new thread_id) each run sees only its own messages, so
     # "/save" arrives alone: say what is missing instead of "this session has no instructions".
     lone = len(messages) == 1 and controller.command_of(message_text(messages[-1])) == "save"
-    return LONE_SAVE if lone and reply.startswith("Nothing to save yet") else reply
+    return LONE_SAVE if lone and reply and reply.startswith("Nothing to save yet") else reply

@@ -89,7 +89,10 @@ def trajectory_from_trace(
                 entries = by_turn.pop(message.id, [])
                 ranked = sorted(
                     enumerate(entries),
-                    key=lambda item: (position.get(item[1].get("call_id"), item[0]), item[0]),
+                    key=lambda item: (
+                        position.get(str(item[1].get("call_id")), item[0]),
+                        item[0],
+                    ),
                 )
                 for _, entry in ranked:
                     _replay(trajectory, entry, None, used)
@@ -117,8 +120,9 @@ def _call_order(messages: Sequence[BaseMessage]) -> dict[str | None, dict[str, i
             count = 0
         elif isinstance(message, AIMessage) and current is not None:
             for call in message.tool_calls:
-                if call.get("id") and call["id"] not in current:
-                    current[call["id"]] = count
+                call_id = call.get("id")
+                if call_id and call_id not in current:
+                    current[call_id] = count
                     count += 1
     return order
 
