@@ -231,6 +231,10 @@ class SessionController(PolicyAttributes):
         if not workflow.steps:
             return "Nothing to save yet: this session has no instructions."
         saved = yield MemoryCall("saving the workflow", "save", (workflow,))
+        if isinstance(saved, Failure) and saved.overran:
+            return (
+                f"Saving {workflow.id} is taking longer than usual; it goes on in the background."
+            )
         if isinstance(saved, Failure):
             return f"Could not save the workflow: {saved.reason}"
         assert isinstance(saved, Workflow)

@@ -56,6 +56,8 @@ class Failure:
 
     reason: str
     """``"<ErrorType>: <message>"``, or why the call did not run."""
+    overran: bool = False
+    """True when the call is still running in the background past the turn's budget."""
 
 
 #: A controller decision: yields memory calls, receives results or failures, returns ``T``.
@@ -150,7 +152,7 @@ def run_sync(
         except FutureTimeout:
             clock.spent = True
             isolation.slow(call.action, budget or 0.0)
-            return Failure(f"still running after the turn budget of {budget:.3g} s")
+            return Failure(f"still running after the turn budget of {budget:.3g} s", True)
         except Exception as exc:
             isolation.failed(call.action, exc)
             return Failure(f"{type(exc).__name__}: {exc}")
@@ -211,7 +213,8 @@ async def run_async(
                         continue
                     clock.spent = True
                     isolation.slow(call.action, budget or 0.0)
-                    result = Failure(f"still running after the turn budget of {budget:.3g} s")
+                    reason = f"still running after the turn budget of {budget:.3g} s"
+                    result = Failure(reason, True)
                 except Exception as exc:
                     isolation.failed(call.action, exc)
                     result = Failure(f"{type(exc).__name__}: {exc}")

@@ -174,3 +174,32 @@ def test_the_default_budget_comes_from_the_environment(monkeypatch) -> None:
     monkeypatch.setenv("EM_PLUGIN_TURN_BUDGET", "soon")
     with pytest.raises(ConfigurationError, match="EM_PLUGIN_TURN_BUDGET must be a number"):
         SessionPolicy()
+
+
+class SlowSave(TinyMemory):
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+
+    def save(self, workflow):  # noqa: ANN001, ANN201
+        self.release.wait(10)
+        return super().save(workflow)
+
+
+def test_a_save_past_the_budget_goes_on_in_the_background() -> None:
+    memory = SlowSave()
+    ctl = SessionController(memory, Trajectory("slow"), turn_budget=0.1)
+    run_turn_calls = [("extract", True)]
+    ctl.begin_turn("Extract")
+    for name, _ in run_turn_calls:
+        ctl.trajectory.call_start("c1", name, {})
+        ctl.trajectory.call_end("c1", "ok")
+    reply = ctl.handle_command("/save")
+    assert reply == (
+        "Saving session/slow is taking longer than usual; it goes on in the background."
+    )
+    memory.release.set()
+    deadline = time.monotonic() + 5
+    while "session/slow" not in memory.saved and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert "session/slow" in memory.saved
