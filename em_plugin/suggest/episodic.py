@@ -12,9 +12,10 @@ files that ranking fills places better than the procedural graph or the crew's t
 whose stored positions agree with at least the last leaf (or that the current workflow or a
 retrieved workflow continues with), leaving the rest to the procedural and fallback suggesters.
 
-Every suggestion cites at least one stored workflow: a tool only the current workflow's own
-steps vote for (nothing stored supports it) is not suggested, and neither is the step just
-taken unless a cited stored workflow repeats it at that point (:mod:`em_plugin.suggest.evidence`).
+Every episodic suggestion cites at least one stored workflow. A tool only the current
+workflow's own steps vote for (nothing stored supports it) is labelled ``"session"`` and cites
+the current workflow's positions instead; the step just taken is suggested again only where a
+cited stored workflow repeats it (:mod:`em_plugin.suggest.evidence`).
 
 An *unfamiliar* request gets no episodic suggestions at all (paper, Figure 4): nothing was
 retrieved, the current workflow has made no call yet, and its instruction is not close (cosine
@@ -24,6 +25,7 @@ description instead of proposing whatever followed unrelated instructions.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from em_plugin.errors import ConfigurationError
@@ -37,6 +39,7 @@ from em_plugin.suggest.base import (
 )
 from em_plugin.suggest.evidence import admissible, repeat_needs_support
 from em_plugin.suggest.types import Evidence, Suggestion
+from provenance.model import CallStep
 
 if TYPE_CHECKING:  # em_plugin.state imports em_plugin.suggest.types: no cycle at run time
     from em_plugin.state.continuation import Candidate
@@ -76,6 +79,8 @@ class EpisodicSuggester:
             if candidate.order < self.min_order and not candidate.from_current and not cited:
                 continue
             suggestion = self._suggestion(candidate, cited, request)
+            if not suggestion.evidence and candidate.from_current:
+                suggestion = _from_session(suggestion, request)
             if admissible(request, suggestion, last):
                 out.append(suggestion)
         return first(out + instructions, limit)
@@ -136,3 +141,19 @@ class EpisodicSuggester:
             example_from=evidence[0].workflow_id if candidate.args and evidence else None,
             args_from="example" if candidate.args else None,
         )
+
+
+def _from_session(suggestion: Suggestion, request: SuggestionRequest) -> Suggestion:
+    """Relabel a tool only the current workflow's own steps support (no stored workflow does).
+
+    Its source becomes ``"session"`` and its evidence the current workflow's positions where
+    the tool followed the step just taken: a pattern of this session, not a memory.
+    """
+    tools = [s.name if isinstance(s, CallStep) else None for s in request.workflow.leaves()]
+    positions = [
+        p
+        for p in range(1, len(tools) - 1)
+        if tools[p] == suggestion.tool and tools[p - 1] == tools[-1]
+    ]
+    evidence = tuple(Evidence(request.workflow.id, p, 1.0) for p in positions[-3:])
+    return dataclasses.replace(suggestion, source="session", evidence=evidence)

@@ -38,10 +38,14 @@ def calls(*names: str) -> tuple[CallStep, ...]:
 
 
 def test_empty_memory_gives_no_episodic_suggestion_from_the_current_steps_alone() -> None:
-    # Issue 14 found: on an empty memory, [A, B] -> B came back labelled episodic.
+    # Issue 14 found: on an empty memory, [A, B] -> B came back labelled episodic. Only the
+    # session itself supports B: it is labelled "session" and cites the current workflow.
     current = Workflow(id="now", steps=calls("A", "B", "A"))
     found = EpisodicSuggester().suggest(request(current, state_of()))
-    assert found == []
+    assert [(s.tool, s.source) for s in found] == [("B", "session")]
+    assert found[0].evidence == (Evidence("now", 1, 1.0),)
+    chained = build_chain().suggest(request(current, state_of()), None)
+    assert all(s.source != "episodic" for s in chained)
 
 
 def test_every_episodic_suggestion_cites_a_stored_workflow() -> None:
