@@ -306,7 +306,7 @@ def validate_store(
     *,
     scope: str | None = None,
     progress: Callable[[str, int, int], None] | None = None,
-) -> tuple[int, list[str]]:
+) -> tuple[int, list[tuple[str, str]]]:
     """Check every stored workflow graph (as stored, not re-mapped) against the SHACL shapes.
 
     Args:
@@ -315,19 +315,20 @@ def validate_store(
         progress: Called as ``progress("", done, total)`` after each workflow.
 
     Returns:
-        How many workflows were checked, and one ``id: violation`` line per problem.
+        How many workflows were checked, and one ``(id, violation)`` pair per problem.
     """
     from provenance.mapping import graph_iri
     from provenance.validation import validate_graph
 
-    ids = store.ids(scope)
+    # Ids are per scope: each workflow's graph is named by its scope and id.
+    pairs = [(s, i) for s in ([scope] if scope else store.scopes()) for i in store.ids(s)]
     problems = []
-    for done, workflow_id in enumerate(ids, start=1):
-        graph = store.backend.triples(graph_iri(workflow_id))
-        problems.extend(f"{workflow_id}: {line}" for line in validate_graph(graph))
+    for done, (workflow_scope, workflow_id) in enumerate(pairs, start=1):
+        graph = store.backend.triples(graph_iri(workflow_id, workflow_scope))
+        problems.extend((workflow_id, line) for line in validate_graph(graph))
         if progress is not None:
-            progress("", done, len(ids))
-    return len(ids), problems
+            progress("", done, len(pairs))
+    return len(pairs), problems
 
 
 def rebuild_index(

@@ -292,11 +292,15 @@ def _list_queries(fmt: str) -> None:
 @cli.command()
 @click.argument("workflow_id", metavar="ID")
 @store_options
+@click.option("--scope", default=None, help="The workflow's scope (when several hold the id).")
 @format_option("table", "json", "jsonl")
-def show(workflow_id: str, store_spec: str, update_url: str | None, fmt: str) -> None:
+def show(
+    workflow_id: str, store_spec: str, update_url: str | None, scope: str | None, fmt: str
+) -> None:
     """Print a stored workflow as an indented tree (failed calls are marked).
 
-    --format json prints the Workflow JSON object (jsonl: on one line).
+    Ids are per scope: --scope picks one when several scopes hold the id. --format json prints
+    the Workflow JSON object (jsonl: on one line).
 
     \b
     Example:
@@ -305,7 +309,8 @@ def show(workflow_id: str, store_spec: str, update_url: str | None, fmt: str) ->
     from provenance.workflow_json import dumps_workflow, workflow_to_json
 
     with open_cli_store(store_spec, update_url, read_only=True) as store:
-        workflow = store.load(workflow_id)
+        check_scope(store, scope)
+        workflow = store.load(workflow_id, scope)
     if fmt == "json":
         echo_json(workflow_to_json(workflow))
     elif fmt == "jsonl":
@@ -352,22 +357,33 @@ def delete(
 ) -> None:
     """Delete one workflow by id, or a whole scope (its graphs and its index entries).
 
-    Asks before deleting when stdin is a terminal; otherwise --yes is required. --dry-run lists
-    what would go.
+    ID alone deletes that workflow; ID with --scope the one of that scope (ids are per scope);
+    --scope alone the whole scope. Asks before deleting when stdin is a terminal; otherwise
+    --yes is required. --dry-run lists what would go.
 
     \b
     Example:
       em-plugin delete --scope team-a --dry-run
       em-plugin delete --scope team-a --yes
     """
-    if (workflow_id is None) == (scope is None):
-        raise click.UsageError("give either ID or --scope, not both and not neither")
+    if workflow_id is None and scope is None:
+        raise click.UsageError("give an ID, --scope, or both")
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         if workflow_id is not None:
-            if workflow_id not in store:
+            owners = store.scopes_of(workflow_id)
+            if scope is not None and scope not in owners:
+                check_scope(store, scope)
+                raise NotFoundError(f"no workflow {workflow_id!r} in scope {scope!r}")
+            if not owners:
                 raise NotFoundError(f"no workflow {workflow_id!r} in {store_path(store_spec)}")
+            if scope is None and len(owners) > 1:
+                listed = ", ".join(repr(o) for o in owners)
+                raise click.UsageError(
+                    f"workflow {workflow_id!r} is in several scopes ({listed}); add --scope"
+                )
+            scope = scope or owners[0]
             doomed = [workflow_id]
-            what = f"workflow {workflow_id}"
+            what = f"workflow {workflow_id} of scope {scope!r}"
         else:
             check_scope(store, scope)
             doomed = store.ids(scope)
@@ -388,10 +404,10 @@ def delete(
         click.confirm(f"Delete {what} from {store_path(store_spec)}?", abort=True, err=True)
     with open_cli_memory(ctx, store_spec, update_url, must_exist=True) as memory:
         if workflow_id is not None:
-            owner = memory.index.scope_of(workflow_id)
-            if owner is None or not memory.with_scope(owner).delete(workflow_id):
-                raise NotFoundError(f"no workflow {workflow_id!r} in {store_path(store_spec)}")
-            click.echo(f"deleted {workflow_id} (scope {owner!r})")
+            assert scope is not None
+            if not memory.with_scope(scope).delete(workflow_id):
+                raise NotFoundError(f"no workflow {workflow_id!r} in scope {scope!r}")
+            click.echo(f"deleted {workflow_id} (scope {scope!r})")
         else:
             assert scope is not None
             removed = memory.forget(scope)
@@ -404,12 +420,16 @@ def delete(
 @cli.command()
 @store_options
 @click.option("--scope", default=None, help="Validate only this scope.")
-def validate(store_spec: str, update_url: str | None, scope: str | None) -> None:
+@format_option()
+def validate(store_spec: str, update_url: str | None, scope: str | None, fmt: str) -> None:
     """Check every stored workflow against the SHACL shapes; exit 1 listing the violations.
+
+    The table format prints one "ID: violation" line each; json, jsonl and csv give records
+    with the workflow id and the violation. The summary goes to stderr.
 
     \b
     Example:
-      em-plugin validate
+      em-plugin validate --format csv
     """
     from em_plugin.cli.io import validate_store
 
@@ -417,9 +437,14 @@ def validate(store_spec: str, update_url: str | None, scope: str | None) -> None
         check_scope(store, scope)
         with progress_bar("validate") as progress:
             checked, problems = validate_store(store, scope=scope, progress=progress)
-    for line in problems:
-        click.echo(line)
+    if fmt == "table":
+        for workflow_id, violation in problems:
+            click.echo(f"{workflow_id}: {violation}")
+    else:
+        records = [{"workflow": w, "violation": v} for w, v in problems]
+        emit_records(["workflow", "violation"], records, fmt)
     if problems:
         click.echo(f"{len(problems)} violation(s) in {checked} workflow(s)", err=True)
         raise SystemExit(1)
-    click.echo(f"{checked} workflow{'s' if checked != 1 else ''} valid")
+    summary = f"{checked} workflow{'s' if checked != 1 else ''} valid"
+    click.echo(summary, err=fmt != "table")

@@ -386,8 +386,27 @@ def test_delete_by_id_and_by_scope(store_dir: Path, tmp_path: Path) -> None:
     out = run("delete", "--scope", "team-a", "--store", store_dir, "--yes").stdout
     assert out.strip() == "deleted 6 workflows of scope 'team-a'"
     assert sorted(lines_by_id(run("export", "--store", store_dir).stdout)) == ["o1"]
-    both = run("delete", "o1", "--scope", "x", "--store", store_dir, ok=False)
-    assert both.exit_code == 2 and "either ID or --scope" in both.stderr
+    neither = run("delete", "--store", store_dir, ok=False)
+    assert neither.exit_code == 2 and "give an ID, --scope, or both" in neither.stderr
+    wrong_scope = run("delete", "o1", "--scope", "x", "--store", store_dir, "--yes", ok=False)
+    assert wrong_scope.exit_code == 3 and "scope 'x' has no workflows" in wrong_scope.stderr
+
+
+def test_ids_are_per_scope_show_and_delete_take_scope(store_dir: Path, tmp_path: Path) -> None:
+    twin = tmp_path / "twin.jsonl"
+    twin.write_text('{"id": "t1", "steps": [{"kind": "call", "name": "zz_tool"}]}\n')
+    run("import", twin, "--store", store_dir, "--scope", "team-a")
+    run("import", twin, "--store", store_dir, "--scope", "team-b")
+
+    ambiguous = run("delete", "t1", "--store", store_dir, "--yes", ok=False)
+    shown = run("show", "t1", "--scope", "team-b", "--store", store_dir, "--format", "json")
+    deleted = run("delete", "t1", "--scope", "team-a", "--store", store_dir, "--yes")
+
+    assert ambiguous.exit_code == 2 and "several scopes ('team-a', 'team-b')" in ambiguous.stderr
+    assert json.loads(shown.stdout)["scope"] == "team-b"
+    assert deleted.stdout.strip() == "deleted t1 (scope 'team-a')"
+    left = json.loads(run("list", "--store", store_dir, "--format", "json").stdout)
+    assert [(r["id"], r["scope"]) for r in left] == [("t1", "team-b")]
 
 
 # ------------------------------------------------------------------- validate / reindex / suggest

@@ -481,3 +481,12 @@ def test_eval_sweep_table_fits_80_columns_and_csv_keeps_every_key() -> None:
         "csv", run("eval", AIRLINE, "--sweep", "--threshold", "0.65", "--format", "csv").stdout
     )
     assert len(rows) == 1 and {"threshold", "paper_hit@1", "retrieval_share"} <= set(rows[0])
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_validate_takes_a_format_and_keeps_its_exit_status(store: Path, fmt: str) -> None:
+    result = run("validate", "--store", store, "--format", fmt, ok=False)
+    records = _parse(fmt, result.stdout) if result.stdout.strip() else []
+    assert all(set(r) == {"workflow", "violation"} for r in records)
+    assert result.exit_code == (1 if records else 0)
+    assert ("workflows valid" in result.stderr) == (not records)  # the summary is on stderr
