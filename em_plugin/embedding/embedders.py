@@ -7,6 +7,7 @@ The default model is loaded lazily: importing this module never imports torch.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -141,6 +142,15 @@ class SentenceTransformerEmbedder:
     SMALL_BATCH = 16
 
     def __init__(self, model: str | Path = DEFAULT_MODEL, *, threads: int | None = None) -> None:
+        # A missing optional extra is a configuration error: say so now, not at the first turn
+        # (where memory failures are only logged). find_spec imports nothing.
+        if importlib.util.find_spec("sentence_transformers") is None:
+            raise ConfigurationError(
+                f"the embedding model {str(model)!r} needs the 'minilm' extra "
+                "(sentence-transformers and torch): pip install -e '.[minilm]' in a clone, or "
+                "pip install 'em-plugin[minilm]'; or pass embedder= any list[str] -> array "
+                "callable"
+            )
         self._model_ref = str(model)
         self._model: Any = None
         env = os.environ.get("EM_PLUGIN_TORCH_THREADS", "")

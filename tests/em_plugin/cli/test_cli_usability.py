@@ -490,3 +490,51 @@ def test_validate_takes_a_format_and_keeps_its_exit_status(store: Path, fmt: str
     assert all(set(r) == {"workflow", "violation"} for r in records)
     assert result.exit_code == (1 if records else 0)
     assert ("workflows valid" in result.stderr) == (not records)  # the summary is on stderr
+
+
+# ----------------------------------------------------------------- torch only with the extra
+
+
+def _without_sentence_transformers(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *args: Any, **kwargs: Any) -> Any:
+        return None if name == "sentence_transformers" else real(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+
+
+def test_without_the_minilm_extra_the_default_embedder_names_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _without_sentence_transformers(monkeypatch)
+    monkeypatch.delenv("EM_PLUGIN_EMBEDDER")
+
+    result = run("import", SAMPLE, "--store", tmp_path / "store", ok=False)
+
+    assert result.exit_code == 1
+    assert "needs the 'minilm' extra" in result.stderr and "pip install" in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_an_own_embedder_needs_no_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from em_plugin import CallStep, EpisodicMemory, InstructionStep, Workflow
+    from em_plugin.errors import ConfigurationError
+
+    _without_sentence_transformers(monkeypatch)
+    with pytest.raises(ConfigurationError, match="minilm"):
+        EpisodicMemory(store="memory:")
+
+    def bag_of_letters(texts: list[str]) -> np.ndarray:
+        return np.array([[t.lower().count(c) + 0.1 for c in "aeiounrst"] for t in texts])
+
+    with EpisodicMemory(store="memory:", embedder=bag_of_letters) as memory:
+        extract = InstructionStep("Extract x", (CallStep("product_extractor"),))
+        classify = InstructionStep("Classify", (CallStep("pfas_classifier"),))
+        memory.save(Workflow(id="past", steps=(extract, classify)))
+        found = memory.suggest(Workflow(id="now", steps=(extract,)))
+    assert found and found[0].tool == "pfas_classifier"
