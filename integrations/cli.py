@@ -27,8 +27,7 @@ DEMO_REQUIREMENTS: dict[str, str] = {
 """Module -> distribution of what the ``[demo]`` extra installs."""
 
 DEMO_INSTALL = (
-    "install the demo extra: pip install -e '.[demo]' in a clone, "
-    "or pip install 'em-plugin[demo]'"
+    "install the demo extra: pip install -e '.[demo]' in a clone, or pip install 'em-plugin[demo]'"
 )
 
 
