@@ -94,10 +94,9 @@ class _Group(click.Group):
         except Exception as exc:  # noqa: BLE001 - the CLI boundary: never show a traceback
             if ctx.params.get("debug"):
                 raise
-            error = click.ClickException(_one_line(exc))
             if isinstance(exc, WorkflowNotFound):
-                error.exit_code = EXIT_NOT_FOUND
-            raise error from None
+                raise NotFoundError(_one_line(exc)) from None
+            raise click.ClickException(_one_line(exc)) from None
 
     def main(  # type: ignore[override]
         self,

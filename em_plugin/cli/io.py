@@ -322,7 +322,7 @@ def validate_store(
 
     # Ids are per scope: each workflow's graph is named by its scope and id.
     pairs = [(s, i) for s in ([scope] if scope else store.scopes()) for i in store.ids(s)]
-    problems = []
+    problems: list[tuple[str, str]] = []
     for done, (workflow_scope, workflow_id) in enumerate(pairs, start=1):
         graph = store.backend.triples(graph_iri(workflow_id, workflow_scope))
         problems.extend((workflow_id, line) for line in validate_graph(graph))

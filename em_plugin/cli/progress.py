@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TextIO
 
-import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -39,7 +39,8 @@ def progress_bar(label: str, total: int | None = None) -> Iterator[ProgressCallb
     if not stderr_is_terminal():
         yield _silent
         return
-    console = Console(file=click.get_text_stream("stderr"), force_terminal=True)
+    stream: TextIO = sys.stderr  # read now: click's test runner swaps it
+    console = Console(file=stream, force_terminal=True)
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),

@@ -224,13 +224,13 @@ def workflow_tree(workflow: Workflow, width: int | None = None) -> Tree:
         parent_path = path.rpartition(".")[0]
         parent = nodes[parent_path] if parent_path else root
         nodes[path] = parent.add(fit(_step_label(step), path.count(".") + 1))
-    for parent_path, failures in failed_under.items():
-        parent = nodes.get(parent_path or "", root)
+    for failed_parent, failures in failed_under.items():
+        parent = nodes.get(failed_parent or "", root)
         for failed in failures:
             label = Text("FAILED ", style="bold red")
             label.append_text(_step_label(failed.call))
             label.append(f"  error: {_short(failed.error)}", style="red")
-            parent.add(fit(label, (parent_path or "").count(".") + 2))
+            parent.add(fit(label, (failed_parent or "").count(".") + 2))
     if workflow.revised:
         revised = root.add(Text("revised instructions", style="dim"))
         for step in workflow.revised:

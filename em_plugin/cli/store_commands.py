@@ -11,7 +11,6 @@ import click
 
 from em_plugin.cli import render
 from em_plugin.cli.base import (
-    EXIT_USAGE,
     NotFoundError,
     check_scope,
     cli,
@@ -395,12 +394,10 @@ def delete(
         return
     if not yes:
         if not _stdin_is_terminal():
-            error = click.UsageError(
+            raise click.UsageError(  # exit 2
                 f"refusing to delete {what} without --yes (stdin is not a "
                 "terminal to ask; --dry-run lists them)"
             )
-            error.exit_code = EXIT_USAGE
-            raise error
         click.confirm(f"Delete {what} from {store_path(store_spec)}?", abort=True, err=True)
     with open_cli_memory(ctx, store_spec, update_url, must_exist=True) as memory:
         if workflow_id is not None:

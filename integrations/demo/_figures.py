@@ -40,11 +40,11 @@ def open_session(context: DemoContext, framework: str, session_id: str) -> ChatS
 
     if framework == "langgraph":
         model = None if context.llm.offline else _llm_env.langchain_chat_model(context.llm)
-        crew = crews.build_langgraph_crew(context.memory, model=model, router=context.router)
-        return LangGraphSession(crew, session_id, context.tap)
+        graph_crew = crews.build_langgraph_crew(context.memory, model=model, router=context.router)
+        return LangGraphSession(graph_crew, session_id, context.tap)
     model = None if context.llm.offline else _llm_env.beeai_chat_model(context.llm)
-    crew = crews.build_beeai_crew(context.memory, model=model, router=context.router)
-    return BeeAISession(crew, session_id)
+    bee_crew = crews.build_beeai_crew(context.memory, model=model, router=context.router)
+    return BeeAISession(bee_crew, session_id)
 
 
 def figure3(

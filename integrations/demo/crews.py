@@ -133,12 +133,13 @@ def build_langgraph_crew(
         model, handoffs, system_prompt=_prompt(COORDINATOR), name=COORDINATOR.name
     )
     node = EpisodicMemoryNode(memory, crew=CREW_DESCRIPTION.name, limit=limit)
+    memory_node = node.name or "episodic_memory"
     builder = StateGraph(MessagesState)
     builder.add_node("crew", coordinator)
-    builder.add_node(node.name, node)
-    builder.add_conditional_edges(START, node.router("crew"), ["crew", node.name])
-    builder.add_edge("crew", node.name)
-    builder.add_edge(node.name, END)
+    builder.add_node(memory_node, node)  # type: ignore[type-var]  # the node takes dict state
+    builder.add_conditional_edges(START, node.router("crew"), ["crew", memory_node])
+    builder.add_edge("crew", memory_node)
+    builder.add_edge(memory_node, END)
     graph = builder.compile(
         checkpointer=checkpointer or InMemorySaver(), name=CREW_DESCRIPTION.name
     )
