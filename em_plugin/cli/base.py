@@ -154,7 +154,8 @@ def _cli_advice(message: str) -> str:
             "show, stats, export, validate) work beside it; stop that process to import, "
             "delete or reindex"
         )
-    return message
+    # The store's advice for an id that several scopes hold names its Python argument.
+    return message.replace("pass scope= to choose one", "add --scope to choose one")
 
 
 class _Settings:

@@ -399,10 +399,12 @@ def test_ids_are_per_scope_show_and_delete_take_scope(store_dir: Path, tmp_path:
     run("import", twin, "--store", store_dir, "--scope", "team-b")
 
     ambiguous = run("delete", "t1", "--store", store_dir, "--yes", ok=False)
+    unscoped = run("show", "t1", "--store", store_dir, ok=False)
     shown = run("show", "t1", "--scope", "team-b", "--store", store_dir, "--format", "json")
     deleted = run("delete", "t1", "--scope", "team-a", "--store", store_dir, "--yes")
 
     assert ambiguous.exit_code == 2 and "several scopes ('team-a', 'team-b')" in ambiguous.stderr
+    assert unscoped.exit_code == 3 and "add --scope to choose one" in unscoped.stderr
     assert json.loads(shown.stdout)["scope"] == "team-b"
     assert deleted.stdout.strip() == "deleted t1 (scope 'team-a')"
     left = json.loads(run("list", "--store", store_dir, "--format", "json").stdout)
