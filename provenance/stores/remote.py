@@ -27,7 +27,10 @@ SELECT/ASK answers are SPARQL JSON and CONSTRUCT answers N-Triples, both parsed 
     those graphs (:data:`VIRTUOSO_SYSTEM_GRAPHS`, plus ``hidden_graphs``), so that
     ``graph_names``, counts and the union see the store's graphs only.
 * **Narrowed queries** (``graphs=[…]``) use the standard ``default-graph-uri``/``named-graph-uri``
-  protocol parameters, which take precedence over ``FROM`` clauses.
+  protocol parameters, and lose their ``FROM`` clauses (Virtuoso adds those to the protocol's
+  dataset). On Virtuoso the dataset goes into ``DEFINE input:default-graph-uri`` /
+  ``named-graph-uri`` pragmas instead: it echoes each protocol graph as a response header, and
+  Python's HTTP client refuses an answer with more than 100 headers.
 * **Authentication**: ``auth=(user, password)`` or ``http://user:password@host/…`` in the URL;
   HTTP Digest or Basic, whichever the server asks for (Virtuoso's ``/sparql-auth`` asks for
   Digest). Without credentials Virtuoso runs updates as the ``SPARQL`` user, which needs
@@ -344,10 +347,25 @@ class SparqlEndpointStore(GraphStore):
             raw = self._post(url, [("query", text)], accept)
         else:
             dataset = [str(g) for g in graphs] or [_NO_GRAPH]
-            params = [("query", without_dataset_clauses(text))]
-            params += [("default-graph-uri", g) for g in dataset]
-            params += [("named-graph-uri", g) for g in dataset]
-            raw = self._post(self.query_url, params, accept)
+            text = without_dataset_clauses(text)
+            if self._is_virtuoso():
+                # Virtuoso echoes every protocol dataset graph as a response header, and Python's
+                # HTTP client refuses more than 100 headers: a scope of 50 workflows would fail.
+                # Its DEFINE pragmas set the same dataset from the query text.
+                try:
+                    pragmas = "".join(
+                        f"DEFINE input:default-graph-uri {iri_text(g)}\n"
+                        f"DEFINE input:named-graph-uri {iri_text(g)}\n"
+                        for g in dataset
+                    )
+                except TermError as exc:
+                    raise QueryError(f"cannot narrow the query to graph {exc}") from exc
+                raw = self._post(self.query_url, [("query", pragmas + text)], accept)
+            else:
+                params = [("query", text)]
+                params += [("default-graph-uri", g) for g in dataset]
+                params += [("named-graph-uri", g) for g in dataset]
+                raw = self._post(self.query_url, params, accept)
         result = _parse(raw, form, self.query_url)
         if form == "ASK" and isinstance(result, QueryResult):
             # Virtuoso 7.2 answers ASK as a SELECT of `__ASK_RETVAL`: one row "1", or none.

@@ -300,3 +300,23 @@ def test_virtuoso_request_cap_is_known(virtuoso_server: VirtuosoServer) -> None:
 )
 def test_narrowed_queries_lose_their_dataset_clauses(query: str, expected: str) -> None:
     assert without_dataset_clauses(query) == expected
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("server_kind", ["oxigraph", "virtuoso"])
+def test_queries_narrowed_to_a_large_scope(
+    server_kind: str, request: pytest.FixtureRequest
+) -> None:
+    """A scope of 120 workflows: Virtuoso once echoed each graph as a response header."""
+    server: OxigraphServer | VirtuosoServer = request.getfixturevalue(f"{server_kind}_server")
+    server.wipe()
+    workflows = [
+        Workflow(id=f"w{i}", scope="big", steps=(CallStep(name="A1"),)) for i in range(120)
+    ]
+    with open_store(server.query_url) as store:
+        store.save_many([*workflows, Workflow(id="other", scope="s", steps=(CallStep(name="A1"),))])
+        rows = store.query("workflows-using", {"tool": "A1"}, scope="big")
+        assert sorted(str(w) for w in rows.column("workflow")) == sorted(w.id for w in workflows)  # type: ignore[union-attr]
+        escape = "SELECT ?g FROM <urn:x:nope> WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
+        assert len(store.query(escape, scope="big")) == 120  # type: ignore[arg-type]
+        assert store.query("ASK { ?s ?p ?o }", scope="nobody") is False
