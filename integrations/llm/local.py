@@ -11,6 +11,7 @@ Generation is greedy (deterministic) and short: the suggester asks for a few lin
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import threading
 from dataclasses import dataclass
@@ -130,20 +131,29 @@ def local_chat_model(max_new_tokens: int = MAX_NEW_TOKENS) -> Any:
         raise ConfigurationError(
             f"the local chat model needs langchain-huggingface: {_INSTALL}"
         ) from exc
+
+    class LocalChatHuggingFace(ChatHuggingFace):
+        """``ChatHuggingFace`` whose async calls run the local pipeline in a worker thread."""
+
+        async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None,
+                             **kwargs: Any) -> Any:  # fmt: skip
+            # HuggingFacePipeline has no async path; the sync one must not block the loop.
+            return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)
+
     local = load_local_model()
+    # Generation settings are the pipeline's own defaults: HuggingFacePipeline passes only the
+    # per-call ``pipeline_kwargs`` on, so settings given to it would be ignored.
     generator = pipeline(
-        "text-generation", model=local.model, tokenizer=local.tokenizer, device="cpu"
+        "text-generation",
+        model=local.model,
+        tokenizer=local.tokenizer,
+        device="cpu",
+        max_new_tokens=max_new_tokens,
+        do_sample=False,
+        repetition_penalty=1.2,
+        return_full_text=False,
+        pad_token_id=local.tokenizer.eos_token_id,
     )
-    llm = HuggingFacePipeline(
-        pipeline=generator,
-        model_id=f"{PACKAGE}/{LOCAL_MODEL}",
-        pipeline_kwargs={
-            "max_new_tokens": max_new_tokens,
-            "do_sample": False,
-            "repetition_penalty": 1.2,
-            "return_full_text": False,
-            "pad_token_id": local.tokenizer.eos_token_id,
-        },
-    )
+    llm = HuggingFacePipeline(pipeline=generator, model_id=f"{PACKAGE}/{LOCAL_MODEL}")
     # The tokenizer is passed in: ChatHuggingFace would otherwise fetch one by model id.
-    return ChatHuggingFace(llm=llm, tokenizer=local.tokenizer, model_id=llm.model_id)
+    return LocalChatHuggingFace(llm=llm, tokenizer=local.tokenizer, model_id=llm.model_id)

@@ -9,6 +9,7 @@ evidence. The unusable outputs themselves are pinned with scripted answers.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import logging
 from typing import Any
@@ -114,6 +115,9 @@ def _norm(text: str) -> str:
 
 
 def _check_outcome(found: list, answer: str, caplog: pytest.LogCaptureFixture) -> None:
+    # The answer is the model's new text only, never the prompt echoed back.
+    assert "<|im_start|>" not in answer and "Similar workflows" not in answer
+    assert "Nothing similar is in memory" not in answer
     assert found, "the chain always answers: the model's steps or the deterministic ones"
     assert all(s.score > 0 for s in found)
     assert all(s.evidence for s in found if s.source in ("episodic", "procedural"))
@@ -136,8 +140,12 @@ def test_llm_suggester_with_the_real_langchain_model(
         assert memory.retrieve(CURRENT), "the prompt must be built from retrieved workflows"
         with caplog.at_level(logging.WARNING, logger=LOG):
             found = memory.suggest(CURRENT)
+            # The async path (LangGraph's astream, BeeAI) runs the pipeline in a worker thread.
+            async_found = asyncio.run(memory.asuggest(CURRENT))
     finally:
         memory.close()
+    assert "async generation is not supported" not in caplog.text
+    assert [s.text for s in async_found] == [s.text for s in found]  # greedy: deterministic
     prompt = "\n".join(recorder.prompts)
     assert "Similar workflows from memory" in prompt and "next: " in prompt
     assert 'instruction "Which ingredients are PFAS?"' in prompt
