@@ -27,8 +27,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import em_plugin.evaluation.bench as bench  # noqa: E402
-from tests.conftest import (  # noqa: E402
+import em_plugin.evaluation.bench as bench
+from tests.conftest import (
     start_oxigraph,
     start_virtuoso,
     stop_oxigraph,

@@ -241,7 +241,7 @@ def iter_numbered(
         name = str(source)
         try:
             # Binary, so that a line that is not UTF-8 is located and can be skipped alone.
-            handle: IO[Any] = open(source, "rb")  # noqa: SIM115
+            handle: IO[Any] = open(source, "rb")
         except OSError as exc:
             raise WorkflowFormatError(f"cannot read: {exc.strerror}", file=name) from None
     else:

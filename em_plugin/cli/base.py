@@ -91,7 +91,7 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.Abort, click.ClickException):
             raise
-        except Exception as exc:  # noqa: BLE001 - the CLI boundary: never show a traceback
+        except Exception as exc:  # the CLI boundary: never show a traceback
             if ctx.params.get("debug"):
                 raise
             if isinstance(exc, WorkflowNotFound):

@@ -229,5 +229,5 @@ def _network_class() -> Any:
     return Network
 
 
-def _Network(vocabulary: int, calls: int, config: LSTMConfig) -> Any:  # noqa: N802
+def _Network(vocabulary: int, calls: int, config: LSTMConfig) -> Any:
     return _network_class()(vocabulary, calls, config)

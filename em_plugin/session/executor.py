@@ -153,7 +153,7 @@ def run_sync(
             clock.spent = True
             isolation.slow(call.action, budget or 0.0)
             return Failure(f"still running after the turn budget of {budget:.3g} s", True)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
             isolation.failed(call.action, exc)
             return Failure(f"{type(exc).__name__}: {exc}")
 
@@ -215,7 +215,7 @@ async def run_async(
                     isolation.slow(call.action, budget or 0.0)
                     reason = f"still running after the turn budget of {budget:.3g} s"
                     result = Failure(reason, True)
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
                     isolation.failed(call.action, exc)
                     result = Failure(f"{type(exc).__name__}: {exc}")
             call = plan.send(result)

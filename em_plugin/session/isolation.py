@@ -72,5 +72,5 @@ class FaultIsolation:
         """
         try:
             yield
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
             self.failed(action, exc)

@@ -39,7 +39,7 @@ def recall_answer(memory: MemoryPort, query: str, *, limit: int, isolation: Faul
     """
     try:
         return recall_text(memory, query, limit=limit)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
         isolation.failed("recall", exc)
         return f"Episodic memory is unavailable right now ({type(exc).__name__})."
 

@@ -8,4 +8,4 @@ Everything here is derived from the store and can be rebuilt from it: the step i
 
 # The suggestion models return ``em_plugin.suggest.types.Evidence``, and ``em_plugin.suggest``
 # imports them back; loading ``suggest`` first lets either side be imported first.
-import em_plugin.suggest  # noqa: E402, F401  (import order, see above)
+import em_plugin.suggest  # noqa: F401  (import order, see above)

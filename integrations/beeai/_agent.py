@@ -182,7 +182,7 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
                         suggestions=list(controller.last_suggestions),
                     ),
                 )
-        except Exception as exc:  # raised only in strict mode, or by a bug in the glue
+        except Exception as exc:  # noqa: BLE001 - raised only in strict mode, or by a bug in the glue
             self.sessions.isolate("suggesting next steps", exc)
         return self._output(controller, answer + suffix, crew_output=crew_output, answer=answer)
 

@@ -127,7 +127,7 @@ class CallRecorder:
                 self._on_end(child, data.output, None)
             else:
                 self._on_end(child, None, data)
-        except Exception as exc:  # a recording bug must not break the crew (pitfall 5)
+        except Exception as exc:  # noqa: BLE001 - a recording bug must not break the crew (pitfall 5)
             self._on_fault(f"recording a BeeAI {meta.name} event", exc)
 
     def _on_start(self, ctx: RunContext, run_input: Mapping[str, Any]) -> None:

@@ -168,7 +168,7 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
                 await self._on_start(turn, data)
             elif meta.name == "success" and not turn.command:
                 await self._on_success(turn, data)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
             self.sessions.isolate(f"handling the BeeAI {meta.name} event", exc)
 
     async def _on_start(self, turn: _Turn, data: RunContextStartEvent) -> None:

@@ -170,7 +170,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
             return None
         try:
             reply = self._controller(state, runtime).handle_command(command)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
             self._isolate("handling a command", exc)
             reply = f"Episodic memory is unavailable: {type(exc).__name__}: {exc}"
         return {"messages": [memory_message(reply or "", "reply")], "jump_to": "end"}
@@ -183,7 +183,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
             return None
         try:
             reply = await self._controller(state, runtime).ahandle_command(command)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
             self._isolate("handling a command", exc)
             reply = f"Episodic memory is unavailable: {type(exc).__name__}: {exc}"
         return {"messages": [memory_message(reply or "", "reply")], "jump_to": "end"}
@@ -210,7 +210,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         try:
             controller = self._controller(state, runtime)
             suffix = controller.suggestion_suffix(message_text(answer), record_answer=False)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
             self._isolate("suggesting next steps", exc)
             return None
         return _suggestions_update(suffix)
@@ -223,7 +223,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         try:
             controller = self._controller(state, runtime)
             suffix = await controller.asuggestion_suffix(message_text(answer), record_answer=False)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
             self._isolate("suggesting next steps", exc)
             return None
         return _suggestions_update(suffix)
@@ -269,7 +269,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
     ) -> Any:
         try:
             entry = trace_entry(request, result, None, children)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
             self._isolate("recording a tool call", exc)
             return result
         if enclosing is not None:
@@ -306,7 +306,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         if block is None:
             try:
                 block = await self._controller(request.state, request.runtime).aprompt_block()
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
                 self._isolate("retrieving past workflows", exc)
                 block = ""
             self._remember(key, block)
@@ -324,7 +324,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         if block is None:
             try:
                 block = self._controller(request.state, request.runtime).prompt_block()
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
                 self._isolate("retrieving past workflows", exc)
                 block = ""
             self._remember(key, block)

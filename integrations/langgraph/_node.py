@@ -174,7 +174,7 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
             return handover
         try:
             return self._invoke(input, config)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
             return self._isolate(exc)
 
     async def ainvoke(
@@ -186,7 +186,7 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
             return handover
         try:
             return await self._ainvoke(input, config)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
             return self._isolate(exc)
 
     def _isolate(self, exc: Exception) -> dict:
@@ -205,7 +205,7 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
                 for m in messages[:-1]
                 if m.id and is_memory_traffic(m, self.policy.command_of)
             ]
-        except Exception as exc:  # the crew must run whatever happens here
+        except Exception as exc:  # noqa: BLE001 - the crew must run whatever happens here
             self.sessions.isolate("removing earlier suggestions from the thread", exc)
         return Command(update={self.messages_key: removals}, goto=self._crew_node)
 

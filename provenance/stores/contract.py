@@ -149,7 +149,7 @@ def _raises(kind: type[BaseException], match: str, promise: str) -> Iterator[Non
     except kind as exc:
         if not re.search(match, str(exc)):
             raise ContractFailure(f"{promise}: message {str(exc)!r} lacks {match!r}") from exc
-    except Exception as exc:  # noqa: BLE001 - report the wrong error type as the failure
+    except Exception as exc:  # report the wrong error type as the failure
         raise ContractFailure(
             f"{promise}: expected {kind.__name__}, got {type(exc).__name__}: {exc}"
         ) from exc

@@ -193,7 +193,7 @@ def _load_entry_points() -> None:
             continue  # registered in code, or a built-in: the explicit choice wins
         try:
             opener = entry.load()
-        except Exception as exc:  # noqa: BLE001 - one broken plugin must not hide the others
+        except Exception as exc:  # one broken plugin must not hide the others
             raise StoreConfigError(
                 f"the store backend {entry.name!r} from entry point {entry.value!r} "
                 f"cannot be loaded: {exc}"

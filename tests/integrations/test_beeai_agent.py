@@ -21,12 +21,12 @@ from integrations.beeai import EpisodicMemoryAgent
 from integrations.beeai.testing import ScriptedChatModel, call, final
 
 
-def _user_texts(crew) -> list[str]:  # noqa: ANN001
+def _user_texts(crew) -> list[str]:
     first_call = crew.coordinator_llm.calls[-1]
     return [m.text for m in first_call.messages if isinstance(m, UserMessage)]
 
 
-async def _saved_session(memory) -> str:  # noqa: ANN001
+async def _saved_session(memory) -> str:
     em = EpisodicMemoryAgent(_crew_with(EXTRACT, CLASSIFY).coordinator, memory)
     await em.run(EXTRACT)
     await em.run(CLASSIFY)
@@ -34,7 +34,7 @@ async def _saved_session(memory) -> str:  # noqa: ANN001
     return em.workflow().id
 
 
-def _crew_with(*instructions: str):  # noqa: ANN202
+def _crew_with(*instructions: str):
     crew = build_crew()
     for text in instructions:
         crew.turn_extract() if text == EXTRACT else crew.turn_classify()

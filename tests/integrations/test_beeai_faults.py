@@ -174,7 +174,7 @@ async def test_fault_is_logged_and_the_answer_goes_through_unchanged(
 @pytest.mark.parametrize("fault", ["store", "embedder", "llm"])
 async def test_strict_mode_raises(front: str, fault: str) -> None:
     memory, options = _faulty_memory(fault)
-    with pytest.raises(Exception) as caught:  # noqa: PT011 - BeeAI wraps it; the cause is checked
+    with pytest.raises(Exception) as caught:
         await _run(front, memory, True, options)
     assert any(isinstance(e, INJECTED[fault]) for e in _causes(caught.value))
 

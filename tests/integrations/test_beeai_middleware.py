@@ -191,7 +191,7 @@ async def test_autosave_judge_decides() -> None:
     memory = make_memory()
     seen = []
 
-    def judge(workflow, outcome) -> bool:  # noqa: ANN001
+    def judge(workflow, outcome) -> bool:
         seen.append((outcome.instruction, outcome.failures))
         return bool(outcome.failures)  # a judge may accept any turn, even a failed one
 

@@ -20,7 +20,7 @@ from integrations.beeai import (
 from integrations.beeai.testing import ScriptedChatModel, call, final, last_tool_result
 
 
-async def _memory_with_a_saved_session():  # noqa: ANN202
+async def _memory_with_a_saved_session():
     memory = make_memory()
     mw = EpisodicMemoryMiddleware(memory)
     crew = build_crew(middlewares=[mw])
@@ -58,7 +58,7 @@ async def test_recall_tool_isolates_memory_failures(caplog: pytest.LogCaptureFix
         scope = "default"
         threshold = 0.65
 
-        def retrieve(self, workflow):  # noqa: ANN001, ANN202
+        def retrieve(self, workflow):
             raise RuntimeError("store is down")
 
     tool = recall_workflows_tool(Broken())

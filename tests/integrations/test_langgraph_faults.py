@@ -34,7 +34,7 @@ CREW_ANSWER = "beta.pdf contains PFOA and water."
 class BrokenChatModel(GenericFakeChatModel):
     """A chat model whose provider is down."""
 
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # noqa: ANN001
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
         raise ConnectionError("LLM provider unreachable")
 
 

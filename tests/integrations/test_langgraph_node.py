@@ -126,7 +126,7 @@ def test_sealed_crew_falls_back_to_the_callback_recorder(memory) -> None:
     model = ScriptedChatModel(messages=iter([]))
     crew = agent_crew(model)
 
-    def sealed(state: MessagesState, config) -> dict:  # noqa: ANN001
+    def sealed(state: MessagesState, config) -> dict:
         result = crew.invoke({"messages": state["messages"]}, config)
         return {"messages": [result["messages"][-1]]}  # hides the tool calls
 
@@ -306,7 +306,7 @@ def test_autosave_on_success_saves_turns_without_failures(memory) -> None:
     FLAKY.fail_once("pfas_classifier")
     model.load(classify_turn())
     ask(graph, CLASSIFY, thread("auto"))
-    with pytest.raises(Exception):  # noqa: B017 - this turn failed once too
+    with pytest.raises(Exception):  # noqa: B017 - not saved: the turn had a failed call
         memory.load("session/auto")
     model.load([call("write_report", {"summary": "s"}, "w"), AIMessage("written")])
     ask(graph, "Write the report", thread("auto"))

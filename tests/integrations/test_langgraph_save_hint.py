@@ -12,7 +12,7 @@ from integrations.langgraph import EpisodicMemoryNode
 from integrations.langgraph._node import LONE_SAVE
 
 
-def _graph(checkpointer: InMemorySaver | None):  # noqa: ANN202 - a compiled LangGraph graph
+def _graph(checkpointer: InMemorySaver | None):
     memory = EpisodicMemory(store="memory:", embedder=FakeEmbedder())
     node = EpisodicMemoryNode(memory)
 

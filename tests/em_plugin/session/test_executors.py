@@ -46,7 +46,7 @@ def test_a_failed_retrieval_keeps_the_prompt_blocks_suggestions(path: str, caplo
     real = memory.retrieve
     calls = {"n": 0}
 
-    def retrieve_fails_first(workflow):  # noqa: ANN001, ANN202 - the block's own retrieval
+    def retrieve_fails_first(workflow):
         calls["n"] += 1
         if calls["n"] == 1:
             raise RuntimeError("index is down")
@@ -86,12 +86,12 @@ class Hanging(TinyMemory):
         self.release = threading.Event()
         self.finished = threading.Event()
 
-    def suggest(self, workflow, limit=3):  # noqa: ANN001, ANN201
+    def suggest(self, workflow, limit=3):
         self.release.wait(10)
         self.finished.set()
         return super().suggest(workflow, limit)
 
-    async def asuggest(self, workflow, limit=3):  # noqa: ANN001, ANN201
+    async def asuggest(self, workflow, limit=3):
         return await asyncio.to_thread(self.suggest, workflow, limit)  # as EpisodicMemory does
 
 
@@ -181,7 +181,7 @@ class SlowSave(TinyMemory):
         super().__init__()
         self.release = threading.Event()
 
-    def save(self, workflow):  # noqa: ANN001, ANN201
+    def save(self, workflow):
         self.release.wait(10)
         return super().save(workflow)
 
