@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Literal as TypingLiteral
 
 from rdflib import Graph, Literal, URIRef
-from rdflib.term import Node
+from rdflib.term import Identifier, Node
 
 from provenance.errors import QueryError
 
@@ -76,7 +76,7 @@ class NamedQuery:
         """The names of :attr:`parameters`."""
         return tuple(p.name for p in self.parameters)
 
-    def bindings(self, **values: str | Node | None) -> dict[str, Node]:
+    def bindings(self, **values: str | Identifier | None) -> dict[str, Identifier]:
         """Turn keyword values into variable bindings; ``None`` values are left unbound.
 
         A ``str`` becomes a literal or an IRI as the parameter's kind says; rdflib terms are
@@ -86,14 +86,14 @@ class NamedQuery:
             QueryError: For a name that is not a parameter; the message lists the valid ones.
         """
         known = {p.name: p for p in self.parameters}
-        out: dict[str, Node] = {}
+        out: dict[str, Identifier] = {}
         for name, value in values.items():
             if name not in known:
                 valid = ", ".join(known) or "none"
                 raise QueryError(f"query {self.name!r} has no parameter {name!r}; valid: {valid}")
             if value is None:
                 continue
-            if isinstance(value, Node):
+            if isinstance(value, Identifier):
                 out[name] = value
             elif known[name].kind == "iri":
                 out[name] = URIRef(value)
@@ -101,7 +101,9 @@ class NamedQuery:
                 out[name] = Literal(value)
         return out
 
-    def execute(self, graph: Graph, **values: str | Node | None) -> list[dict[str, Node | None]]:
+    def execute(
+        self, graph: Graph, **values: str | Identifier | None
+    ) -> list[dict[str, Node | None]]:
         """Run the query with rdflib (e.g. over ``Dataset(default_union=True)``).
 
         Returns:
@@ -128,7 +130,7 @@ class NamedQuery:
 def list_queries() -> list[NamedQuery]:
     """Return every named query shipped in ``provenance/queries/``, sorted by name."""
     folder = resources.files("provenance").joinpath("queries")
-    files = sorted(f for f in folder.iterdir() if f.name.endswith(".rq"))
+    files = sorted((f for f in folder.iterdir() if f.name.endswith(".rq")), key=lambda f: f.name)
     return [parse_query(f.read_text(encoding="utf-8"), f.name[:-3]) for f in files]
 
 
@@ -184,7 +186,7 @@ def parse_query(text: str, default_name: str = "query") -> NamedQuery:
                 f"query {name!r}: parameter line {line.strip()!r} must read "
                 "'name (literal|iri): description'"
             )
-        kind = "iri" if match["kind"] == "iri" else "literal"
+        kind: TypingLiteral["literal", "iri"] = "iri" if match["kind"] == "iri" else "literal"
         parameters.append(QueryParameter(match["name"], kind, match["description"].strip()))
     missing = [p.name for p in parameters if p.name not in columns]
     if missing:

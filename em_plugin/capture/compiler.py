@@ -153,9 +153,10 @@ def _build_tree(
             else:
                 top.append(node)
         elif isinstance(event, CallEnd | CallError):
-            node = calls.get(event.call_id)
-            if node is None:
+            ended = calls.get(event.call_id)
+            if ended is None:
                 raise TrajectoryError(f"call {event.call_id!r} ended but never started")
+            node = ended
             if node.status != "running":
                 raise TrajectoryError(f"call {event.call_id!r} already ended ({node.status})")
             node.ended = event.timestamp
@@ -255,7 +256,7 @@ def without_run_details(workflow: Workflow) -> Workflow:
     )
     return workflow.replace(
         steps=tuple(strip(s) for s in workflow.steps),
-        revised=tuple(strip(r) for r in workflow.revised),  # type: ignore[misc]
+        revised=tuple(strip(r) for r in workflow.revised),
         failed=failed,
         created=None,
         framework=None,

@@ -122,7 +122,7 @@ def _drive(plan: Plan[T], step: Callable[[MemoryCall], object]) -> T:
         while True:
             call = plan.send(step(call))
     except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
+        return stop.value
 
 
 def run_sync(
@@ -220,4 +220,4 @@ async def run_async(
                     result = Failure(f"{type(exc).__name__}: {exc}")
             call = plan.send(result)
     except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
+        return stop.value
