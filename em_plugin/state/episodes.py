@@ -145,8 +145,8 @@ class ContextTable:
         new = list(dict.fromkeys(t for t in texts if t is not None and t not in self._ids))
         if new:
             vectors = np.asarray(embed(new), dtype=np.float32)
-            for text, vector in zip(new, vectors, strict=True):
-                self._insert(text, vector)
+            for fresh, vector in zip(new, vectors, strict=True):
+                self._insert(fresh, vector)
         ids = []
         for text in texts:
             if text is None:

@@ -83,7 +83,9 @@ class ScopeMemory:
         vectors = self.embed(list(dict.fromkeys(new))) if new else None
         table = dict(zip(dict.fromkeys(new), vectors, strict=True)) if vectors is not None else {}
         for episode in episodes:
-            ids = self.contexts.acquire(episode.contexts, lambda texts: [table[t] for t in texts])
+            ids = self.contexts.acquire(
+                episode.contexts, lambda texts: np.stack([table[t] for t in texts])
+            )
             self._context_ids[episode.workflow_id] = ids
             self.continuation.add(episode, ids)
             self.graph.add(episode, ids)

@@ -243,7 +243,7 @@ class GraphStore(ABC):
         """Return the number of triples over all named graphs."""
         result = self.select("SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }")
         value = result.rows[0][0] if result.rows else None
-        return int(value) if value is not None else 0  # type: ignore[arg-type]
+        return int(str(value)) if value is not None else 0
 
     def __enter__(self) -> GraphStore:
         return self

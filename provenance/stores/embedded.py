@@ -242,7 +242,7 @@ class OxigraphStore(GraphStore):
                 if graphs is None:
                     result = store.query(text, use_default_graph_as_union=True)
                 else:
-                    dataset = [ox.NamedNode(g) for g in graphs]
+                    dataset: list[ox.NamedNode | ox.BlankNode] = [ox.NamedNode(g) for g in graphs]
                     result = store.query(text, default_graph=list(dataset), named_graphs=dataset)
                 return result_from_oxigraph(result)
             except SyntaxError as exc:

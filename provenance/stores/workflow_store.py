@@ -497,7 +497,7 @@ def _http_status(exc: BaseException) -> bool:
 
 def _count(result: QueryResult) -> int:
     value = result.rows[0][0] if result.rows else None
-    return int(value) if value is not None else 0  # type: ignore[arg-type]
+    return int(str(value)) if value is not None else 0
 
 
 def _resolve(sparql_or_name: str) -> str:
