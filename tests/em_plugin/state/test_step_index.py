@@ -236,3 +236,25 @@ def test_open_creates_an_index_or_loads_the_saved_one(tmp_path):
     assert len(reopened) == 4
     with pytest.raises(IndexStaleError, match="holds 0 workflows .* the store 4"):
         StepIndex.open(tmp_path / "new", FakeEmbedder(32), expected_fingerprint=store)
+
+
+def test_the_index_keeps_the_episodes_the_suggestion_state_is_built_from(tmp_path):
+    from em_plugin.evaluation.synthetic import SCOPE, SyntheticMemory
+    from em_plugin.state.episodes import episode_of
+
+    workflows = list(SyntheticMemory(seed=3).workflows(200))
+    gone = workflows[3].id
+    index = StepIndex(FakeEmbedder(16), path=tmp_path / "steps")
+    index.add_many(workflows[:150])
+    index.save()  # a snapshot, then a journal on top of it
+    assert index.remove(gone, SCOPE)
+    index.add_many(workflows[150:])
+    expected = [episode_of(w) for w in workflows if w.id != gone]  # save order
+    assert index.episodes(SCOPE) == expected
+    # One reduction: the matcher's leaves are the episode's.
+    assert index.leaves(workflows[7].id, SCOPE).texts == leaf_texts(workflows[7])[1]
+    index.close()
+    reopened = StepIndex.load(tmp_path / "steps", FakeEmbedder(16))
+    assert reopened.episodes(SCOPE) == expected
+    reopened.save(tmp_path / "copy")  # compaction rebuilds the context and args tables
+    assert StepIndex.load(tmp_path / "copy", FakeEmbedder(16)).episodes(SCOPE) == expected
