@@ -25,7 +25,7 @@ from typing import Any
 
 from em_plugin.suggest.base import SuggestionRequest
 from em_plugin.suggest.cited import CitedLeaf, CitedWorkflows
-from em_plugin.suggest.types import Suggestion
+from em_plugin.suggest.types import ArgsFrom, Suggestion
 from provenance.model import CallStep, Step
 
 __all__ = ["bind_arguments", "bind_value"]
@@ -181,7 +181,7 @@ def bind_arguments(
                 bound[key] = found
             else:
                 examples[key] = value
-        kind = "current" if not examples else "example" if not bound else "mixed"
+        kind: ArgsFrom = "current" if not examples else "example" if not bound else "mixed"
         return dataclasses.replace(
             suggestion,
             args=bound or None,

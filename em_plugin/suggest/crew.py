@@ -176,7 +176,10 @@ def _agent(data: Any) -> AgentDescription:
             tools.append(ToolDescription(name=tool))
         elif isinstance(tool, Mapping):
             tools.append(
-                ToolDescription(name=tool.get("name"), description=tool.get("description") or "")
+                ToolDescription(
+                    name=_text(tool.get("name"), "tool name", required=True),
+                    description=tool.get("description") or "",
+                )
             )
         else:
             raise ConfigurationError(

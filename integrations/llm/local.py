@@ -135,8 +135,9 @@ def local_chat_model(max_new_tokens: int = MAX_NEW_TOKENS) -> Any:
     class LocalChatHuggingFace(ChatHuggingFace):
         """``ChatHuggingFace`` whose async calls run the local pipeline in a worker thread."""
 
-        async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None,
-                             **kwargs: Any) -> Any:  # fmt: skip
+        async def _agenerate(  # type: ignore[override]  # run_manager: async vs sync type
+            self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any
+        ) -> Any:
             # HuggingFacePipeline has no async path; the sync one must not block the loop.
             return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)
 
