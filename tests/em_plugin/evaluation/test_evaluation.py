@@ -124,6 +124,8 @@ def test_lstm_baseline_learns_the_call_sequence_deterministically() -> None:
         LSTMConfig(monitor="recall")
     by_accuracy = LSTMBaseline(LSTMConfig(max_epochs=15, monitor="accuracy")).fit(train)
     assert by_accuracy.rank(["open", "read"])[0] == "close"
+    refit = LSTMBaseline(LSTMConfig(max_epochs=15, patience=3, refit=True)).fit(train)
+    assert refit.rank(["open", "write"])[0] == "save"
 
 
 def test_each_named_chain_can_be_evaluated(small: Path) -> None:
