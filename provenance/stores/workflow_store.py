@@ -284,7 +284,7 @@ class WorkflowStore:
             bindings = None
         rows = self.backend.select(ENTRIES_QUERY, bindings).rows
         changed = self.backend.select(CHANGED_QUERY, bindings).rows if ids else None
-        found = markers_from_rows(rows, changed)  # type: ignore[arg-type]
+        found = markers_from_rows(rows, changed)
         return {s: found.get(s) or ChangeMarker(s) for s in scopes}
 
     # -- suggestion records ------------------------------------------------------------------
