@@ -76,7 +76,7 @@ def verify(path: Path, runner: CliRunner) -> None:
 
 
 def main() -> None:
-    data = Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/data/workflows")
+    data = Path(sys.argv[1] if len(sys.argv) > 1 else "tests/data/workflows")
     runner = CliRunner()
     for path in sorted(data.glob("*.jsonl")):
         verify(path, runner)

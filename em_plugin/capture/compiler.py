@@ -1,4 +1,6 @@
-"""The workflow compiler: trajectory events -> :class:`~provenance.model.Workflow` (DESIGN §4).
+"""The workflow compiler: trajectory events -> a :class:`~provenance.model.Workflow`.
+
+The contract is docs/capture.md.
 
 The rules are listed in :mod:`em_plugin.capture.trajectory`.
 """

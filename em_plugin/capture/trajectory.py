@@ -1,4 +1,4 @@
-"""Framework-neutral trajectory events and the workflow compiler (DESIGN §4).
+"""Framework-neutral trajectory events and the workflow compiler (docs/capture.md).
 
 An integration turns what its framework reports into a few events on a :class:`Trajectory`, one
 per chat session::
@@ -13,7 +13,7 @@ per chat session::
     t.final_answer("The ingredients are ...")
     workflow = t.compile()                                   # the whole session so far
 
-Compilation rules (paper §2, DESIGN §4):
+Compilation rules (paper §2, docs/capture.md):
 
 - each instruction opens an :class:`~provenance.model.InstructionStep`; calls made while serving it
   nest under it; a call whose ``parent_call_id`` names another call nests under that call (a
@@ -300,7 +300,7 @@ class Trajectory:
         crew: str | None = None,
         title: str | None = None,
     ) -> Workflow:
-        """Compile the whole session so far into a workflow (DESIGN §4).
+        """Compile the whole session so far into a workflow (docs/capture.md).
 
         Args:
             workflow_id: Defaults to ``session/<session_id>``.

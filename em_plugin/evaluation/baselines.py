@@ -10,7 +10,8 @@ of the last ``k`` tokens:
 
 Both then append every call by overall frequency (as a target, i.e. not counting first leaves).
 Ties keep the order in which the memory first showed them (Python's ``Counter.most_common``).
-With these rules the figures of ``../shared/data/README.md`` are reproduced exactly.
+With these rules the benchmark data's published baseline figures are reproduced exactly
+(docs/evaluation.md).
 
 :func:`paper_rule` is the paper's retrieval applied as written: every retrieved workflow votes,
 weighted by its score, for the call that follows its matched subsequence; the bigram ranking

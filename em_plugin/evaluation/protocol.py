@@ -1,4 +1,6 @@
-"""``em-plugin eval``: next-tool suggestion quality on a file with train/test splits (DESIGN §10).
+"""``em-plugin eval``: next-tool suggestion quality on a file with train/test splits.
+
+The protocol is docs/evaluation.md.
 
 Protocol, exactly: memory is every ``"split": "train"`` workflow, saved through
 :meth:`EpisodicMemory.save_many` (the normal save path: store, step index, suggestion state).

@@ -1,7 +1,7 @@
 """Ranking what comes next from memory: the episodic continuation model.
 
 The paper votes, per retrieved workflow, for the step after the matched subsequence. On the
-benchmark files that rule scores below a bigram (``../shared/data/README.md``): one alignment per
+benchmark files that rule scores below a bigram (docs/evaluation.md): one alignment per
 workflow, at most 10 workflows, and a subsequence whose last matched step may lie far from the
 current one. This module keeps the idea (the steps that *follow* a match in past workflows, ranked
 by support and similarity) and changes what a match is and how votes count:

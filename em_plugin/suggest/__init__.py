@@ -1,7 +1,7 @@
 """Suggesters: episodic, procedural (H-EPM), paper rule, LLM, the fallback, and their chains.
 
-See DESIGN §8. Each returns structured :class:`~em_plugin.suggest.types.Suggestion` objects
-(tool, text, args, score, source, evidence); :class:`SuggestionChain` merges them.
+See docs/suggestions.md. Each returns structured :class:`~em_plugin.suggest.types.Suggestion`
+objects (tool, text, args, score, source, evidence); :class:`SuggestionChain` merges them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The suggestion chain: suggesters in order, duplicates removed (DESIGN §8).
+"""The suggestion chain: suggesters in order, duplicates removed (docs/suggestions.md).
 
 There are three named chains (:data:`CHAINS`, built by :func:`build_chain`):
 

@@ -1,4 +1,4 @@
-"""Crew descriptions: the agents, their roles and their tools (DESIGN §8).
+"""Crew descriptions: the agents, their roles and their tools (docs/suggestions.md).
 
 The fallback suggesters use a crew description when memory holds nothing similar: the
 deterministic one ranks the crew's tools, the LLM one puts :meth:`CrewDescription.to_text` in its

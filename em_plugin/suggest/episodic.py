@@ -1,4 +1,4 @@
-"""The episodic suggester: what followed similar states in stored workflows (DESIGN §8).
+"""The episodic suggester: what followed similar states in stored workflows (docs/suggestions.md).
 
 Candidates come from the continuation model (:mod:`em_plugin.state.continuation`), which matches the
 most recent leaves at every stored position, and from the workflows the paper's rule retrieved

@@ -1,4 +1,6 @@
-"""The deterministic fallback: the crew's tools ranked by the procedural graph (DESIGN §8).
+"""The deterministic fallback: the crew's tools ranked by the procedural graph.
+
+See docs/suggestions.md.
 
 Used when memory has nothing closer to offer. Tools the current workflow has not used yet come
 first (they are what the crew could still do), each group ordered by how much stored workflows

@@ -1,4 +1,6 @@
-"""The LLM suggester: a chat model proposes next steps from retrieved workflows (DESIGN §8).
+"""The LLM suggester: a chat model proposes next steps from retrieved workflows.
+
+See docs/suggestions.md.
 
 With retrieved workflows the prompt shows the current workflow and the retrieved ones (their
 continuations marked); with none, the fallback prompt shows the crew description. Works with any

@@ -1,4 +1,4 @@
-"""The procedural suggester: H-EPM's top next tools after the last call (DESIGN §8)."""
+"""The procedural suggester: H-EPM's top next tools after the last call (docs/suggestions.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Prompts of the LLM suggester (DESIGN §8) and the parser of its numbered answer.
+"""Prompts of the LLM suggester (docs/suggestions.md) and the parser of its numbered answer.
 
 Two prompts, as in the paper: with retrieved workflows, the current workflow and the retrieved
 ones (their steps after the matched part marked ``next:``) and a request for the most likely

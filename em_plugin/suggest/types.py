@@ -1,4 +1,7 @@
-"""Structured next-step suggestions and the short text appended to a crew's answer (DESIGN §8)."""
+"""Structured next-step suggestions and the short text appended to a crew's answer.
+
+See docs/suggestions.md.
+"""
 
 from __future__ import annotations
 

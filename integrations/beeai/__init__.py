@@ -1,4 +1,4 @@
-"""BeeAI integration of the episodic memory (DESIGN §9).
+"""BeeAI integration of the episodic memory (docs/capture.md).
 
 - :class:`EpisodicMemoryMiddleware`: register it on a coordinator run (``.middleware(mw)``) or on
   the coordinator (``middlewares=[mw]``); it captures tool calls at every depth of the crew

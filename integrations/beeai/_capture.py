@@ -2,14 +2,14 @@
 
 BeeAI's run-context emitters forward events only one run level up: a listener on the coordinator's
 run sees its own tools and the ``HandoffTool`` run, but not the sub-agent behind the handoff
-(notes/beeai.md §3.1, pitfall 2). :class:`CallRecorder` therefore subscribes on a run and, whenever
-a direct child run starts, records it and subscribes on the child too — the same recursion the
-built-in ``GlobalTrajectoryMiddleware`` uses. All listeners live on run-context emitters, which
-BeeAI destroys when each run finishes, so nothing leaks.
+(BeeAI emits a nested run's events on that run's own emitter). :class:`CallRecorder` therefore
+subscribes on a run and, whenever a direct child run starts, records it and subscribes on the
+child too — the same recursion the built-in ``GlobalTrajectoryMiddleware`` uses. All listeners
+live on run-context emitters, which BeeAI destroys when each run finishes, so nothing leaks.
 
 Each event is handled once, by the listener of its parent run: ``start`` opens a call,
 ``success``/``error`` close it. Tools the agent uses to talk rather than act (``final_answer``,
-``think``) are not calls (DESIGN §4).
+``think``) are not calls (docs/capture.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""LangGraph / LangChain integration of the episodic memory (DESIGN §9).
+"""LangGraph / LangChain integration of the episodic memory (docs/capture.md).
 
 - :class:`EpisodicMemoryNode`: a node added after the crew (``graph.add_node("episodic_memory",
   node)``); it compiles the session from the messages (or from a :class:`TrajectoryRecorder`),

@@ -1,4 +1,4 @@
-"""The workflow compiler: trajectory events -> Workflow (DESIGN §4)."""
+"""The workflow compiler: trajectory events -> Workflow (docs/capture.md)."""
 
 from __future__ import annotations
 

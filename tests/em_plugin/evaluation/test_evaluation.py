@@ -1,4 +1,4 @@
-"""em-plugin eval: the DESIGN §10 protocol, its metrics, the baselines and the sweep."""
+"""em-plugin eval: the docs/evaluation.md protocol, its metrics, the baselines and the sweep."""
 
 from __future__ import annotations
 

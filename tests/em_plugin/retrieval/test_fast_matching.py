@@ -1,4 +1,4 @@
-"""The fast matcher returns exactly what the brute-force reference returns (DESIGN §7)."""
+"""The fast matcher returns exactly what the brute-force reference returns (docs/retrieval.md)."""
 
 from __future__ import annotations
 
