@@ -63,8 +63,16 @@ class MissingExtraError(click.ClickException):
     type=click.Choice(("langgraph", "beeai")),
     help="Run only this framework (repeatable; default: LangGraph, then BeeAI).",
 )
+@click.option(
+    "--chain",
+    type=click.Choice(("continuation", "paper", "llm")),
+    default=None,
+    help="Suggestion chain (default: continuation; llm when $EM_PLUGIN_LLM names a model).",
+)
 @click.pass_context
-def demo(ctx: click.Context, store_spec: str | None, frameworks: tuple[str, ...]) -> None:
+def demo(
+    ctx: click.Context, store_spec: str | None, frameworks: tuple[str, ...], chain: str | None
+) -> None:
     """Run the paper's PFAS crew with episodic memory on LangGraph and BeeAI (Figures 3 and 4).
 
     Needs the [demo] extra. Offline: the crew's chat model routes by embedding similarity
@@ -82,7 +90,9 @@ def demo(ctx: click.Context, store_spec: str | None, frameworks: tuple[str, ...]
     from em_plugin.cli.render import make_console
     from integrations.demo import FRAMEWORKS, run_demo
 
-    code = run_demo(store_spec, make_console(), frameworks or FRAMEWORKS, embedder=ctx.obj.embedder)
+    code = run_demo(
+        store_spec, make_console(), frameworks or FRAMEWORKS, embedder=ctx.obj.embedder, chain=chain
+    )
     ctx.exit(code)
 
 

@@ -71,6 +71,7 @@ def run_demo(
     *,
     embedder: Any = None,
     question: str = FIGURE4,
+    chain: str | None = None,
 ) -> int:
     """Run the scripted Figure 3 session and the Figure 4 case on each framework.
 
@@ -82,6 +83,8 @@ def run_demo(
         embedder: The embedder of the memory and the router (default: all-MiniLM-L6-v2,
             offline), or its name, or ``"fake"``.
         question: The Figure 4 question.
+        chain: The suggestion chain (``continuation``, ``paper`` or ``llm``); default
+            ``continuation``, or ``llm`` when ``$EM_PLUGIN_LLM`` names a model.
 
     Returns:
         0 when every framework showed the expected behaviour, 1 otherwise (the problems are
@@ -96,7 +99,8 @@ def run_demo(
     from em_plugin.memory import EpisodicMemory
     from integrations.demo._llm_env import llm_spec_from_env, suggester_chat_model
     from integrations.demo._sessions import SuggestionTap
-    from integrations.demo._setup import load_bootstrap, paper_chain, store_label
+    from em_plugin.suggest import build_chain
+    from integrations.demo._setup import load_bootstrap, store_label
     from integrations.demo.pfas import CREW_DESCRIPTION
     from provenance.stores import open_store
 
@@ -108,6 +112,8 @@ def run_demo(
     console = console or Console()
     _quiet_frameworks()
     llm = llm_spec_from_env()
+    chat_model = suggester_chat_model(llm)
+    chain_name = chain or ("llm" if chat_model is not None else "continuation")
     started = time.perf_counter()
     embedder = resolve_embedder(embedder)
     render.section(console, "em-plugin demo: the PFAS crew of the paper, with episodic memory")
@@ -117,9 +123,9 @@ def run_demo(
             store=workflow_store,
             embedder=embedder,
             crew=CREW_DESCRIPTION,
-            # The paper's chain; with $EM_PLUGIN_LLM naming a model (e.g. "local": SmolLM2 on
-            # this CPU) the LLM suggester goes first, as in the paper.
-            chain=paper_chain(suggester_chat_model(llm)),
+            # The library's default chain; with $EM_PLUGIN_LLM naming a model (e.g. "local":
+            # SmolLM2 on this CPU) the LLM suggester goes first, as in the paper.
+            chain=build_chain(chain_name, chat_model),
             on_suggestions=tap,
         )
         try:
@@ -131,6 +137,7 @@ def run_demo(
                     loaded=loaded,
                     embedder=embedder.name,
                     model=str(llm),
+                    chain=chain_name,
                 )
             )
             problems = _run_all(console, memory, workflow_store, llm, tap, frameworks, question)

@@ -37,7 +37,9 @@ def section(console: Console, title: str, subtitle: str | None = None) -> None:
         console.print(Text(subtitle, style="dim"))
 
 
-def setup_table(*, store: str, workflows: int, loaded: int, embedder: str, model: str) -> Table:
+def setup_table(
+    *, store: str, workflows: int, loaded: int, embedder: str, model: str, chain: str
+) -> Table:
     """Return the table that says what the demo runs on."""
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
@@ -47,6 +49,7 @@ def setup_table(*, store: str, workflows: int, loaded: int, embedder: str, model
     table.add_row("memory", Text(f"{workflows} workflows ({seeded})"))
     table.add_row("embedder", Text(embedder))
     table.add_row("crew model", Text(model))
+    table.add_row("chain", Text(f"{chain} (suggestions)"))
     return table
 
 

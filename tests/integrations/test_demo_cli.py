@@ -18,10 +18,10 @@ OFF_TOPIC = "Who won the football world cup in 1998?"
 def test_a_second_run_reuses_the_seeded_store(tmp_path: Path) -> None:
     store = str(tmp_path / "store")
     first = Console(record=True, width=140)
-    assert run_demo(store, first, ("beeai",), embedder=FakeEmbedder(), question=OFF_TOPIC) == 0
+    assert run_demo(store, first, ("beeai",), embedder=FakeEmbedder(384), question=OFF_TOPIC) == 0
     second = Console(record=True, width=140)
 
-    code = run_demo(store, second, ("beeai",), embedder=FakeEmbedder(), question=OFF_TOPIC)
+    code = run_demo(store, second, ("beeai",), embedder=FakeEmbedder(384), question=OFF_TOPIC)
 
     assert code == 0
     first_text = first.export_text()  # export_text() empties the recording
@@ -92,7 +92,7 @@ def test_explore_commands_run_without_an_activated_venv(monkeypatch: pytest.Monk
 
 def test_a_memory_store_run_says_there_is_nothing_to_explore() -> None:
     console = Console(record=True, width=140)
-    code = run_demo("memory:", console, ("beeai",), embedder=FakeEmbedder(), question=OFF_TOPIC)
+    code = run_demo("memory:", console, ("beeai",), embedder=FakeEmbedder(384), question=OFF_TOPIC)
     text = console.export_text()
     assert code == 0
     assert "store was in memory and is gone" in text and "explore further" not in text
