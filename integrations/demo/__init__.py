@@ -97,9 +97,9 @@ def run_demo(
     from em_plugin.embedding import resolve_embedder
     from em_plugin.errors import ConfigurationError
     from em_plugin.memory import EpisodicMemory
+    from em_plugin.suggest import build_chain
     from integrations.demo._llm_env import llm_spec_from_env, suggester_chat_model
     from integrations.demo._sessions import SuggestionTap
-    from em_plugin.suggest import build_chain
     from integrations.demo._setup import load_bootstrap, store_label
     from integrations.demo.pfas import CREW_DESCRIPTION
     from provenance.stores import open_store
