@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from em_plugin.config import FAKE_EMBEDDER, torch_threads
 from em_plugin.errors import ConfigurationError, EmbedderError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -153,13 +154,8 @@ class SentenceTransformerEmbedder:
             )
         self._model_ref = str(model)
         self._model: Any = None
-        env = os.environ.get("EM_PLUGIN_TORCH_THREADS", "")
-        if threads is None and env:
-            if not env.isdigit() or int(env) < 1:
-                raise ConfigurationError(
-                    f"EM_PLUGIN_TORCH_THREADS must be a positive integer: {env!r}"
-                )
-            threads = int(env)
+        if threads is None:
+            threads = torch_threads()
         self._threads = threads
         self._dimension: int | None = None
 
@@ -300,7 +296,7 @@ def resolve_embedder(spec: Embedder | Callable[[list[str]], Any] | str | Path | 
         return spec
     if isinstance(spec, str | Path):
         text = str(spec)
-        if text == "fake" or text.startswith("fake:"):
+        if text == FAKE_EMBEDDER or text.startswith(FAKE_EMBEDDER + ":"):
             size = text.partition(":")[2]
             if size and not size.isdigit():
                 raise ConfigurationError(f"fake embedder size must be an integer, got {size!r}")

@@ -6,11 +6,11 @@ policy with :meth:`SessionPolicy.from_options`, so the settings are declared and
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, TypedDict, cast
 
+from em_plugin.config import DEFAULT_TURN_BUDGET, TURN_BUDGET_ENV, turn_budget
 from em_plugin.errors import ConfigurationError
 from provenance.model import Workflow
 
@@ -29,29 +29,14 @@ __all__ = [
 Autosave = Literal["off", "on_success"]
 AUTOSAVE_CHOICES: tuple[str, ...] = ("off", "on_success")
 
-#: Seconds of memory work a turn may add to the crew's answer (embedding included).
-DEFAULT_TURN_BUDGET = 0.5
-#: The environment variable that overrides :data:`DEFAULT_TURN_BUDGET` (seconds, or ``none``).
-TURN_BUDGET_ENV = "EM_PLUGIN_TURN_BUDGET"
-
 
 def default_turn_budget() -> float | None:
-    """Return the turn budget of policies that set none: ``$EM_PLUGIN_TURN_BUDGET`` or 0.5 s.
+    """Return the turn budget of policies that set none (see :func:`em_plugin.config.turn_budget`).
 
     Raises:
-        ConfigurationError: When the variable is neither a number nor ``none``.
+        ConfigurationError: When ``$EM_PLUGIN_TURN_BUDGET`` is neither a number nor ``none``.
     """
-    raw = os.environ.get(TURN_BUDGET_ENV, "").strip()
-    if not raw:
-        return DEFAULT_TURN_BUDGET
-    if raw.lower() == "none":
-        return None
-    try:
-        return float(raw)
-    except ValueError:
-        raise ConfigurationError(
-            f"{TURN_BUDGET_ENV} must be a number of seconds or 'none', got {raw!r}"
-        ) from None
+    return turn_budget()
 
 
 @dataclass(frozen=True)

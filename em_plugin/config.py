@@ -1,0 +1,79 @@
+"""Settings read from the environment, in one place: their names, defaults and parsing.
+
+- ``EM_PLUGIN_STORE``: the store a memory or command opens (default ``~/.em-plugin/store``, disk);
+- ``EM_PLUGIN_EMBEDDER``: the CLI's embedder, a model name or path, or ``fake`` / ``fake:N``
+  for tests (default all-MiniLM-L6-v2);
+- ``EM_PLUGIN_TORCH_THREADS``: torch threads of the default embedder (default: chosen per call,
+  one for a turn's few texts);
+- ``EM_PLUGIN_TURN_BUDGET``: seconds the memory may add to a turn, or ``none`` (default 0.5);
+- ``EM_PLUGIN_LLM``: the demo's chat model, ``local``, ``ollama:<model>`` or ``openai:<model>``
+  (default: none, the offline router).
+
+The default store itself is resolved by :func:`provenance.stores.open_store` (the layer below),
+from the same variable. Every parser here raises :class:`~em_plugin.errors.ConfigurationError`
+with the valid forms, so a bad setting fails when the memory or integration is built.
+"""
+
+from __future__ import annotations
+
+import os
+
+from em_plugin.errors import ConfigurationError
+from provenance.stores.registry import DEFAULT_STORE
+from provenance.stores.registry import ENV_VAR as STORE_ENV
+
+__all__ = [
+    "DEFAULT_STORE",
+    "DEFAULT_TURN_BUDGET",
+    "EMBEDDER_ENV",
+    "FAKE_EMBEDDER",
+    "LLM_ENV",
+    "STORE_ENV",
+    "TORCH_THREADS_ENV",
+    "TURN_BUDGET_ENV",
+    "torch_threads",
+    "turn_budget",
+]
+
+EMBEDDER_ENV = "EM_PLUGIN_EMBEDDER"
+LLM_ENV = "EM_PLUGIN_LLM"
+TORCH_THREADS_ENV = "EM_PLUGIN_TORCH_THREADS"
+TURN_BUDGET_ENV = "EM_PLUGIN_TURN_BUDGET"
+
+#: The embedder alias of tests and benchmarks (``fake`` or ``fake:<dimension>``).
+FAKE_EMBEDDER = "fake"
+#: Seconds the memory may add to a turn when neither the policy nor the environment says.
+DEFAULT_TURN_BUDGET = 0.5
+
+
+def torch_threads() -> int | None:
+    """Return ``$EM_PLUGIN_TORCH_THREADS``, or ``None`` to let the embedder choose per call.
+
+    Raises:
+        ConfigurationError: When the variable is set but not a positive integer.
+    """
+    raw = os.environ.get(TORCH_THREADS_ENV, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigurationError(f"{TORCH_THREADS_ENV} must be a positive integer: {raw!r}")
+    return int(raw)
+
+
+def turn_budget() -> float | None:
+    """Return ``$EM_PLUGIN_TURN_BUDGET`` in seconds, ``None`` for ``none``, else the default.
+
+    Raises:
+        ConfigurationError: When the variable is neither a number nor ``none``.
+    """
+    raw = os.environ.get(TURN_BUDGET_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TURN_BUDGET
+    if raw.lower() == "none":
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigurationError(
+            f"{TURN_BUDGET_ENV} must be a number of seconds or 'none', got {raw!r}"
+        ) from None
