@@ -1,5 +1,5 @@
 """Print the crew-shape table: shapes × (capture exact, model context clean, streaming shows
-suggestions, suggestions cite the saved workflow).
+suggestions, suggestions cite the saved workflow, suggestions at the user's level).
 
 Each row runs the scenario of ``tests/integrations/test_crew_shapes.py`` (real LangGraph,
 langgraph-supervisor, langgraph-swarm and BeeAI objects driven by scripted models; an in-memory
@@ -26,16 +26,15 @@ COLUMNS = (
     "model context clean",
     "streaming shows suggestions",
     "cites saved workflow",
+    "user-level suggestions",
 )
-#: Shown for information (issue 10.5 belongs to the suggesters), not part of the exit status.
-INFO = ("user-level suggestions",)
 
 
 def main() -> int:
     """Run every shape and print the table; return 1 when a promise does not hold."""
     warnings.simplefilter("ignore", DeprecationWarning)
     width = max(len(shape.name) for shape in SHAPES)
-    columns = (*COLUMNS, *INFO)
+    columns = COLUMNS
     print(" | ".join(["shape".ljust(width), *columns]))
     print("-+-".join(["-" * width, *("-" * len(c) for c in columns)]))
     ok = True

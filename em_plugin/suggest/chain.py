@@ -37,7 +37,7 @@ from em_plugin.suggest.llm import LLMSuggester
 from em_plugin.suggest.paper import PaperSuggester
 from em_plugin.suggest.procedural import ProceduralSuggester
 from em_plugin.suggest.types import Suggestion
-from em_plugin.suggest.user_level import handoff_routes, lift
+from em_plugin.suggest.user_level import handoff_routes, lift, nested_routes
 
 __all__ = ["CHAINS", "DEFAULT_CHAIN", "SuggestionChain", "build_chain", "default_chain"]
 
@@ -94,13 +94,13 @@ class SuggestionChain:
         """
         merged: dict[tuple[str, str], Suggestion] = {}
         last = repeat_needs_support(request)
+        routes = self._routes(request)
         for suggester in self.suggesters:
             if limit is not None and len(merged) >= limit:
                 break
             if guard is None:
-                self._merge(
-                    merged, self._refine(request, self._call(suggester, request, limit), last)
-                )
+                found = self._call(suggester, request, limit)
+                self._merge(merged, self._refine(request, found, last, routes))
                 continue
             found = (
                 self._call(suggester, request, limit)
@@ -110,7 +110,7 @@ class SuggestionChain:
             with guard:
                 if found is None:
                     found = self._call(suggester, request, limit)
-                self._merge(merged, self._refine(request, found, last))
+                self._merge(merged, self._refine(request, found, last, routes))
         return list(merged.values())[:limit] if limit is not None else list(merged.values())
 
     async def asuggest(
@@ -128,6 +128,7 @@ class SuggestionChain:
         """
         merged: dict[tuple[str, str], Suggestion] = {}
         last = repeat_needs_support(request)
+        routes = self._routes(request)
         for suggester in self.suggesters:
             if limit is not None and len(merged) >= limit:
                 break
@@ -138,25 +139,51 @@ class SuggestionChain:
                 except SuggestionError as exc:
                     found = self._failed(suggester, exc)
                 found = (
-                    await offload(partial(self._refine, request, found, last))
+                    await offload(partial(self._refine, request, found, last, routes))
                     if offload is not None
-                    else self._refine(request, found, last)
+                    else self._refine(request, found, last, routes)
                 )
             elif offload is not None:
                 found = await offload(
-                    partial(self._called_refined, suggester, request, limit, last)
+                    partial(self._called_refined, suggester, request, limit, last, routes)
                 )
             else:
-                found = self._called_refined(suggester, request, limit, last)
+                found = self._called_refined(suggester, request, limit, last, routes)
             self._merge(merged, found)
         return list(merged.values())[:limit] if limit is not None else list(merged.values())
 
-    def _refine(
-        self, request: SuggestionRequest, found: list[Suggestion], last: str | None
-    ) -> list[Suggestion]:
-        """Apply the evidence rules, lift to the user's level and bind arguments."""
-        out = []
+    @staticmethod
+    def _routes(request: SuggestionRequest) -> dict[str, str]:
+        """Handoff routes of this round: the crew description's, else what the workflows show."""
         routes = handoff_routes(request.crew)
+        return routes if routes else nested_routes(request.workflow)
+
+    def _learn_routes(
+        self, request: SuggestionRequest, found: list[Suggestion], routes: dict[str, str]
+    ) -> None:
+        """Add the handoffs the cited workflows show (a crew with no description names none)."""
+        if request.crew is not None and request.crew.tool_names:
+            return
+        for workflow_id in dict.fromkeys(e.workflow_id for s in found for e in s.evidence):
+            workflow, _ = self.cited._get(request, workflow_id)
+            if workflow is not None:
+                for tool, route in nested_routes(workflow).items():
+                    routes.setdefault(tool, route)
+
+    def _refine(
+        self,
+        request: SuggestionRequest,
+        found: list[Suggestion],
+        last: str | None,
+        routes: dict[str, str],
+    ) -> list[Suggestion]:
+        """Apply the evidence rules, lift to the user's level and bind arguments.
+
+        ``routes`` (sub-agent tool -> handoff) grows with the workflows this round cites, so
+        that a later suggester's evidence-free suggestion of a sub-agent's tool is lifted too.
+        """
+        out = []
+        self._learn_routes(request, found, routes)
         for suggestion in found:
             if not admissible(request, suggestion, last):
                 continue
@@ -168,9 +195,14 @@ class SuggestionChain:
         return out
 
     def _called_refined(
-        self, suggester: Suggester, request: SuggestionRequest, limit: int | None, last: str | None
+        self,
+        suggester: Suggester,
+        request: SuggestionRequest,
+        limit: int | None,
+        last: str | None,
+        routes: dict[str, str],
     ) -> list[Suggestion]:
-        return self._refine(request, self._call(suggester, request, limit), last)
+        return self._refine(request, self._call(suggester, request, limit), last, routes)
 
     def _call(
         self, suggester: Suggester, request: SuggestionRequest, limit: int | None

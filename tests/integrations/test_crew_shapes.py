@@ -16,3 +16,5 @@ def test_crew_shape(shape: Shape) -> None:
     assert leaked(outcome) == []
     assert outcome.streamed and outcome.streamed[0].startswith("Suggested next steps")
     assert result["cites saved workflow"], [s.evidence for s in outcome.suggestions]
+    # Never a sub-agent's internal tool on its own: only what the coordinator can call.
+    assert result["user-level suggestions"], [(s.source, s.tool) for s in outcome.suggestions]

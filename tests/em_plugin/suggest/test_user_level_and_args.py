@@ -174,3 +174,33 @@ def test_bind_value_shapes() -> None:
     assert bind_value("Report on Acme Corp", past, now) == (True, "Report on Beta Ltd")
     assert bind_value("unrelated", past, now) == (False, None)
     assert bind_value([1, 2], past, {}) == (False, None)
+
+
+def test_a_crew_without_description_never_gets_a_sub_agents_tool_alone() -> None:
+    """The handoffs the stored and current workflows show stand in for a crew description."""
+    from em_plugin.memory import EpisodicMemory
+    from provenance.model import CallStep, InstructionStep, Workflow
+
+    handoff = CallStep(
+        "transfer_to_mailer",
+        {"task": "mail it"},
+        agent="coordinator",
+        steps=(CallStep("send_email", {"to": "a@example.org"}, agent="mailer"),),
+    )
+    past = Workflow(
+        id="past",
+        steps=(
+            InstructionStep("Look the report up", (CallStep("search", agent="coordinator"),)),
+            InstructionStep("Mail the report to the team", (handoff,)),
+        ),
+    )
+    now = Workflow(
+        id="now",
+        steps=(InstructionStep("Look the budget up", (CallStep("search", agent="coordinator"),)),),
+    )
+    with EpisodicMemory(store="memory:", embedder="fake") as memory:
+        memory.save(past)
+        suggestions = memory.suggest(now, limit=None)
+    tools = [s.tool for s in suggestions]
+    assert "send_email" not in tools, [(s.source, s.tool) for s in suggestions]
+    assert "transfer_to_mailer" in tools
