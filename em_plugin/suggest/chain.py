@@ -99,8 +99,10 @@ class SuggestionChain:
             if limit is not None and len(merged) >= limit:
                 break
             if guard is None:
-                found = self._call(suggester, request, limit)
-                self._merge(merged, self._refine(request, found, last, routes))
+                self._merge(
+                    merged,
+                    self._refine(request, self._call(suggester, request, limit), last, routes),
+                )
                 continue
             found = (
                 self._call(suggester, request, limit)
