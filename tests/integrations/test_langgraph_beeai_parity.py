@@ -174,7 +174,7 @@ def test_one_store_serves_both_frameworks(memory) -> None:
     response = asyncio.run(run())
     head, _, tail = response.last_message.text.partition("\n\n")
     assert head == answer
-    assert "pfas_classifier" in tail
+    assert "[classifier]" in tail and "pfas_classifier" not in tail  # the coordinator's handoff
     assert "session/lg-session" in {
         e.workflow_id for s in mw.suggestions("bee-2") for e in s.evidence
     }
@@ -190,5 +190,6 @@ def test_one_store_serves_both_frameworks(memory) -> None:
     )
     head, _, tail = reply_text(out["messages"]).partition("\n\n")
     assert head == "acme.pdf contains PFOA and water."
-    assert "pfas_classifier" in tail  # from the BeeAI session, the only one left
+    # From the BeeAI session, the only one left, at the user's level (the coordinator's handoff).
+    assert "[classifier]" in tail and "pfas_classifier" not in tail
     assert set(memory.ids()) == {"session/bee-session"}
