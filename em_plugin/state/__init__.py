@@ -5,7 +5,3 @@ Everything here is derived from the store and can be rebuilt from it: the step i
 (:mod:`~em_plugin.state.scope_memory`: continuation model and procedural graph), and the
 :class:`~em_plugin.state.engine.MemoryEngine` that keeps them in step with the store.
 """
-
-# The suggestion models return ``em_plugin.suggest.types.Evidence``, and ``em_plugin.suggest``
-# imports them back; loading ``suggest`` first lets either side be imported first.
-import em_plugin.suggest  # noqa: F401  (import order, see above)
