@@ -16,6 +16,7 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner, Result
+from sample_store import copy_store
 
 from em_plugin.cli import cli
 from provenance.errors import QueryError
@@ -56,24 +57,10 @@ def lines_by_id(text: str) -> dict[str, dict[str, Any]]:
     return {obj["id"]: obj for obj in objects}
 
 
-@pytest.fixture(scope="module")
-def _imported_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("template") / "store"
-    result = CliRunner().invoke(
-        cli, ["import", str(SAMPLE), "--store", str(store)], env={"EM_PLUGIN_EMBEDDER": "fake"}
-    )
-    assert result.exit_code == 0, result.output
-    return store
-
-
 @pytest.fixture
-def imported(_imported_template: Path, store_dir: Path) -> Path:
+def imported(sample_store_template: Path, store_dir: Path) -> Path:
     """A disk store holding the sample (a copy of one import, with its step index)."""
-    for suffix in ("", ".em-index"):
-        source = _imported_template.with_name(_imported_template.name + suffix)
-        if source.exists():
-            shutil.copytree(source, store_dir.with_name(store_dir.name + suffix))
-    return store_dir
+    return copy_store(sample_store_template, store_dir)
 
 
 # ------------------------------------------------------------------------------------ help

@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from sample_store import copy_store
 
 import em_plugin.cli.progress as progress_module
 import em_plugin.cli.store_commands as store_commands
@@ -47,25 +47,10 @@ def run(*args: Any, ok: bool = True, input: str | None = None) -> Result:
     return result
 
 
-@pytest.fixture(scope="module")
-def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("usability") / "store"
-    result = CliRunner().invoke(
-        cli, ["import", str(SAMPLE), "--store", str(store)], env={"EM_PLUGIN_EMBEDDER": "fake"}
-    )
-    assert result.exit_code == 0, result.output
-    return store
-
-
 @pytest.fixture
-def store(_template: Path, tmp_path: Path) -> Path:
+def store(sample_store_template: Path, tmp_path: Path) -> Path:
     """A disk store (and its index) holding the 7 sample workflows in scope 'default'."""
-    target = tmp_path / "store"
-    for suffix in ("", ".em-index"):
-        source = _template.with_name(_template.name + suffix)
-        if source.exists():
-            shutil.copytree(source, target.with_name(target.name + suffix))
-    return target
+    return copy_store(sample_store_template, tmp_path / "store")
 
 
 @pytest.fixture
