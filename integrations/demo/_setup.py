@@ -6,7 +6,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["bootstrap_path", "load_bootstrap", "paper_chain", "store_label", "workflow_steps"]
+__all__ = ["bootstrap_path", "load_bootstrap", "store_label", "workflow_steps"]
 
 
 def bootstrap_path() -> Path:
@@ -69,17 +69,3 @@ def workflow_steps(store: Any, workflow_id: str, query: str) -> tuple[list[str],
     result = store.query(named.text, named.bindings(workflow=workflow_id))
     columns = list(named.columns) or [str(c) for c in result.columns]
     return columns, rows_to_records(columns, result.dicts())
-
-
-def paper_chain(llm: Any = None) -> Any:
-    """The suggestion chain of the paper's rule as written (``build_chain("paper")``).
-
-    Args:
-        llm: A LangChain or BeeAI chat model, or ``None`` for deterministic suggestions.
-
-    Returns:
-        A :class:`~em_plugin.suggest.SuggestionChain` for ``EpisodicMemory(chain=...)``.
-    """
-    from em_plugin.suggest import build_chain
-
-    return build_chain("paper", llm)

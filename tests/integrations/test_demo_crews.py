@@ -14,12 +14,13 @@ from rich.console import Console
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.memory import EpisodicMemory
 from em_plugin.session import SEPARATOR
+from em_plugin.suggest import build_chain
 from em_plugin.suggest.types import format_suggestions
 from integrations.demo import FIGURE3, run_demo
 from integrations.demo._figures import DemoContext, open_session
 from integrations.demo._llm_env import LLMSpec
 from integrations.demo._sessions import SuggestionTap
-from integrations.demo._setup import load_bootstrap, paper_chain
+from integrations.demo._setup import load_bootstrap
 from integrations.demo.pfas import CREW_DESCRIPTION
 from integrations.demo.router import DATA_PREFIX, OfflineRouter
 from provenance.model import CallStep, InstructionStep
@@ -38,7 +39,7 @@ def context() -> Iterator[DemoContext]:
         store=store,
         embedder=embedder,
         crew=CREW_DESCRIPTION,
-        chain=paper_chain(),
+        chain=build_chain("paper"),
         on_suggestions=tap,
     )
     assert load_bootstrap(memory, store) == 64
