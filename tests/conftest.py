@@ -35,6 +35,18 @@ _VIRTUOSO_MISSING = (
 _LOCAL = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _local_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Keep the cache of remote stores' indexes (and that of worker processes) out of $HOME."""
+    previous = os.environ.get("EM_PLUGIN_CACHE_DIR")
+    os.environ["EM_PLUGIN_CACHE_DIR"] = str(tmp_path_factory.mktemp("em-plugin-cache"))
+    yield
+    if previous is None:
+        os.environ.pop("EM_PLUGIN_CACHE_DIR", None)
+    else:
+        os.environ["EM_PLUGIN_CACHE_DIR"] = previous
+
+
 @dataclass
 class OxigraphServer:
     """A running ``oxigraph serve`` bound to 127.0.0.1 (never another address)."""

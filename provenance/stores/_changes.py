@@ -109,8 +109,12 @@ class ChangeMarker:
         if (sequence, tokens) == self.position:
             return frozenset()
         seen = set(tokens.split("|")) if tokens else set()
-        if sequence > 0 and not any(e.sequence == sequence for e in self.entries):
-            return None  # trimmed away: the log no longer reaches back
+        if sequence > 0 and not any(
+            e.sequence == sequence and e.token in seen for e in self.entries
+        ):
+            # Trimmed away (the log no longer reaches back), or a log of another history: the
+            # store was wiped or replaced and its sequence numbers started again.
+            return None
         later = [
             e
             for e in self.entries

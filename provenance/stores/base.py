@@ -110,10 +110,14 @@ class GraphStore(ABC):
         read_only: Whether writes are refused.
         path: The directory of a disk store, ``None`` for other stores (derived data such as
             indexes lives beside it).
+        cache_key: What identifies a store without a directory across processes (a remote
+            endpoint's URLs): its derived data then lives in a local cache
+            (``provenance/stores/_cache_dir.py``). ``None``: derived data is kept in memory.
     """
 
     read_only: bool = False
     path: Path | None = None
+    cache_key: str | None = None
 
     @abstractmethod
     def replace_graphs(self, graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> None:

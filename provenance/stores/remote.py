@@ -155,6 +155,8 @@ class SparqlEndpointStore(GraphStore):
         self.batch_size = max(1, batch_size)
         self.hidden_graphs = tuple(hidden_graphs)
         self.max_update_bytes = max_update_bytes
+        # Credentials are split off above: the key names the endpoint, never a password.
+        self.cache_key = f"sparql {query_url} {update_url}"
         self._closed = False
         self._server: str | None = None  # the Server header of the first answer
         self._server_lock = threading.Lock()

@@ -43,6 +43,7 @@ from rdflib import Graph, Literal, URIRef
 from provenance.errors import QueryError, StoreError, StoreOutcomeUnknown, WorkflowNotFound
 from provenance.mapping import triples_to_workflow, workflow_to_triples
 from provenance.model import DEFAULT_SCOPE, Workflow
+from provenance.stores._cache_dir import CacheSlot, claim_slot, erase_idle_slots
 from provenance.stores._changes import (
     CHANGED_QUERY,
     ENTRIES_QUERY,
@@ -104,6 +105,8 @@ class WorkflowStore:
 
     def __init__(self, backend: GraphStore) -> None:
         self.backend = backend
+        self._slot: CacheSlot | None = None
+        self._slot_claimed = False
 
     def __repr__(self) -> str:
         return f"WorkflowStore({self.backend!r})"
@@ -115,10 +118,23 @@ class WorkflowStore:
 
     @property
     def derived_dir(self) -> Path | None:
-        """The directory for data derived from a disk store (``PATH.em-index`` beside
-        ``PATH``); ``None`` for stores with no directory (in memory, remote)."""
+        """The directory for data derived from the store (indexes, caches).
+
+        A disk store's is ``PATH.em-index`` beside ``PATH``. A remote store's is a slot of the
+        local cache that this store holds until it is closed (``provenance/stores/_cache_dir.py``),
+        so a restarted worker finds its index instead of rebuilding it over HTTP. ``None`` for
+        the in-memory store, or when the cache is off or unusable.
+        """
         path = self.backend.path
-        return None if path is None else path.with_name(f"{path.name}.em-index")
+        if path is not None:
+            return path.with_name(f"{path.name}.em-index")
+        key = self.backend.cache_key
+        if key is None:
+            return None
+        if not self._slot_claimed:
+            self._slot_claimed = True
+            self._slot = claim_slot(key)
+        return None if self._slot is None else self._slot.path
 
     def refresh(self) -> None:
         """Let a read-only backend see writes committed since it was opened (else no-op)."""
@@ -201,6 +217,10 @@ class WorkflowStore:
         log_graphs = [changes_graph_iri(scope, e.graph) for e in self.marker(scope).entries]
         drops = [g for g, _, _ in index] + self.suggestion_records(scope) + log_graphs
         self._write([(g, []) for g in drops], {scope: None})
+        if self.backend.cache_key is not None:
+            # Cached indexes of processes that are gone still hold the scope's texts; live
+            # ones drop the scope when they next compare change markers.
+            erase_idle_slots(self.backend.cache_key)
         return sorted(workflow_id for _, workflow_id, _ in index)
 
     def _write(
@@ -453,8 +473,12 @@ class WorkflowStore:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the backend (releases a disk store's lock)."""
-        self.backend.close()
+        """Close the backend (releases a disk store's lock, or a remote store's cache slot)."""
+        try:
+            self.backend.close()
+        finally:
+            if self._slot is not None:
+                self._slot.release()
 
     def __enter__(self) -> WorkflowStore:
         return self

@@ -1,0 +1,142 @@
+"""Issue 11 (cold open on a remote store): a memory on a SPARQL endpoint keeps its index in a
+slot of the local cache, so reopening it loads the index instead of reading every workflow over
+HTTP, and it still catches up with what other clients wrote meanwhile."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from em_plugin.memory import EpisodicMemory
+from provenance.model import CallStep, InstructionStep, Workflow
+from provenance.stores import WorkflowStore, open_store
+from provenance.stores._cache_dir import CACHE_DIR_ENV, claim_slot, store_dir
+
+
+def flow(workflow_id: str, *tools: str) -> Workflow:
+    steps = (InstructionStep(f"work on {workflow_id}", tuple(CallStep(t) for t in tools)),)
+    return Workflow(id=workflow_id, steps=steps)
+
+
+def current(tool: str) -> Workflow:
+    return Workflow(id="now", steps=(InstructionStep("work on it", (CallStep(tool),)),))
+
+
+@pytest.fixture
+def remote(oxigraph_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
+    oxigraph_server.wipe()
+    yield oxigraph_server.query_url
+    oxigraph_server.wipe()
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Records each bulk read of workflows from the store (what a cold open must avoid)."""
+    calls: list[str] = []
+    iter_workflows, load_many = WorkflowStore.iter_workflows, WorkflowStore.load_many
+
+    def counted_iter(self, *args, **kwargs):
+        calls.append("iter_workflows")
+        return iter_workflows(self, *args, **kwargs)
+
+    def counted_load(self, scope, ids, *args, **kwargs):
+        ids = list(ids)
+        calls.extend(f"load {i}" for i in ids)
+        return load_many(self, scope, ids, *args, **kwargs)
+
+    monkeypatch.setattr(WorkflowStore, "iter_workflows", counted_iter)
+    monkeypatch.setattr(WorkflowStore, "load_many", counted_load)
+    return calls
+
+
+def test_a_reopened_remote_memory_loads_its_cached_index(remote: str, reads: list[str]) -> None:
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        memory.save_many([flow(f"w{i}", "extract", "classify") for i in range(20)])
+        before = memory.suggest(current("extract"))
+        directory = memory._engine.store.derived_dir
+    assert directory is not None and (directory / "steps" / "meta.json").exists()
+    reads.clear()
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        assert memory._engine.store.derived_dir == directory  # the slot was free again
+        assert memory.ids() == sorted(f"w{i}" for i in range(20))
+        after = memory.suggest(current("extract"))
+    assert "iter_workflows" not in reads and not [r for r in reads if r.startswith("load")]
+    assert [(s.tool, round(s.score, 6)) for s in after] == [
+        (s.tool, round(s.score, 6)) for s in before
+    ]
+
+
+def test_a_cached_index_catches_up_with_other_clients_writes(remote: str, reads: list[str]) -> None:
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        memory.save_many([flow("w1", "extract", "classify"), flow("w2", "extract", "classify")])
+    store = open_store(remote)
+    try:  # another client writes while no memory is open: a replace and a new workflow
+        store.save(flow("w2", "search", "report").replace(scope="crew"))
+        store.save(flow("w3", "search", "report").replace(scope="crew"))
+    finally:
+        store.close()
+    reads.clear()
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        assert memory.ids() == ["w1", "w2", "w3"]
+        assert [s.tool for s in memory.suggest(current("search"))][:1] == ["report"]
+    assert sorted(r for r in reads if r.startswith("load")) == ["load w2", "load w3"]
+    assert "iter_workflows" not in reads
+
+
+def test_a_wiped_server_leaves_no_stale_workflow_in_the_cached_index(
+    remote: str, oxigraph_server
+) -> None:
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        memory.save_many([flow("old1", "extract", "classify"), flow("old2", "a", "b")])
+    oxigraph_server.wipe()  # another store now answers at the same address
+    store = open_store(remote)
+    try:
+        store.save(flow("new", "search", "report").replace(scope="crew"))
+    finally:
+        store.close()
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        assert memory.ids() == ["new"]
+        assert not {"classify", "b"} & {s.tool for s in memory.suggest(current("extract"))}
+
+
+def test_concurrent_memories_take_separate_slots_and_a_closed_one_frees_its_slot(
+    remote: str,
+) -> None:
+    first = EpisodicMemory(remote, "fake:32", scope="crew")
+    second = EpisodicMemory(remote, "fake:32", scope="crew")
+    try:
+        a, b = first._engine.store.derived_dir, second._engine.store.derived_dir
+        assert a is not None and b is not None and a != b and a.parent == b.parent
+        first.save(flow("w1", "extract", "classify"))
+    finally:
+        first.close()
+        second.close()
+    with EpisodicMemory(remote, "fake:32", scope="crew") as third:
+        assert third._engine.store.derived_dir == a
+
+
+def test_forget_erases_the_cached_indexes_no_process_holds(remote: str) -> None:
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        memory.save(flow("w1", "extract", "classify"))
+        held = memory._engine.store.derived_dir
+    parked = claim_slot(open_store(remote).backend.cache_key or "")
+    assert parked is not None and parked.path == held  # a free slot with an index in it
+    parked.release()
+    assert held is not None and any(held.rglob("*.json"))
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        slot = memory._engine.store.derived_dir
+        memory.forget()
+    assert slot is not None
+    texts = [p.read_bytes() for p in slot.rglob("*") if p.is_file()]
+    assert not any(b"work on w1" in t for t in texts)
+
+
+def test_the_cache_can_be_turned_off(remote: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CACHE_DIR_ENV, "none")
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        memory.save(flow("w1", "extract", "classify"))
+        assert memory._engine.store.derived_dir is None
+    assert store_dir("anything") is None
