@@ -245,94 +245,192 @@ def entail_types(graph: Graph) -> Graph:
 
 
 class _Writer:
-    """Builds the triple list of one workflow in a single walk of its tree."""
+    """Builds the triple list of one workflow in a single walk of its tree.
+
+    The terms come from the class attributes and factory methods below (rdflib terms here);
+    :class:`_TextWriter` swaps in N-Triples text for the same walk, so the two outputs cannot
+    drift apart.
+    """
+
+    # Constant terms, looked up on the instance so that a subclass can write them as text.
+    TYPE: Any = _TYPE
+    IS_PART_OF: Any = _IS_PART_OF
+    VALUE: Any = _VALUE
+    USED: Any = _USED
+    GENERATED_BY: Any = _GENERATED_BY
+    INFORMED_BY: Any = _INFORMED_BY
+    QUALIFIED: Any = _QUALIFIED
+    AGENT: Any = _AGENT
+    HAD_PLAN: Any = _HAD_PLAN
+    STARTED: Any = _STARTED
+    ENDED: Any = _ENDED
+    STEP_OF: Any = _STEP_OF
+    CORRESPONDS: Any = _CORRESPONDS
+    INDEX: Any = _INDEX
+    SEQ: Any = _SEQ
+    DEPTH: Any = _DEPTH
+    STATUS: Any = _STATUS
+    TOOL: Any = _TOOL
+    ARG_NAME: Any = _ARG_NAME
+    STEP_ID: Any = _STEP_ID
+    EXTRA: Any = _EXTRA
+    INSTRUCTION_STEP: Any = _INSTRUCTION_STEP
+    CALL_STEP: Any = _CALL_STEP
+    INSTRUCTION_EXEC: Any = _INSTRUCTION_EXEC
+    CALL_EXEC: Any = _CALL_EXEC
+    ERRORED: Any = _ERRORED
+    WORKFLOW: Any = PL.Workflow
+    IDENTIFIER: Any = DCTERMS.identifier
+    SCOPE: Any = WF.scope
+    CREATED: Any = DCTERMS.created
+    CREATED_TEXT: Any = WF.createdText
+    CHAT_SESSION: Any = WF.ChatSession
+    REVISED_INSTRUCTION: Any = WF.RevisedInstruction
+    INSTRUCTION_TEXT: Any = WF.instructionText
+    INSTRUCTION: Any = WF.Instruction
+    REVISION_OF: Any = WF.revisionOf
+    STARTED_TEXT: Any = WF.startedText
+    ENDED_TEXT: Any = WF.endedText
+    FAILED_CALL: Any = WF.FailedCall
+    ERROR: Any = WF.error
+    PARENT_PATH: Any = WF.parentPath
+    NEXT_CALL: Any = WF.nextCall
+    TOOL_NAME: Any = WF.toolName
+    PERSON: Any = PROV.Person
+    SOFTWARE_AGENT: Any = PROV.SoftwareAgent
+    AGENT_NAME: Any = WF.agentName
+    ACTED_FOR: Any = PROV.actedOnBehalfOf
+    REVISION_OF_ENTITY: Any = PROV.wasRevisionOf
+    WORKFLOW_TEXT: tuple[tuple[str, Any], ...] = WORKFLOW_TEXT
 
     def __init__(self, workflow: Workflow) -> None:
-        self.out: list[Triple] = []
-        self.wf = workflow_iri(workflow.id)
-        self.frag = f"{self.wf}#"
-        self.run = URIRef(self.frag + "run")
-        self.user = URIRef(self.frag + "user")
+        self.out: list[tuple[Any, Any, Any]] = []
+        iri = workflow_iri(workflow.id)
+        self.frag = f"{iri}#"
+        self.wf = self.iri(str(iri))
+        self.run = self.iri(self.frag + "run")
+        self.user = self.iri(self.frag + "user")
         self.has_user = False
         self.seq = 0
-        self.leaf_calls: list[URIRef] = []
+        self.leaf_calls: list[Any] = []
         self.tools: set[str] = set()
         self.agents: set[str] = set()
         self.delegations: set[tuple[str, str]] = set()
         # Instruction id -> text entity, for prov:wasRevisionOf. Revised instructions are looked
         # up first: a revision points at a superseded instruction.
-        self.texts: dict[str, URIRef] = {}
-        self.revised_texts: dict[str, URIRef] = {}
-        self.revisions: list[tuple[URIRef, str]] = []
+        self.texts: dict[str, Any] = {}
+        self.revised_texts: dict[str, Any] = {}
+        self.revisions: list[tuple[Any, str]] = []
         self.main_agents: dict[str, str | None] = {}  # main step path -> agent acting there
         self._workflow(workflow)
 
+    # -- term factories (overridden by _TextWriter) -------------------------------------------
+
+    @staticmethod
+    def iri(text: str) -> Any:
+        """A node of this workflow (its IRI is built from encoded segments, so it is valid)."""
+        return URIRef(text)
+
+    @staticmethod
+    def literal(value: str) -> Any:
+        return Literal(value)
+
+    @staticmethod
+    def name(value: str) -> Any:
+        return _name(value)
+
+    @staticmethod
+    def integer(value: int) -> Any:
+        return _int(value)
+
+    @staticmethod
+    def json(value: Any) -> Any:
+        return _json(value)
+
+    @staticmethod
+    def datetime(value: str) -> Any:
+        return Literal(value, datatype=_DATETIME)
+
+    @staticmethod
+    def tool(name: str) -> Any:
+        return tool_iri(name)
+
+    @staticmethod
+    def agent(name: str) -> Any:
+        return agent_iri(name)
+
+    # -- the walk -----------------------------------------------------------------------------
+
     def _workflow(self, w: Workflow) -> None:
         add, wf, run = self.out.append, self.wf, self.run
-        add((wf, _TYPE, PL.Workflow))
-        add((wf, DCTERMS.identifier, Literal(w.id)))
-        add((wf, WF.scope, _name(w.scope)))
-        add((wf, _GENERATED_BY, run))
-        for name, predicate in WORKFLOW_TEXT:
+        add((wf, self.TYPE, self.WORKFLOW))
+        add((wf, self.IDENTIFIER, self.literal(w.id)))
+        add((wf, self.SCOPE, self.name(w.scope)))
+        add((wf, self.GENERATED_BY, run))
+        for name, predicate in self.WORKFLOW_TEXT:
             value = getattr(w, name)
             if value is not None:
-                add((wf, predicate, Literal(value)))
-        self._time(wf, w.created, DCTERMS.created, WF.createdText)
+                add((wf, predicate, self.literal(value)))
+        self._time(wf, w.created, self.CREATED, self.CREATED_TEXT)
         if w.extra:
-            add((wf, _EXTRA, _json(dict(w.extra))))
-        add((run, _TYPE, WF.ChatSession))
+            add((wf, self.EXTRA, self.json(dict(w.extra))))
+        add((run, self.TYPE, self.CHAT_SESSION))
         self._steps(w.steps, wf, run, "", 0, None)
         for i, failed in enumerate(w.failed):
             self._failed(i, failed)
         for i, revised in enumerate(w.revised):
-            root = URIRef(f"{self.frag}exec-r{i}")
-            self._exec(revised, root, run, i + 1, None, None, None, self.revised_texts)
-            add((root, _TYPE, WF.RevisedInstruction))
+            stem = f"{self.frag}exec-r{i}"
+            root = self.iri(stem)
+            self._exec(revised, root, stem, run, i + 1, None, None, None, self.revised_texts)
+            add((root, self.TYPE, self.REVISED_INSTRUCTION))
             self._steps(revised.steps, None, root, f"r{i}.", 0, None)
         self._links()
 
     def _steps(
         self,
         steps: tuple[Step, ...],
-        plan_parent: URIRef | None,
-        exec_parent: URIRef,
+        plan_parent: Any,
+        exec_parent: Any,
         prefix: str,
         depth: int,
         parent_agent: str | None,
     ) -> None:
         """Write sibling steps: executions, and plan steps unless ``plan_parent`` is None."""
-        prev_exec: URIRef | None = None
+        prev_exec: Any = None
         for i, step in enumerate(steps):
             path = f"{prefix}{i}"
-            exe = URIRef(f"{self.frag}exec-{path}")
+            exe_text = f"{self.frag}exec-{path}"
+            exe = self.iri(exe_text)
             agent = step.agent if isinstance(step, CallStep) else parent_agent
             node = None
             if plan_parent is not None:
                 node = self._plan_step(step, path, depth)
-                self.out.append((exe, _CORRESPONDS, node))
+                self.out.append((exe, self.CORRESPONDS, node))
                 self.main_agents[path] = agent
-            self._exec(step, exe, exec_parent, i + 1, prev_exec, parent_agent, node, self.texts)
+            self._exec(
+                step, exe, exe_text, exec_parent, i + 1, prev_exec, parent_agent, node, self.texts
+            )
             if step.steps:
                 self._steps(step.steps, node, exe, f"{path}.", depth + 1, agent)
             prev_exec = exe
 
-    def _plan_step(self, step: Step, path: str, depth: int) -> URIRef:
+    def _plan_step(self, step: Step, path: str, depth: int) -> Any:
         # No link to the parent step: wf:seq (pre-order) and wf:depth determine the plan tree,
         # and the executions carry the nesting (dcterms:isPartOf).
-        node = URIRef(f"{self.frag}step-{path}")
+        node = self.iri(f"{self.frag}step-{path}")
         self.seq += 1
         out = self.out
         out += (
-            (node, _STEP_OF, self.wf),
-            (node, _SEQ, _int(self.seq)),
-            (node, _DEPTH, _int(depth)),
+            (node, self.STEP_OF, self.wf),
+            (node, self.SEQ, self.integer(self.seq)),
+            (node, self.DEPTH, self.integer(depth)),
         )
         if isinstance(step, InstructionStep):
-            out.append((node, _TYPE, _INSTRUCTION_STEP))
-            out.append((node, WF.instructionText, Literal(step.text)))
+            out.append((node, self.TYPE, self.INSTRUCTION_STEP))
+            out.append((node, self.INSTRUCTION_TEXT, self.literal(step.text)))
         else:
-            out.append((node, _TYPE, _CALL_STEP))
-            out.append((node, _TOOL, tool_iri(step.name)))
+            out.append((node, self.TYPE, self.CALL_STEP))
+            out.append((node, self.TOOL, self.tool(step.name)))
             if not step.steps:
                 self.leaf_calls.append(node)
         return node
@@ -340,120 +438,123 @@ class _Writer:
     def _exec(
         self,
         step: Step,
-        exe: URIRef,
-        parent: URIRef,
+        exe: Any,
+        stem: str,
+        parent: Any,
         index: int,
-        previous: URIRef | None,
+        previous: Any,
         parent_agent: str | None,
-        plan: URIRef | None,
-        texts: dict[str, URIRef],
+        plan: Any,
+        texts: dict[str, Any],
     ) -> None:
-        self.out += ((exe, _IS_PART_OF, parent), (exe, _INDEX, _int(index)))
+        # stem: the execution's IRI as a string, the stem of its entities' IRIs.
+        self.out += ((exe, self.IS_PART_OF, parent), (exe, self.INDEX, self.integer(index)))
         if previous is not None:
-            self.out.append((exe, _INFORMED_BY, previous))
+            self.out.append((exe, self.INFORMED_BY, previous))
         if step.id is not None:
-            self.out.append((exe, _STEP_ID, Literal(step.id)))
+            self.out.append((exe, self.STEP_ID, self.literal(step.id)))
         if step.extra:
-            self.out.append((exe, _EXTRA, _json(dict(step.extra))))
+            self.out.append((exe, self.EXTRA, self.json(dict(step.extra))))
         if isinstance(step, InstructionStep):
-            self._instruction(step, exe, plan, texts)
+            self._instruction(step, exe, stem, plan, texts)
         else:
-            self._call(step, exe, parent_agent, plan)
+            self._call(step, exe, stem, parent_agent, plan)
 
-    def _associate(self, exe: URIRef, agent: URIRef, plan: URIRef | None) -> None:
-        association = URIRef(f"{exe}-assoc")
-        self.out += ((exe, _QUALIFIED, association), (association, _AGENT, agent))
+    def _associate(self, exe: Any, stem: str, agent: Any, plan: Any) -> None:
+        association = self.iri(f"{stem}-assoc")
+        self.out += ((exe, self.QUALIFIED, association), (association, self.AGENT, agent))
         if plan is not None:
-            self.out.append((association, _HAD_PLAN, plan))
+            self.out.append((association, self.HAD_PLAN, plan))
 
     def _instruction(
-        self, step: InstructionStep, exe: URIRef, plan: URIRef | None, texts: dict[str, URIRef]
+        self, step: InstructionStep, exe: Any, stem: str, plan: Any, texts: dict[str, Any]
     ) -> None:
-        text = URIRef(f"{exe}-text")
+        text = self.iri(f"{stem}-text")
         self.out += (
-            (exe, _TYPE, _INSTRUCTION_EXEC),
-            (text, _TYPE, WF.Instruction),
-            (text, _VALUE, Literal(step.text)),
-            (exe, _USED, text),
+            (exe, self.TYPE, self.INSTRUCTION_EXEC),
+            (text, self.TYPE, self.INSTRUCTION),
+            (text, self.VALUE, self.literal(step.text)),
+            (exe, self.USED, text),
         )
         # The user gave the instruction: the user is the agent of its execution.
         self.has_user = True
-        self._associate(exe, self.user, plan)
+        self._associate(exe, stem, self.user, plan)
         if step.id is not None:
             texts.setdefault(step.id, text)
         if step.revision_of is not None:
-            self.out.append((exe, WF.revisionOf, Literal(step.revision_of)))
+            self.out.append((exe, self.REVISION_OF, self.literal(step.revision_of)))
             self.revisions.append((text, step.revision_of))
-        self._time(exe, step.timestamp, _STARTED, WF.startedText)
+        self._time(exe, step.timestamp, self.STARTED, self.STARTED_TEXT)
 
     def _call(
-        self, step: CallStep, exe: URIRef, parent_agent: str | None, plan: URIRef | None
+        self, step: CallStep, exe: Any, stem: str, parent_agent: str | None, plan: Any
     ) -> None:
         add = self.out.append
-        add((exe, _TYPE, _CALL_EXEC))
+        add((exe, self.TYPE, self.CALL_EXEC))
         if plan is None:
             # Failed calls and revised subtrees have no plan step to carry the tool.
-            add((exe, _TOOL, tool_iri(step.name)))
+            add((exe, self.TOOL, self.tool(step.name)))
         self.tools.add(step.name)
         if step.agent is not None:
-            self._associate(exe, agent_iri(step.agent), plan)
+            self._associate(exe, stem, self.agent(step.agent), plan)
             self.agents.add(step.agent)
             if parent_agent is not None and parent_agent != step.agent:
                 self.delegations.add((step.agent, parent_agent))
         for n, (name, value) in enumerate(step.args.items()):
-            arg = URIRef(f"{exe}-arg-{n}")
+            arg = self.iri(f"{stem}-arg-{n}")
             # Argument order is the n in the IRI: a wf:index would cost a quad per argument.
             self.out += (
-                (arg, _ARG_NAME, _name(name)),
-                (arg, _VALUE, _json(value)),
-                (exe, _USED, arg),
+                (arg, self.ARG_NAME, self.name(name)),
+                (arg, self.VALUE, self.json(value)),
+                (exe, self.USED, arg),
             )
         if step.output is not None:
-            out = URIRef(f"{exe}-output")
-            add((out, _VALUE, _json(step.output)))
-            add((out, _GENERATED_BY, exe))
-        self._time(exe, step.started, _STARTED, WF.startedText)
-        self._time(exe, step.ended, _ENDED, WF.endedText)
+            out = self.iri(f"{stem}-output")
+            add((out, self.VALUE, self.json(step.output)))
+            add((out, self.GENERATED_BY, exe))
+        self._time(exe, step.started, self.STARTED, self.STARTED_TEXT)
+        self._time(exe, step.ended, self.ENDED, self.ENDED_TEXT)
 
     def _failed(self, i: int, failed: FailedCall) -> None:
-        root = URIRef(f"{self.frag}exec-f{i}")
+        stem = f"{self.frag}exec-f{i}"
+        root = self.iri(stem)
         parent, parent_agent = self.run, None
         if failed.parent is not None and failed.parent in self.main_agents:
-            parent = URIRef(f"{self.frag}exec-{failed.parent}")
+            parent = self.iri(f"{self.frag}exec-{failed.parent}")
             parent_agent = self.main_agents[failed.parent]
-        self._exec(failed.call, root, parent, i + 1, None, parent_agent, None, self.texts)
+        self._exec(failed.call, root, stem, parent, i + 1, None, parent_agent, None, self.texts)
         self.out += (
-            (root, _TYPE, WF.FailedCall),
-            (root, _STATUS, _ERRORED),
-            (root, WF.error, Literal(failed.error)),
+            (root, self.TYPE, self.FAILED_CALL),
+            (root, self.STATUS, self.ERRORED),
+            (root, self.ERROR, self.literal(failed.error)),
         )
         if failed.parent is not None:
-            self.out.append((root, WF.parentPath, Literal(failed.parent)))
+            self.out.append((root, self.PARENT_PATH, self.literal(failed.parent)))
         self._steps(failed.call.steps, None, root, f"f{i}.", 0, failed.call.agent)
 
     def _links(self) -> None:
         """Write what needs the whole tree: next-call chain, tools, agents, revisions."""
         add, calls = self.out.append, self.leaf_calls
-        self.out.extend([(a, WF.nextCall, b) for a, b in zip(calls, calls[1:], strict=False)])
+        self.out.extend([(a, self.NEXT_CALL, b) for a, b in zip(calls, calls[1:], strict=False)])
         for name in sorted(self.tools):
-            add((tool_iri(name), WF.toolName, _name(name)))
+            add((self.tool(name), self.TOOL_NAME, self.name(name)))
         if self.has_user:
-            add((self.user, _TYPE, PROV.Person))
+            add((self.user, self.TYPE, self.PERSON))
         for name in sorted(self.agents):
-            agent = agent_iri(name)
-            add((agent, _TYPE, PROV.SoftwareAgent))
-            add((agent, WF.agentName, _name(name)))
+            agent = self.agent(name)
+            add((agent, self.TYPE, self.SOFTWARE_AGENT))
+            add((agent, self.AGENT_NAME, self.name(name)))
         for sub, coordinator in sorted(self.delegations):
             # Both are agents of calls in this workflow, so both nodes are typed above.
-            add((agent_iri(sub), PROV.actedOnBehalfOf, agent_iri(coordinator)))
+            add((self.agent(sub), self.ACTED_FOR, self.agent(coordinator)))
         for text, target_id in self.revisions:
             target = self.revised_texts.get(target_id) or self.texts.get(target_id)
             if target is not None and target != text:
-                add((text, PROV.wasRevisionOf, target))
+                add((text, self.REVISION_OF_ENTITY, target))
 
-    def _time(self, node: URIRef, value: str | None, typed: URIRef, text: URIRef) -> None:
+    def _time(self, node: Any, value: str | None, typed: Any, text: Any) -> None:
         if value is None:
             return
         if _XSD_TIME.fullmatch(value):
-            self.out.append((node, typed, Literal(value, datatype=_DATETIME)))
-        self.out.append((node, text, Literal(value)))
+            self.out.append((node, typed, self.datetime(value)))
+        self.out.append((node, text, self.literal(value)))

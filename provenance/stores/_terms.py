@@ -11,8 +11,8 @@ The token syntax it emits is the common subset of N-Triples and SPARQL (``<iri>`
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, TypeAlias, overload
 
 import pyoxigraph as ox
 from rdflib import BNode, Graph, Literal, URIRef
@@ -36,6 +36,76 @@ _ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
 
 class TermError(ValueError):
     """A value cannot be written as one RDF term; callers turn it into their layer's error."""
+
+
+class TriplesText(Sequence[Triple]):
+    """Triples already written as term text: rows of three :func:`term_text` tokens.
+
+    :func:`nquads` and :func:`replace_update` use the rows as they are (no rdflib terms are
+    built); anything else that reads the triples gets equal rdflib terms, parsed on first use.
+
+    Args:
+        rows: ``(subject, predicate, object)`` tokens, each exactly what :func:`term_text`
+            returns for the term.
+        trusted: Every IRI in the rows was built by :mod:`provenance.vocab` from
+            percent-encoded segments (and every literal by :func:`term_text`), so a store may
+            skip its own IRI checks when parsing them (Oxigraph's ``lenient`` parsing).
+    """
+
+    __slots__ = ("_triples", "rows", "trusted")
+
+    def __init__(self, rows: list[tuple[str, str, str]], *, trusted: bool = False) -> None:
+        self.rows = rows
+        self.trusted = trusted
+        self._triples: list[Triple] | None = None
+
+    @classmethod
+    def of(cls, triples: Iterable[Triple], *, trusted: bool = False) -> TriplesText:
+        """Write rdflib triples as text (checked by :func:`term_text`).
+
+        Raises:
+            TermError: When a term cannot be written.
+        """
+        cache: dict[Node, str] = {}
+        rows = [(_cached(s, cache), _cached(p, cache), _cached(o, cache)) for s, p, o in triples]
+        return cls(rows, trusted=trusted)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, index: int) -> Triple: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Triple]: ...
+    def __getitem__(self, index: int | slice) -> Triple | Sequence[Triple]:
+        return self.triples()[index]
+
+    def __iter__(self) -> Iterator[Triple]:
+        return iter(self.triples())
+
+    def __repr__(self) -> str:
+        return f"TriplesText({len(self.rows)} triples)"
+
+    def triples(self) -> list[Triple]:
+        """Return the rows as rdflib triples (parsed once, then kept)."""
+        if self._triples is None:
+            text = "".join(f"{s} {p} {o} .\n" for s, p, o in self.rows)
+            cache: dict[Any, Node] = {}
+            self._triples = [
+                (
+                    to_rdflib(t.subject, cache),
+                    to_rdflib(t.predicate, cache),
+                    to_rdflib(t.object, cache),
+                )
+                for t in ox.parse(text, ox.RdfFormat.N_TRIPLES)
+            ]
+        return self._triples
+
+
+def literal_text(value: str) -> str:
+    """Return the token of a plain string literal (what :func:`term_text` gives
+    ``Literal(value)``)."""
+    return f'"{value.translate(_ESCAPES)}"'
 
 
 def iri_text(iri: str) -> str:
@@ -90,6 +160,9 @@ def nquads(graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> str:
     lines: list[str] = []
     for name, triples in graphs:
         tail = f" {iri_text(str(name))} .\n"
+        if isinstance(triples, TriplesText):
+            lines.extend(f"{s} {p} {o}{tail}" for s, p, o in triples.rows)
+            continue
         lines.extend(
             f"{_cached(s, cache)} {_cached(p, cache)} {_cached(o, cache)}{tail}"
             for s, p, o in triples
@@ -123,10 +196,13 @@ def replace_update(
     for name, triples in graphs:
         graph = iri_text(str(name))
         start = len(body)
-        body.extend(
-            f"{_cached(s, cache)} {_cached(p, cache)} {_cached(o, cache)} .\n"
-            for s, p, o in triples
-        )
+        if isinstance(triples, TriplesText):
+            body.extend(f"{s} {p} {o} .\n" for s, p, o in triples.rows)
+        else:
+            body.extend(
+                f"{_cached(s, cache)} {_cached(p, cache)} {_cached(o, cache)} .\n"
+                for s, p, o in triples
+            )
         if len(body) == start:
             parts.append(f"DROP SILENT GRAPH {graph} ;\n")
         else:

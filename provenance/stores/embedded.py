@@ -1,13 +1,21 @@
 """Embedded Oxigraph (pyoxigraph): in memory, or persistent on disk (RocksDB).
 
-Atomicity comes from pyoxigraph itself: ``Store.load`` and ``Store.update`` each run in one
-transaction, and pyoxigraph has no other transaction API. So :meth:`OxigraphStore.replace_graphs`
-serialises the whole batch first (a bad term fails before anything is written) and then makes
-exactly one call:
+Atomicity comes from pyoxigraph itself: ``Store.load``, ``Store.bulk_load`` and
+``Store.update`` each write all or nothing, and pyoxigraph has no other transaction API. So
+:meth:`OxigraphStore.replace_graphs` serialises the whole batch first (a bad term fails before
+anything is written) and then makes exactly one call:
 
-* none of the graphs exists yet (an import): ``load`` of one N-Quads document, the fastest path;
-* some exist: one ``update`` that deletes their triples and then ``INSERT DATA { GRAPH <g> { … }
-  … }`` (see :func:`~provenance.stores._terms.replace_update`).
+* none of the graphs exists yet (an import) on disk: ``bulk_load`` of one N-Quads document. It
+  parses the batch and writes it as sorted RocksDB files beside the store, then ingests all of
+  them in one atomic step (RocksDB ``IngestExternalFiles`` over all column families): readers
+  see the whole batch or none of it, and a crash before that step leaves only unused
+  ``bulk-*.sst`` files, deleted when the store is next opened for writing. About three times
+  faster than ``load`` (a transaction), and it fills no memtables (docs/stores.md). A batch of
+  :class:`~provenance.stores._terms.TriplesText` built from encoded IRIs is parsed
+  ``lenient`` (Oxigraph skips its IRI checks; a quarter of the load's time);
+* the same in memory: ``load`` (one transaction; faster than ``bulk_load`` in memory);
+* some graphs exist: one ``update`` that deletes their triples and then ``INSERT DATA { GRAPH
+  <g> { … } … }`` (see :func:`~provenance.stores._terms.replace_update`).
 
 A disk store has a single writer process (RocksDB's lock). ``read_only=True`` opens it with
 ``Store.read_only``, next to a writer: the reader sees the store as it was when it was opened,
@@ -31,6 +39,7 @@ from provenance.stores._sparql import bind, query_form
 from provenance.stores._terms import (
     TermError,
     Triple,
+    TriplesText,
     iri_text,
     nquads,
     replace_update,
@@ -50,8 +59,28 @@ __all__ = ["OxigraphStore"]
 
 # Reads of a read-only store retried after the writer compacted files away (see _reopened).
 _READ_RETRIES = 5
-# A load at least this large is flushed to disk at once (bulk imports), freeing its memtables.
-_FLUSH_BYTES = 8 * 2**20
+
+
+def _trusted(batch: Sequence[tuple[URIRef, Iterable[Triple]]]) -> bool:
+    """Whether Oxigraph may skip its IRI checks (``lenient``) parsing this batch: every graph's
+    triples are :class:`TriplesText` built from encoded IRIs (its graph names are checked by
+    ``ox.NamedNode`` before the load). Measured: a quarter of the load's time."""
+    return all(isinstance(t, TriplesText) and t.trusted for _, t in batch)
+
+
+def _remove_unfinished_loads(path: Path) -> None:
+    """Delete the files of bulk loads that a crash stopped before they were ingested.
+
+    ``bulk_load`` writes ``bulk-*.sst`` files into the store directory and then ingests them
+    all in one atomic step, which gives them new names (hard links); the ``bulk-`` names are
+    removed afterwards. A process killed before that step leaves files the store never
+    references: only disk space, never data, so deleting them is always safe.
+    """
+    for leftover in path.glob("bulk-*.sst"):
+        try:
+            leftover.unlink()
+        except OSError:
+            pass  # not ours to fail on: the store is usable with or without it
 
 
 def _vanished(exc: BaseException) -> bool:
@@ -100,7 +129,9 @@ class OxigraphStore(GraphStore):
                     raise StoreError(f"no Oxigraph store at {self.path} to open read-only")
                 return self._open_read_only()
             self.path.mkdir(parents=True, exist_ok=True)
-            return ox.Store(str(self.path))
+            store = ox.Store(str(self.path))
+            _remove_unfinished_loads(self.path)  # after the open: this process holds the lock
+            return store
         except OSError as exc:
             if "lock" in str(exc).lower():
                 raise StoreError(
@@ -167,11 +198,12 @@ class OxigraphStore(GraphStore):
                 existing = [n for n, _ in batch if store.contains_named_graph(ox.NamedNode(n))]
                 if not existing:
                     data = nquads(batch).encode("utf-8")
-                    store.load(data, ox.RdfFormat.N_QUADS)
-                    if self.path is not None and len(data) >= _FLUSH_BYTES:
-                        # Memtables otherwise grow with every bulk batch (measured at 3k
-                        # workflows: peak RSS 825 -> 483 MB, RSS after 661 -> 176 MB).
-                        store.flush()
+                    if self.path is None:
+                        store.load(data, ox.RdfFormat.N_QUADS, lenient=_trusted(batch))
+                    else:
+                        # Sorted files ingested in one atomic step (see the module doc): about
+                        # three times faster than a transaction, and no memtables to flush.
+                        store.bulk_load(data, ox.RdfFormat.N_QUADS, lenient=_trusted(batch))
                     return
                 store.update(replace_update(batch, existing))
             except (TermError, UnicodeEncodeError, ValueError) as exc:

@@ -41,7 +41,7 @@ from typing import Any
 from rdflib import Graph, Literal, URIRef
 
 from provenance.errors import QueryError, StoreError, StoreOutcomeUnknown, WorkflowNotFound
-from provenance.mapping import triples_to_workflow, workflow_to_triples
+from provenance.mapping import triples_to_workflow
 from provenance.model import DEFAULT_SCOPE, Workflow
 from provenance.stores._cache_dir import CacheSlot, claim_slot, erase_idle_slots
 from provenance.stores._changes import (
@@ -52,6 +52,8 @@ from provenance.stores._changes import (
     entry_triples,
     markers_from_rows,
 )
+from provenance.stores._terms import TriplesText
+from provenance.stores._text_writer import workflow_to_text
 from provenance.stores.base import Bindings, GraphStore, QueryResult
 from provenance.suggestion_record import suggestion_graph_iri, suggestion_triples
 from provenance.vocab import PREFIXES, changes_graph_iri, graph_iri
@@ -191,8 +193,10 @@ class WorkflowStore:
         changed: dict[str, set[str]] = {}
         for scope, workflow_id in [*batch, *gone]:
             changed.setdefault(scope, set()).add(workflow_id)
+        # Term text straight from the workflows: the backends write text, and building rdflib
+        # terms first cost more than the rest of the Python side of a save (docs/stores.md).
         graphs: list[tuple[URIRef, Any]] = [
-            (graph_iri(w.id, w.scope), workflow_to_triples(w)) for w in batch.values()
+            (graph_iri(w.id, w.scope), workflow_to_text(w)) for w in batch.values()
         ]
         graphs.extend((graph_iri(i, s), []) for s, i in gone)
         markers = self._write(graphs, {s: frozenset(ids) for s, ids in changed.items()})
@@ -239,8 +243,10 @@ class WorkflowStore:
             s: ChangeEntry(before[s].sequence + 1, token, ids, everything=ids is None)
             for s, ids in changed.items()
         }
+        # The log entries' IRIs are built by provenance.vocab, like the workflows' (trusted).
         graphs = graphs + [
-            (changes_graph_iri(s, e.graph), entry_triples(s, e)) for s, e in entries.items()
+            (changes_graph_iri(s, e.graph), TriplesText.of(entry_triples(s, e), trusted=True))
+            for s, e in entries.items()
         ]
         try:
             self.backend.replace_graphs(graphs)

@@ -56,6 +56,8 @@ class DiesMidCall:
         self._dying(self.real.load, *args, **kwargs)
     def update(self, *args, **kwargs):
         self._dying(self.real.update, *args, **kwargs)
+    def bulk_load(self, *args, **kwargs):
+        self._dying(self.real.bulk_load, *args, **kwargs)
 
 store = open_store(path)
 if phase == "replace":
