@@ -48,6 +48,7 @@ import numpy as np
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.state.episodes import ContextTable, Episode
+from em_plugin.state.scope_index import GrowArray, StringTable, gather_index
 from em_plugin.suggest.types import Evidence
 
 __all__ = ["Candidate", "ContinuationConfig", "ContinuationIndex", "Query"]
@@ -119,6 +120,11 @@ class Candidate:
 class ContinuationIndex:
     """One scope's stored positions, indexed by the leaves that precede them.
 
+    Everything is kept in flat numpy arrays (per workflow slot, per leaf, per position) and the
+    postings in a CSR plus a small tail of recent additions, so that a whole scope is indexed
+    in one vectorised pass (:meth:`add_bulk`, what a memory does when it opens) and a single
+    save appends without rebuilding anything.
+
     Args:
         contexts: The scope's context table.
         config: Model parameters.
@@ -129,15 +135,26 @@ class ContinuationIndex:
         self.config = config or ContinuationConfig()
         self._vocab: dict[str, int] = {}
         self._names: list[str] = []
+        self.arg_table = StringTable()
+        self._reset()
+
+    def _reset(self) -> None:
         self._slot_of: dict[str, int] = {}
-        self._episodes: list[Episode | None] = []
-        self._slot_contexts: list[list[int]] = []
-        self._pos: dict[str, list[int]] = {
-            "slot": [], "next": [], "tool": [], "ctx": [], "opening": []
-        }  # fmt: skip
-        self._arrays: dict[str, np.ndarray] | None = None
-        self._postings: dict[tuple[int, ...], list[int]] = {}
-        self._posting_arrays: dict[tuple[int, ...], np.ndarray] = {}
+        self._slot_ids: list[str | None] = []
+        self._offsets = GrowArray(np.int64)
+        self._lengths = GrowArray(np.int64)
+        self._alive = GrowArray(np.bool_)
+        self._slot_positions = GrowArray(np.int64)  # non-opening positions per slot
+        self._tokens = GrowArray(np.int32)
+        self._ctx = GrowArray(np.int32)
+        self._args = GrowArray(np.int32)
+        self._pos = {name: GrowArray(np.int64) for name in ("slot", "next", "tool", "ctx")}
+        self._opening = GrowArray(np.bool_)
+        self._csr: dict[tuple[int, ...], tuple[int, int]] = {}
+        self._posted = np.zeros(0, dtype=np.int64)
+        self._tail: dict[tuple[int, ...], list[int]] = {}
+        self._tail_size = 0
+        self._cache: dict[Any, np.ndarray] = {}
         self._dead_positions = 0
 
     def __len__(self) -> int:
@@ -146,10 +163,31 @@ class ContinuationIndex:
     def __contains__(self, workflow_id: object) -> bool:
         return workflow_id in self._slot_of
 
+    def ids(self) -> list[str]:
+        """Return the held workflow ids, sorted."""
+        return sorted(self._slot_of)
+
     def episode(self, workflow_id: str) -> Episode | None:
         """Return a stored workflow's episode, or ``None``."""
         slot = self._slot_of.get(workflow_id)
-        return self._episodes[slot] if slot is not None else None
+        if slot is None:
+            return None
+        start, end = self._span(slot)
+        names, values = self._names, self.arg_table.values
+        return Episode(
+            workflow_id,
+            tuple(names[t] if t >= 0 else None for t in self._tokens.view()[start:end].tolist()),
+            tuple(self.contexts.text(c) for c in self._ctx.view()[start:end].tolist()),
+            tuple(values[a] if a >= 0 else None for a in self._args.view()[start:end].tolist()),
+        )
+
+    def context_ids(self, workflow_id: str) -> list[int]:
+        """Return a stored workflow's context id per leaf (empty when it is not stored)."""
+        slot = self._slot_of.get(workflow_id)
+        if slot is None:
+            return []
+        start, end = self._span(slot)
+        return [int(c) for c in self._ctx.view()[start:end].tolist()]
 
     def tools(self) -> list[str]:
         """Every tool seen as a continuation, in first-seen order."""
@@ -160,60 +198,178 @@ class ContinuationIndex:
     def add(self, episode: Episode, context_ids: Sequence[int]) -> None:
         """Index a workflow's positions (replacing the workflow if already indexed)."""
         self.remove(episode.workflow_id)
-        slot = len(self._episodes)
-        self._slot_of[episode.workflow_id] = slot
-        self._episodes.append(episode)
-        self._slot_contexts.append(list(context_ids))
-        tokens = [self._token(t, create=True) for t in episode.tools]
-        for p in range(len(tokens) - 1):
-            if tokens[p + 1] == _INSTRUCTION:
+        tokens = np.array([self._token(t, create=True) for t in episode.tools], dtype=np.int32)
+        self.add_bulk(
+            [episode.workflow_id],
+            tokens,
+            np.array([len(episode)], dtype=np.int64),
+            np.asarray(list(context_ids), dtype=np.int32).reshape(-1),
+            self.arg_table.encode(episode.args),
+        )
+
+    def add_many(self, episodes: Sequence[Episode], context_ids: Sequence[Sequence[int]]) -> None:
+        """Index several workflows in one vectorised pass (replacing held ids).
+
+        Args:
+            episodes: The episodes (distinct ids).
+            context_ids: Per episode, its context id per leaf.
+        """
+        for episode in episodes:
+            self.remove(episode.workflow_id)
+        if not episodes:
+            return
+        tokens = [self._token(t, create=True) for e in episodes for t in e.tools]
+        self.add_bulk(
+            [e.workflow_id for e in episodes],
+            np.asarray(tokens, dtype=np.int32),
+            np.array([len(e) for e in episodes], dtype=np.int64),
+            np.asarray([c for ids in context_ids for c in ids], dtype=np.int32),
+            self.arg_table.encode([a for e in episodes for a in e.args]),
+        )
+
+    def set_tables(self, tools: Sequence[str], args: Sequence[str]) -> None:
+        """Adopt a tool vocabulary and an args table (before the first :meth:`add_bulk`).
+
+        Token ids are the positions in ``tools`` (first-seen order: ties go to the first);
+        args ids the positions in ``args``.
+
+        Raises:
+            ValueError: When the index already holds workflows.
+        """
+        if self._slot_ids:
+            raise ValueError("set_tables() needs an empty index")
+        self._names = list(tools)
+        self._vocab = {name: i for i, name in enumerate(self._names)}
+        self.arg_table = StringTable(args)
+
+    def add_bulk(
+        self,
+        workflow_ids: Sequence[str],
+        tokens: np.ndarray,
+        lengths: np.ndarray,
+        contexts: np.ndarray,
+        args: np.ndarray,
+    ) -> None:
+        """Index many new workflows at once, vectorised (their ids must not be held).
+
+        Args:
+            workflow_ids: The ids, in save order.
+            tokens: Per leaf, its tool's id in the vocabulary, ``-1`` for an instruction.
+            lengths: Leaves per workflow.
+            contexts: Per leaf, its context id in :attr:`contexts` (``-1``: none).
+            args: Per leaf, its args id in :attr:`arg_table` (``-1``: none).
+        """
+        count = len(workflow_ids)
+        if count == 0:
+            return
+        lengths = np.asarray(lengths, dtype=np.int64)
+        tok = np.asarray(tokens, dtype=np.int64)
+        ctx = np.asarray(contexts, dtype=np.int64)
+        first_slot, leaf_base = len(self._slot_ids), self._tokens.size
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        slot_of = np.repeat(np.arange(count, dtype=np.int64), lengths)
+        local = np.arange(len(tok), dtype=np.int64) - starts[slot_of]
+        prev_tok = np.concatenate(([_INSTRUCTION], tok[:-1]))
+        prev_ctx = np.concatenate(([-1], ctx[:-1]))
+        # A stored call after leaf p is a state: posted under the leaves ending at p.
+        follows = np.flatnonzero((local >= 1) & (tok != _INSTRUCTION))
+        # A call that opened an instruction (not after an instruction leaf, posted above).
+        opens = (tok != _INSTRUCTION) & (ctx >= 0) & ((local == 0) | (prev_ctx != ctx))
+        opening = np.flatnonzero(opens & ((local == 0) | (prev_tok != _INSTRUCTION)))
+        leaf = np.concatenate((follows, opening))
+        kind = np.concatenate((np.zeros(len(follows), np.int64), np.ones(len(opening), np.int64)))
+        # Positions are numbered per workflow: its states first, then its openings (the order
+        # that breaks evidence ties).
+        order = np.lexsort((local[leaf], kind, slot_of[leaf]))
+        leaf, kind = leaf[order], kind[order]
+        position_base = self._pos["slot"].size
+        positions = position_base + np.arange(len(leaf), dtype=np.int64)
+        self._pos["slot"].extend(first_slot + slot_of[leaf])
+        self._pos["next"].extend(local[leaf])
+        self._pos["tool"].extend(tok[leaf])
+        self._pos["ctx"].extend(np.where(kind == 0, ctx[np.maximum(leaf - 1, 0)], ctx[leaf]))
+        self._opening.extend(kind.astype(np.bool_))
+        self._slot_ids.extend(workflow_ids)
+        self._slot_of.update(zip(workflow_ids, range(first_slot, first_slot + count), strict=True))
+        self._offsets.extend(leaf_base + starts)
+        self._lengths.extend(lengths)
+        self._alive.extend(np.ones(count, dtype=np.bool_))
+        self._slot_positions.extend(np.bincount(slot_of[leaf[kind == 0]], minlength=count))
+        self._tokens.extend(tok)
+        self._ctx.extend(ctx)
+        self._args.extend(np.asarray(args, dtype=np.int64))
+        self._post(tok, local, leaf, kind, positions)
+        self._cache.clear()
+
+    def _post(
+        self,
+        tok: np.ndarray,
+        local: np.ndarray,
+        leaf: np.ndarray,
+        kind: np.ndarray,
+        positions: np.ndarray,
+    ) -> None:
+        """Post new positions under their keys (the last ``k`` leaves before them)."""
+        rows: list[np.ndarray] = []  # per posting: k, then its k tokens (padded with -2)
+        posted: list[np.ndarray] = []
+        state = kind == 0
+        width = self.config.max_order
+        for k in range(1, width + 1):
+            chosen = state & (local[leaf] >= k)
+            if not chosen.any():
                 continue
-            position = self._append(slot, p + 1, tokens[p + 1], context_ids[p], opening=False)
-            for k in range(1, min(self.config.max_order, p + 1) + 1):
-                self._post(tuple(tokens[p - k + 1 : p + 1]), position)
-        for i, token in enumerate(tokens):
-            # A call that opened an instruction (not after an instruction leaf, which is posted
-            # above) is what followed "an instruction was given": posted under the instruction
-            # token only, so a current workflow ending in an instruction leaf finds the first
-            # calls of similar instructions. Not a frequency (agreement 0) vote.
-            if token != _INSTRUCTION and episode.opens_instruction(i):
-                if i == 0 or tokens[i - 1] != _INSTRUCTION:
-                    position = self._append(slot, i, token, context_ids[i], opening=True)
-                    self._post((_INSTRUCTION,), position)
-        self._arrays = None
-
-    def _append(self, slot: int, nxt: int, tool: int, context: int, *, opening: bool) -> int:
-        position = len(self._pos["slot"])
-        for name, value in (("slot", slot), ("next", nxt), ("tool", tool), ("ctx", context)):
-            self._pos[name].append(value)
-        self._pos["opening"].append(int(opening))
-        return position
-
-    def _post(self, key: tuple[int, ...], position: int) -> None:
-        self._postings.setdefault(key, []).append(position)
-        self._posting_arrays.pop(key, None)
+            ends = leaf[chosen] - 1  # the leaf before the state
+            block = np.full((len(ends), width + 1), -2, dtype=np.int64)
+            block[:, 0] = k
+            for i in range(k):
+                block[:, 1 + i] = tok[ends - k + 1 + i]
+            rows.append(block)
+            posted.append(positions[chosen])
+        if (~state).any():  # openings: under the instruction token alone
+            block = np.full((int((~state).sum()), width + 1), -2, dtype=np.int64)
+            block[:, 0], block[:, 1] = 1, _INSTRUCTION
+            rows.append(block)
+            posted.append(positions[~state])
+        if not rows:
+            return
+        keys, flat = _group(np.concatenate(rows), np.concatenate(posted))
+        if not self._csr and self._posted.size == 0 and self._tail_size == 0:
+            self._posted = flat
+            self._csr = keys
+            return
+        for key, (start, end) in keys.items():
+            self._tail.setdefault(key, []).extend(flat[start:end].tolist())
+        self._tail_size += len(flat)
+        if self._tail_size > max(4096, len(self._posted) // 8):
+            self._compact()  # folds the tail into the CSR (and drops dead workflows)
 
     def remove(self, workflow_id: str) -> bool:
         """Forget a workflow's positions; return whether it was indexed."""
         slot = self._slot_of.pop(workflow_id, None)
         if slot is None:
             return False
-        episode = self._episodes[slot]
-        self._episodes[slot] = None
-        self._dead_positions += sum(t is not None for t in (episode.tools[1:] if episode else ()))
-        self._arrays = None
-        if self._dead_positions > max(1000, len(self._pos["slot"]) // 2):
+        self._slot_ids[slot] = None
+        self._alive.view()[slot] = False
+        self._dead_positions += int(self._slot_positions.view()[slot])
+        self._cache.clear()
+        if self._dead_positions > max(1000, self._pos["slot"].size // 2):
             self._compact()
         return True
 
     def _compact(self) -> None:
-        live = [(e, c) for e, c in zip(self._episodes, self._slot_contexts, strict=True) if e]
-        names = self._names
-        self.__init__(self.contexts, self.config)  # type: ignore[misc]
-        for name in names:  # keep the first-seen order that breaks ties
-            self._token(name, create=True)
-        for episode, contexts in live:
-            self.add(episode, contexts)
+        """Re-index the live workflows in one pass (drops dead positions, folds the tail)."""
+        live = np.flatnonzero(self._alive.view())
+        ids = [self._slot_ids[s] or "" for s in live.tolist()]
+        index = gather_index(self._offsets.view()[live], self._lengths.view()[live])
+        lengths = self._lengths.view()[live].copy()
+        tokens, ctx = self._tokens.view()[index].copy(), self._ctx.view()[index].copy()
+        args = self._args.view()[index].copy()
+        self._reset()
+        self.add_bulk(ids, tokens, lengths, ctx, args)
+
+    def _span(self, slot: int) -> tuple[int, int]:
+        start = int(self._offsets.view()[slot])
+        return start, start + int(self._lengths.view()[slot])
 
     def _token(self, tool: str | None, *, create: bool = False) -> int:
         if tool is None:
@@ -225,18 +381,22 @@ class ContinuationIndex:
         return -2 if found is None else found
 
     def _positions(self) -> dict[str, np.ndarray]:
-        if self._arrays is None:
-            arrays = {k: np.asarray(v, dtype=np.int64) for k, v in self._pos.items()}
-            alive = np.array([e is not None for e in self._episodes], dtype=bool)
-            arrays["alive"] = alive[arrays["slot"]] if len(alive) else arrays["slot"].astype(bool)
-            self._arrays = arrays
-        return self._arrays
+        arrays = {name: grow.view() for name, grow in self._pos.items()}
+        arrays["opening"] = self._opening.view()
+        alive = self._cache.get("alive")
+        if alive is None:
+            alive = self._cache["alive"] = self._alive.view()[arrays["slot"]]
+        arrays["alive"] = alive
+        return arrays
 
     def _posting(self, key: tuple[int, ...]) -> np.ndarray:
-        found = self._posting_arrays.get(key)
+        found = self._cache.get(key)
         if found is None:
-            found = np.asarray(self._postings.get(key, ()), dtype=np.int64)
-            self._posting_arrays[key] = found
+            span = self._csr.get(key)
+            stored = self._posted[span[0] : span[1]] if span else np.zeros(0, np.int64)
+            tail = self._tail.get(key)
+            found = np.concatenate((stored, np.asarray(tail, np.int64))) if tail else stored
+            self._cache[key] = found
         return found
 
     # ------------------------------------------------------------------------------ ranking
@@ -274,10 +434,9 @@ class ContinuationIndex:
         """Per-position vote weights, the current workflow's weight, and context cosines."""
         arrays = self._positions()
         weights = arrays["alive"].astype(np.float64)
-        for workflow_id in query.exclude:
-            slot = self._slot_of.get(workflow_id)
-            if slot is not None:
-                weights[arrays["slot"] == slot] = 0.0
+        excluded = [self._slot_of[w] for w in query.exclude if w in self._slot_of]
+        if excluded:
+            weights[np.isin(arrays["slot"], excluded)] = 0.0
         beta, cap = self.config.context_weight, self.config.z_cap
         if query.context is None or beta == 0 or len(self.contexts) < 2:
             return weights, 1.0, None
@@ -296,7 +455,9 @@ class ContinuationIndex:
     ) -> tuple[list[np.ndarray], list[np.ndarray]]:
         counts: list[np.ndarray] = []
         members: list[np.ndarray] = []
-        every = np.nonzero(arrays["opening"] == 0)[0]
+        every = self._cache.get("every")
+        if every is None:
+            every = self._cache["every"] = np.flatnonzero(~arrays["opening"])
         for k in range(0, min(self.config.max_order, len(tokens)) + 1):
             chosen = every if k == 0 else self._posting(tuple(tokens[len(tokens) - k :]))
             chosen = chosen[weights[chosen] > 0] if len(chosen) else chosen
@@ -381,22 +542,27 @@ class ContinuationIndex:
         agreement = min(k, n) / min(self.config.max_order, n)
         evidence: list[Evidence] = []
         votes: dict[str, float] = {}
-        for position in chosen:
+        offsets, arg_codes, values = self._offsets.view(), self._args.view(), self.arg_table.values
+        for position in chosen.tolist():
             slot, nxt = int(arrays["slot"][position]), int(arrays["next"][position])
-            episode = self._episodes[slot]
-            assert episode is not None
-            args = episode.args[nxt]
-            if args is not None:
-                votes[args] = votes.get(args, 0.0) + float(weights[position])
+            arg = int(arg_codes[offsets[slot] + nxt])
+            if arg >= 0:
+                votes[values[arg]] = votes.get(values[arg], 0.0) + float(weights[position])
             if len(evidence) < self.config.evidence:
                 score = agreement
                 context = int(arrays["ctx"][position])
                 if sims is not None and context >= 0:
                     score = (agreement + max(float(sims[context]), 0.0)) / 2
-                evidence.append(Evidence(episode.workflow_id, nxt, round(score, 6)))
-        best = self._episodes[int(arrays["slot"][chosen[0]])] if len(chosen) else None
-        nxt = int(arrays["next"][chosen[0]]) if len(chosen) else 0
-        instruction = best.contexts[nxt] if best and best.opens_instruction(nxt) else None
+                evidence.append(Evidence(self._slot_ids[slot] or "", nxt, round(score, 6)))
+        instruction = None
+        if len(chosen):
+            slot, nxt = int(arrays["slot"][chosen[0]]), int(arrays["next"][chosen[0]])
+            leaf = int(offsets[slot]) + nxt
+            tokens, ctx = self._tokens.view(), self._ctx.view()
+            opens = ctx[leaf] >= 0 and (
+                nxt == 0 or tokens[leaf] == _INSTRUCTION or ctx[leaf - 1] != ctx[leaf]
+            )
+            instruction = self.contexts.text(int(ctx[leaf])) if opens else None
         args = json.loads(max(votes, key=votes.__getitem__)) if votes else None
         return Candidate(
             candidate.tool,
@@ -407,3 +573,44 @@ class ContinuationIndex:
             args,
             instruction,
         )
+
+
+def _group(
+    rows: np.ndarray, positions: np.ndarray
+) -> tuple[dict[tuple[int, ...], tuple[int, int]], np.ndarray]:
+    """Group postings by key: ``rows`` holds per posting ``k`` then its ``k`` tokens (padded).
+
+    Returns:
+        Key tuple → ``(start, end)`` in the returned positions, each key's ascending.
+    """
+    shifted = rows + 2  # tokens >= -2
+    top = int(shifted.max()) + 1
+    bits = max(1, top.bit_length())
+    position_bits = max(1, int(positions.max()).bit_length()) if len(positions) else 1
+    if bits * rows.shape[1] + position_bits <= 63:
+        # One int64 per posting (key, then position): one sort orders keys and positions.
+        packed = np.zeros(len(rows), dtype=np.int64)
+        for column in range(rows.shape[1]):
+            packed = (packed << bits) | shifted[:, column]
+        packed = np.sort((packed << position_bits) | positions)
+        flat = packed & ((1 << position_bits) - 1)
+        key_codes = packed >> position_bits
+        starts = np.flatnonzero(np.concatenate(([True], key_codes[1:] != key_codes[:-1])))
+        heads = key_codes[starts]
+        columns = []
+        for _ in range(rows.shape[1]):
+            columns.append(heads & ((1 << bits) - 1))
+            heads = heads >> bits
+        unique = np.stack(columns[::-1], axis=1) - 2
+    else:
+        order = np.lexsort((positions, *rows.T[::-1]))
+        rows, flat = rows[order], positions[order]
+        change = np.any(rows[1:] != rows[:-1], axis=1)
+        starts = np.flatnonzero(np.concatenate(([True], change)))
+        unique = rows[starts]
+    ends = np.append(starts[1:], len(flat))
+    keys = {
+        tuple(row[1 : 1 + row[0]]): (int(a), int(b))
+        for row, a, b in zip(unique.tolist(), starts.tolist(), ends.tolist(), strict=True)
+    }
+    return keys, flat

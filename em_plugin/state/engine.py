@@ -214,11 +214,13 @@ class MemoryEngine:
         with self.lock:
             found = self.scopes.get(scope)
             if found is None:
-                found = self.scopes[scope] = self._new_state(
-                    self.embedder.dimension, self.embedder.embed
-                )
-                # From the index's episodes (in save order): no store read, no RDF parsing.
-                found.add_episodes(self.index.episodes(scope))
+                found = self._new_state(self.embedder.dimension, self.embedder.embed)
+                arrays = self.index.scope_index(scope)
+                if arrays is not None:
+                    # From the index's arrays in one vectorised pass: no store read, no RDF
+                    # parsing, no episode reduction, no embedding (docs/state.md).
+                    found.load_index(arrays)
+                self.scopes[scope] = found
             return found
 
     # ------------------------------------------------------------------------------ writes

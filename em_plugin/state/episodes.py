@@ -186,6 +186,32 @@ class ContextTable:
         """Return the vector of an id."""
         return self._vectors[context_id]
 
+    def vectors(self, context_ids: np.ndarray) -> np.ndarray:
+        """Return the vectors of ids (one row each)."""
+        return self._vectors[np.asarray(context_ids, dtype=np.int64)]
+
+    @classmethod
+    def from_arrays(
+        cls, texts: Sequence[str], vectors: np.ndarray, refs: np.ndarray
+    ) -> ContextTable:
+        """Build a table at once: id ``i`` is ``texts[i]`` with ``refs[i]`` references.
+
+        Ids without a reference are free (as if released), so they never count as contexts.
+        """
+        table = cls(int(vectors.shape[1]) if vectors.ndim == 2 else 0)
+        refs = np.asarray(refs, dtype=np.int64)
+        if len(texts) != len(vectors) or len(refs) != len(texts):
+            raise ValueError("texts, vectors and refs must have the same length")
+        table._vectors = np.array(vectors, dtype=np.float32)
+        table._refs = refs.tolist()
+        held = refs > 0
+        table._texts = [t if h else None for t, h in zip(texts, held.tolist(), strict=True)]
+        table._ids = {t: i for i, t in enumerate(table._texts) if t is not None}
+        table._free = np.flatnonzero(~held).tolist()[::-1]
+        if not held.all():
+            table._vectors[~held] = 0.0
+        return table
+
     def _insert(self, text: str, vector: np.ndarray) -> None:
         if self._free:
             slot = self._free.pop()

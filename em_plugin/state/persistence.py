@@ -6,7 +6,8 @@ Layout of an index directory::
                        and per scope the store change marker ``(sequence, token)`` reflected
     scope-<i>.json     a scope's name, workflow ids, tool names, instruction texts, and the
                        distinct contexts and args of its leaves
-    scope-<i>.npz      its instruction vectors, leaf codes and counts, context and args ids
+    scope-<i>.npz      its instruction vectors, leaf codes and counts, context and args ids,
+                       and the contexts' vectors (the suggestion state's, see scope_memory.py)
     journal.jsonl      saves and deletes since the snapshot, one JSON object a line
 
 A snapshot is written to a temporary sibling directory and swapped in by renames, so a crash
@@ -30,7 +31,8 @@ import numpy as np
 from em_plugin.errors import IndexStaleError
 from em_plugin.state.scope_index import ScopeIndex, StringTable
 
-FORMAT = 2  # 2: leaves carry their episode contexts and args
+FORMAT = 3  # 2: leaves carry their episode contexts and args; 3: and the contexts' vectors
+READABLE = (2, 3)  # a format-2 snapshot is read, its context vectors come from the cache
 META = "meta.json"
 JOURNAL = "journal.jsonl"
 REINDEX_HINT = "run `em-plugin reindex` to rebuild it from the store"
@@ -129,6 +131,7 @@ def _write_scope(base: Path, name: str, scope: ScopeIndex) -> None:
         codes=np.concatenate(codes) if codes else np.zeros(0, np.int32),
         context_codes=scope.gather(scope.context_codes, spans),
         arg_codes=scope.gather(scope.arg_codes, spans),
+        context_vectors=scope.context_vectors.view(),
     )
 
 
@@ -141,7 +144,7 @@ def read_snapshot(path: Path) -> Snapshot:
     path = Path(path)
     try:
         meta = json.loads((path / META).read_text(encoding="utf-8"))
-        if meta.get("format") != FORMAT:
+        if meta.get("format") not in READABLE:
             raise IndexStaleError(
                 f"step index {path} has format {meta.get('format')!r}, expected {FORMAT}; "
                 f"{REINDEX_HINT}"
@@ -166,6 +169,7 @@ def _read_scope(base: Path, dimension: int) -> ScopeIndex:
     with np.load(base.with_suffix(".npz"), allow_pickle=False) as arrays:
         vectors, lengths, codes = arrays["vectors"], arrays["lengths"], arrays["codes"]
         contexts, args = arrays["context_codes"], arrays["arg_codes"]
+        context_vectors = arrays["context_vectors"] if "context_vectors" in arrays else None
     if vectors.shape != (len(doc["texts"]), dimension) or len(lengths) != len(doc["ids"]):
         raise ValueError(f"{base.name} arrays do not fit its texts and ids")
     scope = ScopeIndex(dimension)
@@ -179,6 +183,10 @@ def _read_scope(base: Path, dimension: int) -> ScopeIndex:
     if not fits:
         raise ValueError(f"{base.name} leaf codes do not fit its tools and texts")
     scope.contexts = StringTable(doc["contexts"])
+    if context_vectors is not None:
+        if context_vectors.shape != (len(scope.contexts), dimension):
+            raise ValueError(f"{base.name} context vectors do not fit its contexts")
+        scope.context_vectors.extend(context_vectors)
     scope.args = StringTable(doc["args"])
     if not (len(contexts) == len(args) == len(codes)):
         raise ValueError(f"{base.name} context and args ids do not fit its leaves")

@@ -22,13 +22,14 @@ The graph is updated incrementally: :meth:`~ProceduralGraph.add` and
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.state.episodes import ContextTable, Episode
+from em_plugin.state.scope_index import GrowArray
 from em_plugin.suggest.types import Evidence
 
 __all__ = ["DEFAULT_C", "DEFAULT_SIMILARITY", "ProceduralGraph", "Transition"]
@@ -53,22 +54,6 @@ class Transition:
     """``episodic`` when ranked by context similarity, ``procedural`` when by weight."""
     evidence: tuple[Evidence, ...] = ()
     """Workflows with the transition and the position of ``tool`` in them."""
-
-
-@dataclass
-class _Use:
-    calls: int
-    positions: tuple[int, ...]
-    contexts: tuple[int, ...]
-
-
-@dataclass
-class _Edge:
-    uses: dict[str, _Use] = field(default_factory=dict)
-    inverse_sum: float = 0.0
-
-    def raw(self, c: float) -> float:
-        return len(self.uses) + c * self.inverse_sum
 
 
 class ProceduralGraph:
@@ -99,19 +84,37 @@ class ProceduralGraph:
         self.contexts = contexts
         self.c = c
         self.similarity_threshold = similarity_threshold
-        self._out: dict[Node, dict[str, _Edge]] = {}
-        self._edges_of: dict[str, list[tuple[Node, str]]] = {}
-        self._order: dict[str, int] = {}
+        self._names: list[str] = []
+        self._vocab: dict[str, int] = {}
+        self._reset()
+
+    def _reset(self) -> None:
+        # One row per (workflow, edge) "use": source (-1: start), target, the target's first
+        # position under that edge, and the use's distinct contexts (a slice of _use_ctx).
+        self._slot_of: dict[str, int] = {}
+        self._slot_ids: list[str | None] = []
+        self._alive = GrowArray(np.bool_)
+        self._calls = GrowArray(np.int64)
+        self._use = {name: GrowArray(np.int64) for name in ("slot", "a", "b", "first")}
+        self._ctx_start = GrowArray(np.int64)
+        self._ctx_count = GrowArray(np.int64)
+        self._use_ctx = GrowArray(np.int32)
+        self._dead_uses = 0
+        self._built = 0  # uses [0, _built) are in the CSR by source; the rest are a tail
+        self._by_source = np.zeros(0, dtype=np.int64)
+        self._source_ptr = np.zeros(1, dtype=np.int64)
 
     def __len__(self) -> int:
-        return len(self._edges_of)
+        return len(self._slot_of)
 
     def __contains__(self, workflow_id: object) -> bool:
-        return workflow_id in self._edges_of
+        return workflow_id in self._slot_of
 
     def tools(self) -> list[str]:
-        """Every tool that is the target of an edge, in first-seen order."""
-        return sorted(self._order, key=self._order.__getitem__)
+        """Every tool that is the target of an edge of a held workflow, in first-seen order."""
+        live = self._alive.view()[self._use["slot"].view()]
+        held = np.bincount(self._use["b"].view()[live], minlength=len(self._names)) > 0
+        return [self._names[t] for t in np.flatnonzero(held).tolist()]
 
     # ------------------------------------------------------------------------------ updates
 
@@ -124,47 +127,201 @@ class ProceduralGraph:
         """
         self.remove(episode.workflow_id)
         ids = list(context_ids) if context_ids is not None else [-1] * len(episode)
-        calls = [(i, t) for i, t in enumerate(episode.tools) if t is not None]
-        grouped: dict[tuple[Node, str], list[int]] = {}
-        previous: Node = None
-        for position, tool in calls:
-            grouped.setdefault((previous, tool), []).append(position)
-            previous = tool
-        for (a, b), positions in grouped.items():
-            edge = self._out.setdefault(a, {}).setdefault(b, _Edge())
-            contexts = tuple(sorted({ids[p] for p in positions if ids[p] >= 0}))
-            edge.uses[episode.workflow_id] = _Use(len(calls), tuple(positions), contexts)
-            edge.inverse_sum += 1.0 / len(calls)
-            self._order.setdefault(b, len(self._order))
-        self._edges_of[episode.workflow_id] = list(grouped)
+        tokens = [-1 if t is None else self._token(t) for t in episode.tools]
+        self.add_bulk(
+            [episode.workflow_id],
+            np.asarray(tokens, dtype=np.int64),
+            np.array([len(episode)], dtype=np.int64),
+            np.asarray(ids, dtype=np.int64).reshape(-1),
+        )
+
+    def add_many(self, episodes: Sequence[Episode], context_ids: Sequence[Sequence[int]]) -> None:
+        """Add several workflows in one vectorised pass (replacing held ids).
+
+        Args:
+            episodes: The episodes (distinct ids).
+            context_ids: Per episode, its context id per leaf.
+        """
+        for episode in episodes:
+            self.remove(episode.workflow_id)
+        if not episodes:
+            return
+        tokens = [-1 if t is None else self._token(t) for e in episodes for t in e.tools]
+        self.add_bulk(
+            [e.workflow_id for e in episodes],
+            np.asarray(tokens, dtype=np.int64),
+            np.array([len(e) for e in episodes], dtype=np.int64),
+            np.asarray([c for ids in context_ids for c in ids], dtype=np.int64),
+        )
+
+    def set_tools(self, tools: Sequence[str]) -> None:
+        """Adopt a tool vocabulary (first-seen order) before the first :meth:`add_bulk`.
+
+        Raises:
+            ValueError: When the graph already holds workflows.
+        """
+        if self._slot_ids:
+            raise ValueError("set_tools() needs an empty graph")
+        self._names = list(tools)
+        self._vocab = {name: i for i, name in enumerate(self._names)}
+
+    def add_bulk(
+        self,
+        workflow_ids: Sequence[str],
+        tokens: np.ndarray,
+        lengths: np.ndarray,
+        contexts: np.ndarray,
+    ) -> None:
+        """Add many new workflows at once, vectorised (their ids must not be held).
+
+        Args:
+            workflow_ids: The ids.
+            tokens: Per leaf, its tool's id in the vocabulary, ``-1`` for an instruction.
+            lengths: Leaves per workflow.
+            contexts: Per leaf, its context id (``-1``: none).
+        """
+        count = len(workflow_ids)
+        if count == 0:
+            return
+        lengths = np.asarray(lengths, dtype=np.int64)
+        tok = np.asarray(tokens, dtype=np.int64)
+        ctx = np.asarray(contexts, dtype=np.int64)
+        first_slot = len(self._slot_ids)
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        slot_of = np.repeat(np.arange(count, dtype=np.int64), lengths)
+        calls = np.flatnonzero(tok >= 0)
+        c_slot, c_tool = slot_of[calls], tok[calls]
+        c_pos = calls - starts[c_slot]
+        # The previous call of the same workflow; a workflow's first call follows the start.
+        previous = np.concatenate(([-1], c_tool[:-1]))[: len(c_tool)]
+        previous[np.concatenate(([True], c_slot[1:] != c_slot[:-1]))[: len(c_tool)]] = -1
+        order = np.lexsort((c_pos, c_tool, previous, c_slot))
+        g_slot, g_a, g_b = c_slot[order], previous[order], c_tool[order]
+        g_pos, g_ctx = c_pos[order], ctx[calls][order]
+        new = np.ones(len(order), dtype=bool)
+        new[1:] = (g_slot[1:] != g_slot[:-1]) | (g_a[1:] != g_a[:-1]) | (g_b[1:] != g_b[:-1])
+        group = np.cumsum(new) - 1
+        heads = np.flatnonzero(new)
+        # Uses in (workflow, first position) order: a deterministic layout for any build.
+        use_order = np.lexsort((g_pos[heads], g_slot[heads]))
+        rank = np.empty(len(heads), dtype=np.int64)
+        rank[use_order] = np.arange(len(heads))
+        heads = heads[use_order]
+        with_ctx = g_ctx >= 0
+        pairs = np.unique(rank[group[with_ctx]] << 32 | g_ctx[with_ctx])
+        pair_use, pair_ctx = pairs >> 32, pairs & 0xFFFFFFFF
+        use_base = self._use["slot"].size
+        self._ctx_start.extend(
+            self._use_ctx.size + np.searchsorted(pair_use, np.arange(len(heads)))
+        )
+        self._ctx_count.extend(np.bincount(pair_use, minlength=len(heads)))
+        self._use_ctx.extend(pair_ctx)
+        self._use["slot"].extend(first_slot + g_slot[heads])
+        self._use["a"].extend(g_a[heads])
+        self._use["b"].extend(g_b[heads])
+        self._use["first"].extend(g_pos[heads])
+        self._slot_ids.extend(workflow_ids)
+        self._slot_of.update(zip(workflow_ids, range(first_slot, first_slot + count), strict=True))
+        self._alive.extend(np.ones(count, dtype=np.bool_))
+        self._calls.extend(np.bincount(c_slot, minlength=count))
+        tail = self._use["slot"].size - self._built
+        if use_base == 0 or tail > max(4096, self._built // 16):
+            self._index_sources()
+
+    def _index_sources(self) -> None:
+        sources = self._use["a"].view() + 1  # the start node (-1) first
+        self._by_source = np.argsort(sources, kind="stable")
+        self._source_ptr = np.zeros(len(self._names) + 2, dtype=np.int64)
+        np.cumsum(np.bincount(sources, minlength=len(self._names) + 1), out=self._source_ptr[1:])
+        self._built = len(sources)
 
     def remove(self, workflow_id: str) -> bool:
         """Remove a workflow's transitions; return whether it was in the graph."""
-        edges = self._edges_of.pop(workflow_id, None)
-        if edges is None:
+        slot = self._slot_of.pop(workflow_id, None)
+        if slot is None:
             return False
-        for a, b in edges:
-            edge = self._out[a][b]
-            use = edge.uses.pop(workflow_id)
-            edge.inverse_sum -= 1.0 / use.calls
-            if not edge.uses:
-                del self._out[a][b]
-                if not self._out[a]:
-                    del self._out[a]
+        self._slot_ids[slot] = None
+        self._alive.view()[slot] = False
+        self._dead_uses += int(np.count_nonzero(self._use["slot"].view() == slot))
+        if self._dead_uses > max(1000, self._use["slot"].size // 2):
+            self._compact()
         return True
+
+    def _compact(self) -> None:
+        """Keep only the live workflows' uses (renumbering slots)."""
+        alive = self._alive.view()
+        live = np.flatnonzero(alive)
+        renumber = np.full(len(alive), -1, dtype=np.int64)
+        renumber[live] = np.arange(len(live))
+        keep = np.flatnonzero(alive[self._use["slot"].view()])
+        uses = {name: grow.view()[keep].copy() for name, grow in self._use.items()}
+        starts, counts = self._ctx_start.view()[keep], self._ctx_count.view()[keep]
+        index = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+        ctx = self._use_ctx.view()[index + np.arange(int(counts.sum()))].copy()
+        ids = [self._slot_ids[s] or "" for s in live.tolist()]
+        calls = self._calls.view()[live].copy()
+        self._reset()
+        self._slot_ids.extend(ids)
+        self._slot_of.update((wid, i) for i, wid in enumerate(ids))
+        self._alive.extend(np.ones(len(ids), dtype=np.bool_))
+        self._calls.extend(calls)
+        uses["slot"] = renumber[uses["slot"]]
+        for name, values in uses.items():
+            self._use[name].extend(values)
+        self._ctx_start.extend(np.concatenate(([0], np.cumsum(counts)[:-1])))
+        self._ctx_count.extend(counts)
+        self._use_ctx.extend(ctx)
+        self._index_sources()
+
+    def _token(self, tool: str) -> int:
+        found = self._vocab.get(tool)
+        if found is None:
+            found = self._vocab[tool] = len(self._names)
+            self._names.append(tool)
+        return found
+
+    def _uses_from(self, a: Node) -> np.ndarray:
+        """Live uses whose edge starts at ``a``."""
+        source = -1 if a is None else self._vocab.get(a)
+        if source is None:
+            return np.zeros(0, dtype=np.int64)
+        key = source + 1
+        found = (
+            self._by_source[self._source_ptr[key] : self._source_ptr[key + 1]]
+            if key + 1 < len(self._source_ptr)
+            else np.zeros(0, dtype=np.int64)
+        )
+        tail = self._built + np.flatnonzero(self._use["a"].view()[self._built :] == source)
+        found = np.concatenate((found, tail)) if len(tail) else found
+        return found[self._alive.view()[self._use["slot"].view()[found]]]
+
+    def _edges(self, a: Node) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(uses, targets, group per use, raw weight per target)`` of ``a``'s out-edges."""
+        uses = self._uses_from(a)
+        targets, group = np.unique(self._use["b"].view()[uses], return_inverse=True)
+        calls = self._calls.view()[self._use["slot"].view()[uses]].astype(np.float64)
+        raw = np.bincount(group, minlength=len(targets)) + self.c * np.bincount(
+            group, weights=1.0 / calls, minlength=len(targets)
+        )
+        return uses, targets, group.reshape(-1), raw
 
     # ------------------------------------------------------------------------------ weights
 
     def raw_weight(self, a: Node, b: str) -> float:
         """``w'(a, b) = N + c * sum 1/n_k``; 0 when there is no such edge."""
-        edge = self._out.get(a, {}).get(b)
-        return edge.raw(self.c) if edge is not None else 0.0
+        _, targets, _, raw = self._edges(a)
+        found = np.flatnonzero(targets == self._vocab.get(b, -2))
+        return float(raw[found[0]]) if len(found) else 0.0
 
     def successors(self, a: Node) -> dict[str, float]:
         """Normalised weights ``w(a, b)`` of ``a``'s out-edges (they sum to 1)."""
-        raw = {b: e.raw(self.c) for b, e in self._out.get(a, {}).items()}
-        total = sum(raw.values())
-        return {b: w / total for b, w in raw.items()} if total > 0 else {}
+        _, targets, _, raw = self._edges(a)
+        total = float(raw.sum())
+        if total <= 0:
+            return {}
+        return {
+            self._names[t]: float(w) / total for t, w in zip(targets.tolist(), raw, strict=True)
+        }
 
     def weight(self, a: Node, b: str) -> float:
         """Normalised weight ``w(a, b)``; 0 when there is no such edge."""
@@ -172,11 +329,16 @@ class ProceduralGraph:
 
     def tool_scores(self) -> dict[str, float]:
         """Each tool's total incoming raw weight (how much memory relies on it)."""
-        scores: dict[str, float] = {}
-        for edges in self._out.values():
-            for b, edge in edges.items():
-                scores[b] = scores.get(b, 0.0) + edge.raw(self.c)
-        return scores
+        slots = self._use["slot"].view()
+        live = self._alive.view()[slots]
+        targets = self._use["b"].view()[live]
+        calls = self._calls.view()[slots[live]].astype(np.float64)
+        size = len(self._names)
+        scores = np.bincount(targets, minlength=size) + self.c * np.bincount(
+            targets, weights=1.0 / calls, minlength=size
+        )
+        held = np.bincount(targets, minlength=size) > 0
+        return {self._names[t]: float(scores[t]) for t in np.flatnonzero(held).tolist()}
 
     # ------------------------------------------------------------------------------ ranking
 
@@ -201,46 +363,80 @@ class ProceduralGraph:
         Returns:
             At most ``k`` transitions, best first.
         """
-        weights = self.successors(last)
-        ranked = []
-        for tool, weight in weights.items():
-            if tool in exclude:
+        uses, targets, group, raw = self._edges(last)
+        total = float(raw.sum())
+        if total <= 0:
+            return []
+        weights = raw / total
+        use_sims, has_sim = self._use_similarities(uses, context)
+        best = np.full(len(targets), -np.inf)
+        np.maximum.at(best, group[has_sim], use_sims[has_sim])
+        has_best = np.bincount(group[has_sim], minlength=len(targets)) > 0
+        ranked: list[tuple[tuple[bool, float, int], int]] = []
+        for i, target in enumerate(targets.tolist()):
+            if self._names[target] in exclude:
                 continue
-            edge = self._out[last][tool]
-            sims = self._use_similarities(edge, context)
-            best = max(sims.values()) if sims else None
-            mode: Literal["episodic", "procedural"] = (
-                "episodic"
-                if best is not None and best >= self.similarity_threshold
-                else "procedural"
+            episodic = bool(has_best[i]) and best[i] >= self.similarity_threshold
+            score = -float(best[i]) if episodic else -float(weights[i])
+            ranked.append(((not episodic, score, target), i))
+        ranked.sort()
+        out = []
+        for (procedural, _, target), i in ranked[:k]:
+            members = np.flatnonzero(group == i)
+            out.append(
+                Transition(
+                    self._names[target],
+                    float(weights[i]),
+                    float(best[i]) if has_best[i] else None,
+                    "procedural" if procedural else "episodic",
+                    self._evidence(uses[members], use_sims[members], has_sim[members], evidence),
+                )
             )
-            ranked.append(
-                Transition(tool, weight, best, mode, self._evidence(edge, sims, evidence))
-            )
-        ranked.sort(
-            key=lambda t: (
-                t.mode != "episodic",
-                -(t.similarity or 0.0) if t.mode == "episodic" else -t.weight,
-                self._order.get(t.tool, 0),
-            )
-        )
-        return ranked[:k]
+        return out
 
-    def _use_similarities(self, edge: _Edge, context: np.ndarray | None) -> dict[str, float]:
-        if context is None or self.contexts is None:
-            return {}
-        sims = {}
-        for workflow_id, use in edge.uses.items():
-            if use.contexts:
-                vectors = np.stack([self.contexts.vector(i) for i in use.contexts])
-                sims[workflow_id] = float(np.max(vectors @ context))
-        return sims
+    def _use_similarities(
+        self, uses: np.ndarray, context: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Per use, its best context cosine with ``context``, and whether it has a context."""
+        sims = np.zeros(len(uses), dtype=np.float64)
+        counts = self._ctx_count.view()[uses]
+        if context is None or self.contexts is None or not len(uses):
+            return sims, np.zeros(len(uses), dtype=bool)
+        has = counts > 0
+        starts = self._ctx_start.view()[uses]
+        owner = np.repeat(np.arange(len(uses)), counts)
+        index = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+        ids = self._use_ctx.view()[index + np.arange(len(owner))]
+        # One product per distinct context (not per use), so that uses sharing a context tie
+        # exactly and the tie-breaks (calls, then id) decide.
+        values = self.contexts.similarities(context)[ids]
+        best = np.full(len(uses), -np.inf)
+        np.maximum.at(best, owner, values.astype(np.float64))
+        sims[has] = best[has]
+        return sims, has
 
-    def _evidence(self, edge: _Edge, sims: dict[str, float], limit: int) -> tuple[Evidence, ...]:
+    def _evidence(
+        self, uses: np.ndarray, sims: np.ndarray, has: np.ndarray, limit: int
+    ) -> tuple[Evidence, ...]:
+        if limit <= 0 or not len(uses):
+            return ()
+        calls = self._calls.view()[self._use["slot"].view()[uses]]
+        scores = np.where(has, sims, 0.0)
+        order = np.lexsort((calls, -scores))
+        # Ties at the cut are broken by workflow id: keep every use tied with the last one.
+        cut = order[: min(limit, len(order))]
+        last = cut[-1]
+        tied = order[(scores[order] == scores[last]) & (calls[order] == calls[last])]
+        pool = np.union1d(cut, tied)
+        slots = self._use["slot"].view()[uses]
+        firsts = self._use["first"].view()[uses]
         chosen = sorted(
-            edge.uses.items(), key=lambda item: (-sims.get(item[0], 0.0), item[1].calls, item[0])
+            pool.tolist(),
+            key=lambda u: (-float(scores[u]), int(calls[u]), self._slot_ids[int(slots[u])] or ""),
         )[:limit]
         return tuple(
-            Evidence(workflow_id, use.positions[0], round(sims.get(workflow_id, 0.0), 6))
-            for workflow_id, use in chosen
+            Evidence(
+                self._slot_ids[int(slots[u])] or "", int(firsts[u]), round(float(scores[u]), 6)
+            )
+            for u in chosen
         )

@@ -50,12 +50,46 @@ class GrowArray:
         return self._data[: self.size]
 
 
+class GrowRows:
+    """A 2-D append-only float32 array (rows of one width) with amortised doubling.
+
+    Args:
+        width: Row width.
+    """
+
+    def __init__(self, width: int) -> None:
+        self._data = np.zeros((16, width), dtype=np.float32)
+        self.size = 0
+
+    def extend(self, rows: np.ndarray) -> None:
+        """Append rows."""
+        rows = np.asarray(rows, dtype=np.float32).reshape(-1, self._data.shape[1])
+        end = self.size + len(rows)
+        if end > len(self._data):
+            grown = np.zeros((max(end, 2 * len(self._data)), self._data.shape[1]), np.float32)
+            grown[: self.size] = self._data[: self.size]
+            self._data = grown
+        self._data[self.size : end] = rows
+        self.size = end
+
+    def view(self) -> np.ndarray:
+        """Return the filled rows (a view: valid until the next ``extend``)."""
+        return self._data[: self.size]
+
+
 class StringTable:
     """Distinct strings of a scope, each stored once, with int32 ids (``-1`` stands for None)."""
 
     def __init__(self, values: Sequence[str] = ()) -> None:
         self.values: list[str] = list(values)
-        self.ids: dict[str, int] = {v: i for i, v in enumerate(self.values)}
+        self._ids: dict[str, int] | None = None
+
+    @property
+    def ids(self) -> dict[str, int]:
+        """String → id (built on first use: a table that is only read never needs it)."""
+        if self._ids is None:
+            self._ids = {v: i for i, v in enumerate(self.values)}
+        return self._ids
 
     def __len__(self) -> int:
         return len(self.values)
@@ -63,13 +97,14 @@ class StringTable:
     def encode(self, values: Sequence[str | None]) -> np.ndarray:
         """Return the ids of ``values``, adding the new ones."""
         out = np.empty(len(values), dtype=np.int32)
+        ids = self.ids
         for i, value in enumerate(values):
             if value is None:
                 out[i] = -1
                 continue
-            found = self.ids.get(value)
+            found = ids.get(value)
             if found is None:
-                found = self.ids[value] = len(self.values)
+                found = ids[value] = len(self.values)
                 self.values.append(value)
             out[i] = found
         return out
@@ -185,6 +220,7 @@ class ScopeIndex:
         self.tool_postings = Postings()
         self.text_postings = Postings()
         self.contexts = StringTable()
+        self.context_vectors = GrowRows(dimension)
         self.args = StringTable()
         self.context_codes = GrowArray(np.int32)
         self.arg_codes = GrowArray(np.int32)
@@ -231,6 +267,20 @@ class ScopeIndex:
             self.texts.append(text)
         self.text_refs.extend(np.zeros(len(texts), dtype=np.int64))
         self.vectors.add(vectors)
+
+    def new_contexts(self, contexts: Sequence[str | None]) -> list[str]:
+        """Return the distinct contexts not stored yet, in first-seen order."""
+        known = self.contexts.ids
+        return list(dict.fromkeys(c for c in contexts if c is not None and c not in known))
+
+    def add_contexts(self, contexts: Sequence[str], vectors: np.ndarray) -> None:
+        """Store new instruction contexts (see :meth:`new_contexts`) with their unit vectors.
+
+        The suggestion state shares this table: its context ids are these ids.
+        """
+        if contexts:
+            self.contexts.encode(contexts)
+            self.context_vectors.extend(vectors)
 
     def encode(self, tools: Sequence[str | None], texts: Sequence[str | None]) -> np.ndarray:
         """Return the codes of a leaf sequence whose texts are stored (new tools are added)."""
@@ -359,11 +409,33 @@ class ScopeIndex:
         contexts = fresh.contexts.encode(
             self.contexts.decode(self.gather(self.context_codes, spans))
         )
+        if self.context_vectors.size == len(self.contexts):
+            old = self.contexts.ids
+            rows = np.array([old[v] for v in fresh.contexts.values], dtype=np.int64)
+            fresh.context_vectors.extend(self.context_vectors.view()[rows])
         args = fresh.args.encode(self.args.decode(self.gather(self.arg_codes, spans)))
         fresh.add_bulk(
             [wid for wid, _ in items], flat, np.array([len(c) for c in codes]), contexts, args
         )
         return fresh
+
+    def live_leaves(self) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Return the live workflows in slot (save) order, as copies.
+
+        Returns:
+            ``(ids, lengths, codes, context_codes, arg_codes)``: per workflow its id and leaf
+            count, per leaf its code, context id and args id.
+        """
+        live = np.flatnonzero(self.alive.view())
+        lengths = self.lengths.view()[live].astype(np.int64)
+        index = gather_index(self.offsets.view()[live], lengths)
+        return (
+            [self.slot_ids[s] or "" for s in live.tolist()],
+            lengths,
+            self.codes.view()[index],
+            self.context_codes.view()[index],
+            self.arg_codes.view()[index],
+        )
 
     def span(self, slot: int) -> tuple[int, int]:
         """Return where a slot's leaves lie in the flat per-leaf arrays."""
@@ -376,3 +448,13 @@ class ScopeIndex:
         view = array.view()
         parts = [view[a:b] for a, b in spans]
         return np.concatenate(parts) if parts else np.zeros(0, np.int32)
+
+
+def gather_index(offsets: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Flat indexes of the elements of runs given by their offsets and lengths, run by run."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if not len(lengths):
+        return np.zeros(0, dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    shift = np.repeat(np.asarray(offsets, dtype=np.int64) - starts, lengths)
+    return shift + np.arange(int(lengths.sum()), dtype=np.int64)

@@ -2,8 +2,12 @@
 
 :class:`ScopeMemory` keeps the three in step: a workflow is added to all of them or (on delete)
 removed from all of them, and the vectors of instruction contexts that no stored workflow uses
-any more are dropped with it. It is derived data: :class:`~em_plugin.memory.EpisodicMemory`
-rebuilds it from the store when a scope is first used.
+any more are dropped with it.
+
+It is derived data: a memory builds it when a scope is first used, in one vectorised pass over
+the step index's arrays (:meth:`ScopeMemory.load_index`). The index's per-leaf context and args
+ids and its context vectors, persisted with the index snapshot, become the state's own ids and
+vectors, so nothing is parsed, reduced or embedded again (docs/state.md).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import numpy as np
 from em_plugin.state.continuation import ContinuationConfig, ContinuationIndex, Query
 from em_plugin.state.episodes import ContextTable, Episode, episode_of
 from em_plugin.state.procedural import DEFAULT_C, DEFAULT_SIMILARITY, ProceduralGraph
+from em_plugin.state.scope_index import ScopeIndex
 from provenance.model import Workflow
 
 __all__ = ["ScopeMemory"]
@@ -49,17 +54,49 @@ class ScopeMemory:
         self.contexts = ContextTable(dimension)
         self.continuation = ContinuationIndex(self.contexts, config)
         self.graph = ProceduralGraph(self.contexts, c=c, similarity_threshold=similarity_threshold)
-        self._context_ids: dict[str, list[int]] = {}
+        self.dimension = dimension
+        self._c, self._threshold = c, similarity_threshold
 
     def __len__(self) -> int:
-        return len(self._context_ids)
+        return len(self.continuation)
 
     def __contains__(self, workflow_id: object) -> bool:
-        return workflow_id in self._context_ids
+        return workflow_id in self.continuation
 
     def ids(self) -> list[str]:
         """Return the workflow ids held, sorted."""
-        return sorted(self._context_ids)
+        return self.continuation.ids()
+
+    def load_index(self, scope: ScopeIndex) -> None:
+        """Fill an empty state from a step-index scope in one vectorised pass.
+
+        The scope's tools, context table (with its vectors) and args table become the state's
+        own, so the result equals adding the scope's episodes one by one in save order.
+
+        Raises:
+            ValueError: When the state is not empty, or the scope lacks context vectors.
+        """
+        if len(self):
+            raise ValueError("load_index() needs an empty state")
+        ids, lengths, codes, contexts, args = scope.live_leaves()
+        tokens = np.where(codes >= 0, codes, -1).astype(np.int64)
+        contexts = contexts.astype(np.int64)
+        if self.use_text:
+            if scope.context_vectors.size != len(scope.contexts):
+                raise ValueError("the step index scope has no vectors for its contexts")
+            texts, vectors = scope.contexts.values, scope.context_vectors.view()
+        else:  # the ablation: every instruction is the same text
+            contexts = np.where(contexts >= 0, 0, -1)
+            texts = ["instruction"]
+            vectors = np.asarray(self.embed(texts), dtype=np.float32).reshape(1, -1)
+        refs = np.bincount(contexts[contexts >= 0], minlength=len(texts))
+        self.contexts = ContextTable.from_arrays(texts, vectors, refs)
+        self.continuation = ContinuationIndex(self.contexts, self.continuation.config)
+        self.graph = ProceduralGraph(self.contexts, c=self._c, similarity_threshold=self._threshold)
+        self.continuation.set_tables(scope.tools, scope.args.values)
+        self.graph.set_tools(scope.tools)
+        self.continuation.add_bulk(ids, tokens, lengths, contexts, args)
+        self.graph.add_bulk(ids, tokens, lengths, contexts)
 
     def add_many(self, workflows: Iterable[Workflow]) -> list[str]:
         """Add workflows (replacing same ids); embeds all new contexts in one call.
@@ -75,27 +112,29 @@ class ScopeMemory:
         Returns:
             Context texts released by replaced workflows (no longer used in this scope).
         """
-        episodes = [e if self.use_text else _textless(e) for e in episodes]
+        # A repeated id keeps its last episode.
+        latest = {e.workflow_id: e for e in episodes}
+        episodes = [e if self.use_text else _textless(e) for e in latest.values()]
         released: list[str] = []
         for episode in episodes:
             released.extend(self.remove(episode.workflow_id))
         new = [t for e in episodes for t in e.contexts if t is not None and t not in self.contexts]
         vectors = self.embed(list(dict.fromkeys(new))) if new else None
         table = dict(zip(dict.fromkeys(new), vectors, strict=True)) if vectors is not None else {}
-        for episode in episodes:
-            ids = self.contexts.acquire(
-                episode.contexts, lambda texts: np.stack([table[t] for t in texts])
-            )
-            self._context_ids[episode.workflow_id] = ids
-            self.continuation.add(episode, ids)
-            self.graph.add(episode, ids)
+        ids = [
+            self.contexts.acquire(e.contexts, lambda texts: np.stack([table[t] for t in texts]))
+            for e in episodes
+        ]
+        # One vectorised pass per batch, not one per workflow.
+        self.continuation.add_many(episodes, ids)
+        self.graph.add_many(episodes, ids)
         return [t for t in released if t not in self.contexts]
 
     def remove(self, workflow_id: str) -> list[str]:
         """Remove a workflow; return the context texts no other workflow of the scope uses."""
-        ids = self._context_ids.pop(workflow_id, None)
-        if ids is None:
+        if workflow_id not in self.continuation:
             return []
+        ids = self.continuation.context_ids(workflow_id)
         self.continuation.remove(workflow_id)
         self.graph.remove(workflow_id)
         return self.contexts.release(ids)

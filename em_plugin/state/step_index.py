@@ -13,6 +13,7 @@ Retrieval never crosses scopes: every structure is per scope.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable
 from itertools import islice
@@ -34,8 +35,10 @@ from em_plugin.retrieval.reference import (
 from em_plugin.state import persistence as index_files
 from em_plugin.state.episodes import Episode, episode_of
 from em_plugin.state.persistence import REINDEX_HINT, fingerprint
-from em_plugin.state.scope_index import ScopeIndex
+from em_plugin.state.scope_index import GrowRows, ScopeIndex
 from provenance.model import DEFAULT_SCOPE, Workflow
+
+log = logging.getLogger("em_plugin.memory")
 
 Method = Literal["fast", "reference"]
 METHODS = ("fast", "reference")
@@ -139,6 +142,13 @@ class StepIndex:
             if self.markers.get(scope) != position:
                 self.markers[scope] = position
                 self._log([{"op": "marker", "scope": scope, "position": list(position)}])
+
+    def scope_index(self, scope: str) -> ScopeIndex | None:
+        """Return a scope's arrays (what its suggestion state is built from), or ``None``.
+
+        Read it under the index's lock; it changes with every save and delete.
+        """
+        return self._scopes.get(scope)
 
     def episodes(self, scope: str) -> list[Episode]:
         """Return a scope's episodes in save order (what its suggestion state is built from)."""
@@ -397,11 +407,24 @@ class StepIndex:
             )
         index = cls(cached)
         index._scopes = snapshot.scopes
+        migrated = False
+        for scope in index._scopes.values():
+            if scope.context_vectors.size != len(scope.contexts):
+                migrated = True
+                # A format-2 snapshot kept no context vectors: take them from the cache once
+                # (the next snapshot keeps them).
+                texts = scope.contexts.values
+                scope.context_vectors = GrowRows(index.dimension)
+                if texts:
+                    scope.context_vectors.extend(cached.embed(texts))
         index.markers = dict(snapshot.markers)
         index._replay(index_files.read_journal(path))
         index.path = path
         if not read_only:
             index._journal = index_files.Journal(path)
+            if migrated:
+                log.warning("step index %s: format upgraded (context vectors added)", path)
+                index.save()
         index._check(expected_fingerprint)
         return index
 
@@ -427,16 +450,27 @@ class StepIndex:
 
     def _apply_adds(self, entries: list[tuple[str, Episode]]) -> None:
         fresh: dict[str, dict[str, None]] = {}
+        contexts: dict[str, dict[str, None]] = {}
         for scope_name, episode in entries:
             scope = self._scope(scope_name)
             new = fresh.setdefault(scope_name, {})
             new.update(dict.fromkeys(scope.new_texts(_leaf_texts(episode))))
-        distinct = list(dict.fromkeys(t for new in fresh.values() for t in new))
+            contexts.setdefault(scope_name, {}).update(
+                dict.fromkeys(scope.new_contexts(episode.contexts))
+            )
+        # One embedding call (through the cache) for the new matcher texts and the new
+        # contexts the suggestion state needs: most contexts are leaf texts too.
+        distinct = list(
+            dict.fromkeys(t for group in (fresh, contexts) for new in group.values() for t in new)
+        )
         vectors = self.embedder.embed(distinct) if distinct else None
         row = {t: i for i, t in enumerate(distinct)}
         for scope_name, new in fresh.items():
             if new and vectors is not None:
                 self._scopes[scope_name].add_texts(list(new), vectors[[row[t] for t in new]])
+        for scope_name, new in contexts.items():
+            if new and vectors is not None:
+                self._scopes[scope_name].add_contexts(list(new), vectors[[row[t] for t in new]])
         # A later entry for a (scope, id) replaces an earlier one.
         latest = {(scope_name, e.workflow_id): e for scope_name, e in entries}
         for scope_name, workflow_id in latest:

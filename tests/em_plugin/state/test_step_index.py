@@ -207,7 +207,9 @@ def test_add_many_embeds_new_texts_once_per_batch():
     assert index.dimension == 16  # embeds a probe text
     calls.clear()
     index.add_many(MEMORY + [_wf("e", "extract the pfas content of the product", "x")])
-    assert len(calls) == 1 and len(calls[0]) == 4
+    # One call: the 4 distinct leaf texts and the one context that is no leaf ("go on" holds
+    # calls), each once; the suggestion state takes its context vectors from the index.
+    assert len(calls) == 1 and len(calls[0]) == len(set(calls[0])) == 5
     index.match(QUERY)
     index.match(QUERY)
     assert calls[1:] == [["extract the pfas content of a product"]]
@@ -222,7 +224,7 @@ def test_index_accepts_a_shared_cache(tmp_path):
     cache = CachedEmbedder(FakeEmbedder(16), tmp_path / "cache.sqlite")
     index = StepIndex(cache)
     index.add_many(MEMORY)
-    assert index.embedder is cache and len(cache) == 4
+    assert index.embedder is cache and len(cache) == 5  # 4 leaf texts and the "go on" context
 
 
 def test_open_creates_an_index_or_loads_the_saved_one(tmp_path):
