@@ -22,6 +22,9 @@ from em_plugin.errors import EmbedderError
 #: Vectors kept in memory when the cache is persisted; the rest stay in SQLite.
 DEFAULT_MEMORY_ENTRIES = 50_000
 
+#: SQLite page size of a new cache file: rows of up to ~4 KB (1024-d float32) stay inline.
+_PAGE_SIZE = 16384
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
     key BLOB PRIMARY KEY,
@@ -76,6 +79,10 @@ class CachedEmbedder:
                     self._db = sqlite3.connect(self.path, check_same_thread=False)
                     # Erasure: deleted vectors are overwritten, not left in free pages.
                     self._db.execute("PRAGMA secure_delete = ON")
+                    # Before the first table (no effect on an existing file): a 384-d row is
+                    # 1.6 KB, more than a 4 KB page keeps inline in a WITHOUT ROWID table, so
+                    # each row took a page and a half (35 MB for 7.5k vectors, 2.3x the data).
+                    self._db.execute(f"PRAGMA page_size = {_PAGE_SIZE}")
                     self._db.execute(_SCHEMA)
                     self._db.commit()
             except sqlite3.Error as exc:
