@@ -516,13 +516,18 @@ class ContinuationIndex:
             distinct = float(np.count_nonzero(c))
             probability = (c + distinct * probability) / (total + distinct)
             order[c > 0] = k
-        known = np.nonzero(order >= 0)[0]
-        ranked = sorted(known, key=lambda t: (-probability[t], t))
+        known = np.flatnonzero(order >= 0)
+        ranked = known[np.lexsort((known, -probability[known]))].tolist()
+        levels: list[np.ndarray] | None = None
         out = []
         for rank, t in enumerate(ranked):
             candidate = Candidate(names[t], float(probability[t]), int(order[t]), bool(current[t]))
             if rank < self.config.detail and stored[t]:
-                candidate = self._detail(candidate, int(t), members, weights, sims, n)
+                if levels is None:  # per agreement level, the tools stored positions vote for
+                    tools = self._positions()["tool"]
+                    levels = [np.bincount(tools[m], minlength=size) > 0 for m in members]
+                best = max(k for k, present in enumerate(levels) if present[t])
+                candidate = self._detail(candidate, t, members[best], best, weights, sims, n)
             out.append(candidate)
         return out
 
@@ -530,14 +535,14 @@ class ContinuationIndex:
         self,
         candidate: Candidate,
         tool: int,
-        members: list[np.ndarray],
+        members: np.ndarray,
+        k: int,
         weights: np.ndarray,
         sims: np.ndarray | None,
         n: int,
     ) -> Candidate:
         arrays = self._positions()
-        k = max(i for i, m in enumerate(members) if len(m) and (arrays["tool"][m] == tool).any())
-        chosen = members[k][arrays["tool"][members[k]] == tool]
+        chosen = members[arrays["tool"][members] == tool]
         chosen = chosen[np.lexsort((chosen, -weights[chosen]))][:200]
         agreement = min(k, n) / min(self.config.max_order, n)
         evidence: list[Evidence] = []

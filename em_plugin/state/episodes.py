@@ -116,6 +116,8 @@ class ContextTable:
         self._texts: list[str | None] = []
         self._refs: list[int] = []
         self._free: list[int] = []
+        self._version = 0  # changes with every vector stored or released
+        self._last: tuple[tuple[int, bytes], np.ndarray] | None = None
         self._vectors = np.zeros((0, dimension), dtype=np.float32)
 
     def __len__(self) -> int:
@@ -171,15 +173,28 @@ class ContextTable:
                 self._texts[context_id] = None
                 self._refs[context_id] = 0
                 self._vectors[context_id] = 0.0  # the vector is forgotten with its last user
+                self._version += 1
                 self._free.append(context_id)
         return gone
 
     def similarities(self, query: np.ndarray) -> np.ndarray:
-        """Cosine of ``query`` with every id's vector; ``nan`` for released ids."""
+        """Cosine of ``query`` with every id's vector; ``nan`` for released ids (read-only).
+
+        The last answer is kept: a turn asks for the same query several times (continuation
+        weights, the familiarity check, the procedural graph).
+        """
+        query = np.asarray(query, dtype=np.float32)
+        key = (self._version, query.tobytes())
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
         rows = self._vectors[: len(self._texts)]
-        sims = (rows @ np.asarray(query, dtype=np.float32)).astype(np.float64)
+        # einsum, not BLAS: a matrix-vector product this small is memory-bound, and BLAS
+        # threads on a busy machine made it 5-20x slower (measured; docs/state.md).
+        sims = np.einsum("ij,j->i", rows, query).astype(np.float64)
         if self._free:  # released ids are exactly the free ones
             sims[self._free] = np.nan
+        sims.flags.writeable = False
+        self._last = (key, sims)
         return sims
 
     def vector(self, context_id: int) -> np.ndarray:
@@ -213,6 +228,7 @@ class ContextTable:
         return table
 
     def _insert(self, text: str, vector: np.ndarray) -> None:
+        self._version += 1
         if self._free:
             slot = self._free.pop()
             self._texts[slot] = text

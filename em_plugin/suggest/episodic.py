@@ -83,6 +83,8 @@ class EpisodicSuggester:
                 suggestion = _from_session(suggestion, request)
             if admissible(request, suggestion, last):
                 out.append(suggestion)
+                if limit is not None and len(out) >= limit:
+                    break  # the instructions would come after these anyway
         return first(out + instructions, limit)
 
     @staticmethod
