@@ -280,7 +280,9 @@ class ContinuationIndex:
         kind = np.concatenate((np.zeros(len(follows), np.int64), np.ones(len(opening), np.int64)))
         # Positions are numbered per workflow: its states first, then its openings (the order
         # that breaks evidence ties).
-        order = np.lexsort((local[leaf], kind, slot_of[leaf]))
+        # Both parts are already in (workflow, leaf) order: a stable sort by workflow and kind
+        # interleaves them.
+        order = np.argsort(slot_of[leaf] * 2 + kind, kind="stable")
         leaf, kind = leaf[order], kind[order]
         position_base = self._pos["slot"].size
         positions = position_base + np.arange(len(leaf), dtype=np.int64)
@@ -310,38 +312,62 @@ class ContinuationIndex:
         positions: np.ndarray,
     ) -> None:
         """Post new positions under their keys (the last ``k`` leaves before them)."""
-        rows: list[np.ndarray] = []  # per posting: k, then its k tokens (padded with -2)
-        posted: list[np.ndarray] = []
-        state = kind == 0
         width = self.config.max_order
+        bits = (len(self._names) + 2).bit_length()  # tokens + 2 are in [0, names + 2)
+        if width.bit_length() + bits * width > 62:  # a key would not fit an int64
+            self._post_rows(tok, local, leaf, kind, positions)
+            return
+        packed, posted = [], []
+        state = kind == 0
         for k in range(1, width + 1):
             chosen = state & (local[leaf] >= k)
             if not chosen.any():
                 continue
             ends = leaf[chosen] - 1  # the leaf before the state
-            block = np.full((len(ends), width + 1), -2, dtype=np.int64)
-            block[:, 0] = k
-            for i in range(k):
-                block[:, 1 + i] = tok[ends - k + 1 + i]
-            rows.append(block)
+            key = np.full(len(ends), k, dtype=np.int64)
+            for i in range(width):
+                column = tok[ends - k + 1 + i] + 2 if i < k else 0
+                key = (key << bits) | column
+            packed.append(key)
             posted.append(positions[chosen])
         if (~state).any():  # openings: under the instruction token alone
-            block = np.full((int((~state).sum()), width + 1), -2, dtype=np.int64)
-            block[:, 0], block[:, 1] = 1, _INSTRUCTION
-            rows.append(block)
+            key = np.int64(1) << (bits * width) | np.int64(_INSTRUCTION + 2) << (bits * (width - 1))
+            packed.append(np.full(int((~state).sum()), key, dtype=np.int64))
             posted.append(positions[~state])
-        if not rows:
+        if not packed:
             return
-        keys, flat = _group(np.concatenate(rows), np.concatenate(posted))
+        keys, flat = _group(np.concatenate(packed), np.concatenate(posted), bits, width)
         if not self._csr and self._posted.size == 0 and self._tail_size == 0:
             self._posted = flat
             self._csr = keys
             return
-        for key, (start, end) in keys.items():
-            self._tail.setdefault(key, []).extend(flat[start:end].tolist())
+        for key_tuple, (start, end) in keys.items():
+            self._tail.setdefault(key_tuple, []).extend(flat[start:end].tolist())
         self._tail_size += len(flat)
         if self._tail_size > max(4096, len(self._posted) // 8):
             self._compact()  # folds the tail into the CSR (and drops dead workflows)
+
+    def _post_rows(
+        self,
+        tok: np.ndarray,
+        local: np.ndarray,
+        leaf: np.ndarray,
+        kind: np.ndarray,
+        positions: np.ndarray,
+    ) -> None:
+        """:meth:`_post` for keys too wide to pack (huge vocabularies, long orders)."""
+        pairs: list[tuple[tuple[int, ...], int]] = []
+        tokens, where, kinds = tok.tolist(), local[leaf].tolist(), kind.tolist()
+        for i, (at, own, kind_of) in enumerate(zip(leaf.tolist(), where, kinds, strict=True)):
+            position = int(positions[i])
+            if kind_of:
+                pairs.append(((_INSTRUCTION,), position))
+                continue
+            for k in range(1, min(self.config.max_order, own) + 1):
+                pairs.append((tuple(tokens[at - k : at]), position))
+        for key, position in sorted(pairs, key=lambda pair: pair[1]):
+            self._tail.setdefault(key, []).append(position)
+        self._tail_size += len(pairs)
 
     def remove(self, workflow_id: str) -> bool:
         """Forget a workflow's positions; return whether it was indexed."""
@@ -581,41 +607,36 @@ class ContinuationIndex:
 
 
 def _group(
-    rows: np.ndarray, positions: np.ndarray
+    packed: np.ndarray, positions: np.ndarray, bits: int, width: int
 ) -> tuple[dict[tuple[int, ...], tuple[int, int]], np.ndarray]:
-    """Group postings by key: ``rows`` holds per posting ``k`` then its ``k`` tokens (padded).
+    """Group postings by key.
+
+    Args:
+        packed: Per posting its key: ``k``, then ``width`` tokens + 2 of ``bits`` bits each
+            (the first ``k`` used, the rest 0).
+        positions: Per posting its position.
 
     Returns:
         Key tuple → ``(start, end)`` in the returned positions, each key's ascending.
     """
-    shifted = rows + 2  # tokens >= -2
-    top = int(shifted.max()) + 1
-    bits = max(1, top.bit_length())
     position_bits = max(1, int(positions.max()).bit_length()) if len(positions) else 1
-    if bits * rows.shape[1] + position_bits <= 63:
+    if int(packed.max()).bit_length() + position_bits <= 63:
         # One int64 per posting (key, then position): one sort orders keys and positions.
-        packed = np.zeros(len(rows), dtype=np.int64)
-        for column in range(rows.shape[1]):
-            packed = (packed << bits) | shifted[:, column]
-        packed = np.sort((packed << position_bits) | positions)
-        flat = packed & ((1 << position_bits) - 1)
-        key_codes = packed >> position_bits
-        starts = np.flatnonzero(np.concatenate(([True], key_codes[1:] != key_codes[:-1])))
-        heads = key_codes[starts]
-        columns = []
-        for _ in range(rows.shape[1]):
-            columns.append(heads & ((1 << bits) - 1))
-            heads = heads >> bits
-        unique = np.stack(columns[::-1], axis=1) - 2
+        merged = np.sort((packed << position_bits) | positions)
+        flat = merged & ((1 << position_bits) - 1)
+        codes = merged >> position_bits
     else:
-        order = np.lexsort((positions, *rows.T[::-1]))
-        rows, flat = rows[order], positions[order]
-        change = np.any(rows[1:] != rows[:-1], axis=1)
-        starts = np.flatnonzero(np.concatenate(([True], change)))
-        unique = rows[starts]
+        order = np.lexsort((positions, packed))
+        flat, codes = positions[order], packed[order]
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
     ends = np.append(starts[1:], len(flat))
+    heads = codes[starts]
+    mask = (1 << bits) - 1
+    columns = [(heads >> (bits * (width - 1 - i))) & mask for i in range(width)]
+    lengths = (heads >> (bits * width)).tolist()
+    rows = (np.stack(columns, axis=1) - 2).tolist() if len(heads) else []
     keys = {
-        tuple(row[1 : 1 + row[0]]): (int(a), int(b))
-        for row, a, b in zip(unique.tolist(), starts.tolist(), ends.tolist(), strict=True)
+        tuple(row[:k]): (a, b)
+        for row, k, a, b in zip(rows, lengths, starts.tolist(), ends.tolist(), strict=True)
     }
     return keys, flat

@@ -195,7 +195,14 @@ class ProceduralGraph:
         # The previous call of the same workflow; a workflow's first call follows the start.
         previous = np.concatenate(([-1], c_tool[:-1]))[: len(c_tool)]
         previous[np.concatenate(([True], c_slot[1:] != c_slot[:-1]))[: len(c_tool)]] = -1
-        order = np.lexsort((c_pos, c_tool, previous, c_slot))
+        # Calls come in (workflow, position) order; a stable sort by (workflow, edge) groups a
+        # workflow's uses of an edge with their positions ascending.
+        bits = (len(self._names) + 1).bit_length()
+        if 2 * bits + max(1, count.bit_length()) <= 63:
+            edge = (c_slot << (2 * bits)) | ((previous + 1) << bits) | c_tool
+            order = np.argsort(edge, kind="stable")
+        else:
+            order = np.lexsort((c_pos, c_tool, previous, c_slot))
         g_slot, g_a, g_b = c_slot[order], previous[order], c_tool[order]
         g_pos, g_ctx = c_pos[order], ctx[calls][order]
         new = np.ones(len(order), dtype=bool)
@@ -203,12 +210,13 @@ class ProceduralGraph:
         group = np.cumsum(new) - 1
         heads = np.flatnonzero(new)
         # Uses in (workflow, first position) order: a deterministic layout for any build.
-        use_order = np.lexsort((g_pos[heads], g_slot[heads]))
+        use_order = np.argsort(g_slot[heads] * (int(lengths.max()) + 1) + g_pos[heads])
         rank = np.empty(len(heads), dtype=np.int64)
         rank[use_order] = np.arange(len(heads))
         heads = heads[use_order]
         with_ctx = g_ctx >= 0
-        pairs = np.unique(rank[group[with_ctx]] << 32 | g_ctx[with_ctx])
+        pairs = np.sort(rank[group[with_ctx]] << 32 | g_ctx[with_ctx])
+        pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))[: len(pairs)]]
         pair_use, pair_ctx = pairs >> 32, pairs & 0xFFFFFFFF
         use_base = self._use["slot"].size
         self._ctx_start.extend(
