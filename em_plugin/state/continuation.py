@@ -40,6 +40,7 @@ three numbers. Ranking is deterministic: ties go to the tool first seen in memor
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -136,6 +137,9 @@ class ContinuationIndex:
         self._vocab: dict[str, int] = {}
         self._names: list[str] = []
         self.arg_table = StringTable()
+        self.route_table = StringTable()
+        self._token_id = uuid.uuid4().int  # names this index in versions (see version())
+        self._stamps = 0
         self._reset()
 
     def _reset(self) -> None:
@@ -145,6 +149,8 @@ class ContinuationIndex:
         self._lengths = GrowArray(np.int64)
         self._alive = GrowArray(np.bool_)
         self._slot_positions = GrowArray(np.int64)  # non-opening positions per slot
+        self._slot_routes = GrowArray(np.int32)  # handoff routes per slot (-1: unknown)
+        self._slot_stamps = GrowArray(np.int64)  # when each slot's workflow was added
         self._tokens = GrowArray(np.int32)
         self._ctx = GrowArray(np.int32)
         self._args = GrowArray(np.int32)
@@ -174,12 +180,30 @@ class ContinuationIndex:
             return None
         start, end = self._span(slot)
         names, values = self._names, self.arg_table.values
+        route = int(self._slot_routes.view()[slot])
         return Episode(
             workflow_id,
             tuple(names[t] if t >= 0 else None for t in self._tokens.view()[start:end].tolist()),
             tuple(self.contexts.text(c) for c in self._ctx.view()[start:end].tolist()),
             tuple(values[a] if a >= 0 else None for a in self._args.view()[start:end].tolist()),
+            self.route_table.values[route] if route >= 0 else None,
         )
+
+    def routes(self, workflow_id: str) -> dict[str, str] | None:
+        """Return a stored workflow's handoff routes; ``None`` when unknown or not stored."""
+        slot = self._slot_of.get(workflow_id)
+        if slot is None:
+            return None
+        route = int(self._slot_routes.view()[slot])
+        return dict(json.loads(self.route_table.values[route])) if route >= 0 else None
+
+    def version(self, workflow_id: str) -> tuple[int, int] | None:
+        """Return a token that changes whenever the workflow is saved again (``None``: not held).
+
+        Caches of parsed stored workflows (the suggesters') key on it.
+        """
+        slot = self._slot_of.get(workflow_id)
+        return None if slot is None else (self._token_id, int(self._slot_stamps.view()[slot]))
 
     def context_ids(self, workflow_id: str) -> list[int]:
         """Return a stored workflow's context id per leaf (empty when it is not stored)."""
@@ -205,6 +229,7 @@ class ContinuationIndex:
             np.array([len(episode)], dtype=np.int64),
             np.asarray(list(context_ids), dtype=np.int32).reshape(-1),
             self.arg_table.encode(episode.args),
+            self.route_table.encode([episode.routes]),
         )
 
     def add_many(self, episodes: Sequence[Episode], context_ids: Sequence[Sequence[int]]) -> None:
@@ -225,13 +250,16 @@ class ContinuationIndex:
             np.array([len(e) for e in episodes], dtype=np.int64),
             np.asarray([c for ids in context_ids for c in ids], dtype=np.int32),
             self.arg_table.encode([a for e in episodes for a in e.args]),
+            self.route_table.encode([e.routes for e in episodes]),
         )
 
-    def set_tables(self, tools: Sequence[str], args: Sequence[str]) -> None:
-        """Adopt a tool vocabulary and an args table (before the first :meth:`add_bulk`).
+    def set_tables(
+        self, tools: Sequence[str], args: Sequence[str], routes: Sequence[str] = ()
+    ) -> None:
+        """Adopt a tool vocabulary, an args and a routes table (before the first :meth:`add_bulk`).
 
         Token ids are the positions in ``tools`` (first-seen order: ties go to the first);
-        args ids the positions in ``args``.
+        args and routes ids the positions in ``args`` and ``routes``.
 
         Raises:
             ValueError: When the index already holds workflows.
@@ -241,6 +269,7 @@ class ContinuationIndex:
         self._names = list(tools)
         self._vocab = {name: i for i, name in enumerate(self._names)}
         self.arg_table = StringTable(args)
+        self.route_table = StringTable(routes)
 
     def add_bulk(
         self,
@@ -249,6 +278,9 @@ class ContinuationIndex:
         lengths: np.ndarray,
         contexts: np.ndarray,
         args: np.ndarray,
+        routes: np.ndarray | None = None,
+        *,
+        stamps: np.ndarray | None = None,
     ) -> None:
         """Index many new workflows at once, vectorised (their ids must not be held).
 
@@ -258,6 +290,8 @@ class ContinuationIndex:
             lengths: Leaves per workflow.
             contexts: Per leaf, its context id in :attr:`contexts` (``-1``: none).
             args: Per leaf, its args id in :attr:`arg_table` (``-1``: none).
+            routes: Per workflow, its routes id in :attr:`route_table` (``-1``/None: unknown).
+            stamps: Per workflow, its version stamp (kept by compaction); default: new ones.
         """
         count = len(workflow_ids)
         if count == 0:
@@ -296,6 +330,11 @@ class ContinuationIndex:
         self._offsets.extend(leaf_base + starts)
         self._lengths.extend(lengths)
         self._alive.extend(np.ones(count, dtype=np.bool_))
+        self._slot_routes.extend(np.full(count, -1) if routes is None else routes)
+        if stamps is None:
+            stamps = self._stamps + np.arange(count, dtype=np.int64)
+            self._stamps += count
+        self._slot_stamps.extend(stamps)
         self._slot_positions.extend(np.bincount(slot_of[leaf[kind == 0]], minlength=count))
         self._tokens.extend(tok)
         self._ctx.extend(ctx)
@@ -331,8 +370,8 @@ class ContinuationIndex:
             packed.append(key)
             posted.append(positions[chosen])
         if (~state).any():  # openings: under the instruction token alone
-            key = np.int64(1) << (bits * width) | np.int64(_INSTRUCTION + 2) << (bits * (width - 1))
-            packed.append(np.full(int((~state).sum()), key, dtype=np.int64))
+            opening = (1 << (bits * width)) | ((_INSTRUCTION + 2) << (bits * (width - 1)))
+            packed.append(np.full(int((~state).sum()), opening, dtype=np.int64))
             posted.append(positions[~state])
         if not packed:
             return
@@ -390,8 +429,10 @@ class ContinuationIndex:
         lengths = self._lengths.view()[live].copy()
         tokens, ctx = self._tokens.view()[index].copy(), self._ctx.view()[index].copy()
         args = self._args.view()[index].copy()
+        routes = self._slot_routes.view()[live].copy()
+        stamps = self._slot_stamps.view()[live].copy()
         self._reset()
-        self.add_bulk(ids, tokens, lengths, ctx, args)
+        self.add_bulk(ids, tokens, lengths, ctx, args, routes, stamps=stamps)
 
     def _span(self, slot: int) -> tuple[int, int]:
         start = int(self._offsets.view()[slot])

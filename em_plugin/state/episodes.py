@@ -20,7 +20,7 @@ import numpy as np
 
 from provenance.model import CallStep, InstructionStep, Step, Workflow
 
-__all__ = ["MAX_ARGS_CHARS", "ContextTable", "Episode", "episode_of"]
+__all__ = ["MAX_ARGS_CHARS", "ContextTable", "Episode", "episode_of", "nested_routes"]
 
 #: Arguments longer than this (as JSON) are not kept as "typical args" of a suggestion.
 MAX_ARGS_CHARS = 2_000
@@ -40,6 +40,9 @@ class Episode:
     """Innermost instruction text per leaf; ``None`` when a call is under no instruction."""
     args: tuple[str | None, ...]
     """Canonical JSON of each call's args; ``None`` for instructions, empty or oversized args."""
+    routes: str | None = None
+    """Canonical JSON of the workflow's handoff routes (:func:`nested_routes`); ``None`` when
+    unknown (an index written before routes were kept)."""
 
     def __len__(self) -> int:
         return len(self.tools)
@@ -100,7 +103,40 @@ def episode_of(workflow: Workflow, *, use_text: bool = True) -> Episode:
                 args.append(None)
 
     visit(workflow.steps, None)
-    return Episode(workflow.id, tuple(tools), tuple(contexts), tuple(args))
+    routes = json.dumps(nested_routes(workflow), sort_keys=True, ensure_ascii=False)
+    return Episode(workflow.id, tuple(tools), tuple(contexts), tuple(args), routes)
+
+
+def nested_routes(workflow: Workflow) -> dict[str, str]:
+    """Map each tool that a workflow only calls under another call to the outermost such call.
+
+    A crew without a description still shows its handoffs in what it did: a sub-agent's calls
+    nest under the call that handed over to it. A tool also called at the top of an instruction
+    is reachable directly and gets no route. The step index keeps each stored workflow's routes
+    (:attr:`Episode.routes`), so suggesters never parse a stored workflow to learn them.
+
+    Args:
+        workflow: A workflow (the current one, or a memory workflow a suggestion cites).
+
+    Returns:
+        ``{nested tool: outermost call above it}``.
+    """
+    routes: dict[str, str] = {}
+    direct: set[str] = set()
+
+    def visit(steps: tuple[Step, ...], outer: str | None) -> None:
+        for step in steps:
+            if isinstance(step, CallStep):
+                if outer is None:
+                    direct.add(step.name)
+                else:
+                    routes.setdefault(step.name, outer)
+                visit(step.steps, outer or step.name)
+            else:
+                visit(step.steps, outer)
+
+    visit(workflow.steps, None)
+    return {tool: route for tool, route in routes.items() if tool not in direct}
 
 
 class ContextTable:

@@ -4,10 +4,11 @@ Layout of an index directory::
 
     meta.json          format, embedder name and dimension, store fingerprint, scope files,
                        and per scope the store change marker ``(sequence, token)`` reflected
-    scope-<i>.json     a scope's name, workflow ids, tool names, instruction texts, and the
-                       distinct contexts and args of its leaves
+    scope-<i>.json     a scope's name, workflow ids, tool names, instruction texts, the
+                       distinct contexts and args of its leaves, and the distinct handoff routes
     scope-<i>.npz      its instruction vectors, leaf codes and counts, context and args ids,
-                       and the contexts' vectors (the suggestion state's, see scope_memory.py)
+                       the contexts' vectors (the suggestion state's, see scope_memory.py), and
+                       per workflow its routes id (absent in older snapshots: routes unknown)
     journal.jsonl      saves and deletes since the snapshot, one JSON object a line
 
 A snapshot is written to a temporary sibling directory and swapped in by renames, so a crash
@@ -122,6 +123,7 @@ def _write_scope(base: Path, name: str, scope: ScopeIndex) -> None:
         "texts": scope.texts,
         "contexts": scope.contexts.values,
         "args": scope.args.values,
+        "routes": scope.routes.values,
     }
     base.with_suffix(".json").write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
     np.savez(
@@ -132,6 +134,7 @@ def _write_scope(base: Path, name: str, scope: ScopeIndex) -> None:
         context_codes=scope.gather(scope.context_codes, spans),
         arg_codes=scope.gather(scope.arg_codes, spans),
         context_vectors=scope.context_vectors.view(),
+        route_codes=scope.route_codes.view()[slots] if len(slots) else np.zeros(0, np.int32),
     )
 
 
@@ -170,6 +173,7 @@ def _read_scope(base: Path, dimension: int) -> ScopeIndex:
         vectors, lengths, codes = arrays["vectors"], arrays["lengths"], arrays["codes"]
         contexts, args = arrays["context_codes"], arrays["arg_codes"]
         context_vectors = arrays["context_vectors"] if "context_vectors" in arrays else None
+        routes = arrays["route_codes"] if "route_codes" in arrays else None
     if vectors.shape != (len(doc["texts"]), dimension) or len(lengths) != len(doc["ids"]):
         raise ValueError(f"{base.name} arrays do not fit its texts and ids")
     scope = ScopeIndex(dimension)
@@ -190,7 +194,12 @@ def _read_scope(base: Path, dimension: int) -> ScopeIndex:
     scope.args = StringTable(doc["args"])
     if not (len(contexts) == len(args) == len(codes)):
         raise ValueError(f"{base.name} context and args ids do not fit its leaves")
-    scope.add_bulk(doc["ids"], codes.astype(np.int32), lengths, contexts, args)
+    scope.routes = StringTable(doc.get("routes", []))
+    if routes is not None and (
+        len(routes) != len(doc["ids"]) or (len(routes) and int(routes.max()) >= len(scope.routes))
+    ):
+        raise ValueError(f"{base.name} route ids do not fit its workflows")
+    scope.add_bulk(doc["ids"], codes.astype(np.int32), lengths, contexts, args, routes)
     return scope
 
 

@@ -224,6 +224,9 @@ class ScopeIndex:
         self.args = StringTable()
         self.context_codes = GrowArray(np.int32)
         self.arg_codes = GrowArray(np.int32)
+        # Per slot, its workflow's handoff routes (an id in `routes`; -1: unknown).
+        self.routes = StringTable()
+        self.route_codes = GrowArray(np.int32)
 
     def __len__(self) -> int:
         return len(self.id_slots)
@@ -337,11 +340,13 @@ class ScopeIndex:
         start = int(self.offsets.view()[slot])
         end = start + int(self.lengths.view()[slot])
         codes = self.codes.view()[start:end].tolist()
+        route = int(self.route_codes.view()[slot])
         return Episode(
             self.slot_ids[slot] or "",
             tuple(self.tools[c] if c >= 0 else None for c in codes),
             self.contexts.decode(self.context_codes.view()[start:end]),
             self.args.decode(self.arg_codes.view()[start:end]),
+            self.routes.values[route] if route >= 0 else None,
         )
 
     def episodes(self) -> list[Episode]:
@@ -355,6 +360,7 @@ class ScopeIndex:
         lengths: np.ndarray,
         context_codes: np.ndarray,
         arg_codes: np.ndarray,
+        route_codes: np.ndarray | None = None,
     ) -> None:
         """Store many workflows at once (vectorised; ids must not be stored).
 
@@ -364,7 +370,12 @@ class ScopeIndex:
             lengths: Their leaf counts.
             context_codes: Per leaf, the id of its context in :attr:`contexts` (``-1``: none).
             arg_codes: Per leaf, the id of its args in :attr:`args` (``-1``: none).
+            route_codes: Per workflow, the id of its routes in :attr:`routes` (``-1`` or
+                ``None``: unknown).
         """
+        if route_codes is None:
+            route_codes = np.full(len(workflow_ids), -1, dtype=np.int32)
+        self.route_codes.extend(route_codes)
         self.context_codes.extend(context_codes)
         self.arg_codes.extend(arg_codes)
         first = len(self.slot_ids)
@@ -414,17 +425,27 @@ class ScopeIndex:
             rows = np.array([old[v] for v in fresh.contexts.values], dtype=np.int64)
             fresh.context_vectors.extend(self.context_vectors.view()[rows])
         args = fresh.args.encode(self.args.decode(self.gather(self.arg_codes, spans)))
+        slots = np.array([slot for _, slot in items], dtype=np.int64)
+        routes = fresh.routes.encode(self.routes.decode(self.route_codes.view()[slots]))
         fresh.add_bulk(
-            [wid for wid, _ in items], flat, np.array([len(c) for c in codes]), contexts, args
+            [wid for wid, _ in items],
+            flat,
+            np.array([len(c) for c in codes]),
+            contexts,
+            args,
+            routes,
         )
         return fresh
 
-    def live_leaves(self) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def live_leaves(
+        self,
+    ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Return the live workflows in slot (save) order, as copies.
 
         Returns:
-            ``(ids, lengths, codes, context_codes, arg_codes)``: per workflow its id and leaf
-            count, per leaf its code, context id and args id.
+            ``(ids, lengths, codes, context_codes, arg_codes, route_codes)``: per workflow its
+            id and leaf count, per leaf its code, context id and args id, per workflow its
+            routes id.
         """
         live = np.flatnonzero(self.alive.view())
         lengths = self.lengths.view()[live].astype(np.int64)
@@ -435,6 +456,7 @@ class ScopeIndex:
             self.codes.view()[index],
             self.context_codes.view()[index],
             self.arg_codes.view()[index],
+            self.route_codes.view()[live],
         )
 
     def span(self, slot: int) -> tuple[int, int]:

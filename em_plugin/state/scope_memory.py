@@ -78,7 +78,7 @@ class ScopeMemory:
         """
         if len(self):
             raise ValueError("load_index() needs an empty state")
-        ids, lengths, codes, contexts, args = scope.live_leaves()
+        ids, lengths, codes, contexts, args, routes = scope.live_leaves()
         tokens = np.where(codes >= 0, codes, -1).astype(np.int64)
         contexts = contexts.astype(np.int64)
         if self.use_text:
@@ -93,9 +93,9 @@ class ScopeMemory:
         self.contexts = ContextTable.from_arrays(texts, vectors, refs)
         self.continuation = ContinuationIndex(self.contexts, self.continuation.config)
         self.graph = ProceduralGraph(self.contexts, c=self._c, similarity_threshold=self._threshold)
-        self.continuation.set_tables(scope.tools, scope.args.values)
+        self.continuation.set_tables(scope.tools, scope.args.values, scope.routes.values)
         self.graph.set_tools(scope.tools)
-        self.continuation.add_bulk(ids, tokens, lengths, contexts, args)
+        self.continuation.add_bulk(ids, tokens, lengths, contexts, args, routes)
         self.graph.add_bulk(ids, tokens, lengths, contexts)
 
     def add_many(self, workflows: Iterable[Workflow]) -> list[str]:
@@ -143,6 +143,14 @@ class ScopeMemory:
         """Return a held workflow's episode."""
         return self.continuation.episode(workflow_id)
 
+    def routes(self, workflow_id: str) -> dict[str, str] | None:
+        """Return a held workflow's handoff routes (``None``: unknown, or not held)."""
+        return self.continuation.routes(workflow_id)
+
+    def version(self, workflow_id: str) -> tuple[int, int] | None:
+        """Return a token that changes whenever the workflow is saved again (``None``: not held)."""
+        return self.continuation.version(workflow_id)
+
     def query(self, workflow: Workflow, *, exclude: Iterable[str] = ()) -> Query:
         """Build the continuation query of a current workflow (embedding its last context)."""
         episode = episode_of(workflow, use_text=self.use_text)
@@ -161,4 +169,4 @@ class ScopeMemory:
 def _textless(episode: Episode) -> Episode:
     # The use_text=False ablation: every instruction is the same text (see episode_of).
     contexts = tuple(None if c is None else "instruction" for c in episode.contexts)
-    return Episode(episode.workflow_id, episode.tools, contexts, episode.args)
+    return Episode(episode.workflow_id, episode.tools, contexts, episode.args, episode.routes)

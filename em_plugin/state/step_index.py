@@ -488,6 +488,7 @@ class StepIndex:
                 np.array([len(e) for e in added]),
                 scope.contexts.encode([c for e in added for c in e.contexts]),
                 scope.args.encode([a for e in added for a in e.args]),
+                scope.routes.encode([e.routes for e in added]),
             )
             self._compact_if_sparse(scope_name)
 
@@ -529,6 +530,7 @@ class StepIndex:
                     tuple(entry["tools"]),
                     tuple(entry["contexts"]),
                     tuple(entry["args"]),
+                    entry.get("routes"),
                 )
                 pending.append((entry["scope"], episode))
                 continue
@@ -556,6 +558,7 @@ def _add_entry(scope: str, episode: Episode) -> dict[str, Any]:
         "tools": episode.tools,
         "contexts": episode.contexts,
         "args": episode.args,
+        "routes": episode.routes,
     }
 
 

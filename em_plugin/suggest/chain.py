@@ -166,11 +166,16 @@ class SuggestionChain:
         """Add the handoffs the cited workflows show (a crew with no description names none)."""
         if request.crew is not None and request.crew.tool_names:
             return
+        memory = request.memory
         for workflow_id in dict.fromkeys(e.workflow_id for s in found for e in s.evidence):
-            workflow, _ = self.cited._get(request, workflow_id)
-            if workflow is not None:
-                for tool, route in nested_routes(workflow).items():
-                    routes.setdefault(tool, route)
+            # The index keeps each stored workflow's routes: parse the workflow only when they
+            # are unknown (an index written before routes were kept).
+            known = memory.routes(workflow_id) if memory is not None else None
+            if known is None:
+                workflow, _ = self.cited._get(request, workflow_id)
+                known = nested_routes(workflow) if workflow is not None else {}
+            for tool, route in known.items():
+                routes.setdefault(tool, route)
 
     def _refine(
         self,

@@ -4,8 +4,8 @@ Suggestions cite memory workflows by id and leaf position (:class:`~em_plugin.su
 Evidence`). Lifting a suggestion to the user's level (:mod:`em_plugin.suggest.user_level`) needs
 the steps above the cited leaf, and binding its arguments (:mod:`em_plugin.suggest.arguments`)
 needs the calls before it with their outputs. :class:`CitedWorkflows` loads each cited workflow
-once through :attr:`SuggestionRequest.load` and keeps it while the scope's episode of that id is
-the same object (a re-save under the same id makes a new episode, so the copy is refreshed).
+once through :attr:`SuggestionRequest.load` and keeps it while the scope's version of that id
+is the same (a re-save under the same id makes a new version, so the copy is refreshed).
 """
 
 from __future__ import annotations
@@ -82,17 +82,17 @@ class CitedWorkflows:
     def _get(self, request: SuggestionRequest, workflow_id: str) -> tuple[Workflow | None, _Leaves]:
         if request.load is None:
             return None, []
-        episode = request.memory.episode(workflow_id) if request.memory is not None else None
+        version = request.memory.version(workflow_id) if request.memory is not None else None
         with self._lock:
             cached = self._cache.get(workflow_id)
-            if cached is not None and episode is not None and cached[0] is episode:
+            if cached is not None and version is not None and cached[0] == version:
                 self._cache.move_to_end(workflow_id)
                 return cached[1], cached[2]
         workflow = request.load(workflow_id)
         leaves = _leaves(workflow) if workflow is not None else []
-        if episode is not None:
+        if version is not None:
             with self._lock:
-                self._cache[workflow_id] = (episode, workflow, leaves)
+                self._cache[workflow_id] = (version, workflow, leaves)
                 while len(self._cache) > self.size:
                     self._cache.popitem(last=False)
         return workflow, leaves

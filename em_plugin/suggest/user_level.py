@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import dataclasses
 
+from em_plugin.state.episodes import nested_routes
 from em_plugin.suggest.base import SuggestionRequest, call_text, short
 from em_plugin.suggest.cited import CitedLeaf, CitedWorkflows
 from em_plugin.suggest.crew import CrewDescription
 from em_plugin.suggest.types import Suggestion
-from provenance.model import CallStep, InstructionStep, Step, Workflow
+from provenance.model import CallStep, InstructionStep, Step
 
-__all__ = ["handoff_routes", "lift"]
+__all__ = ["handoff_routes", "lift", "nested_routes"]
 
 
 def _tools_under(step: Step) -> tuple[str, ...]:
@@ -72,37 +73,6 @@ def handoff_routes(crew: CrewDescription | None) -> dict[str, str]:
                 if tool.name not in direct:
                     routes.setdefault(tool.name, handoffs[agent.name])
     return routes
-
-
-def nested_routes(workflow: Workflow) -> dict[str, str]:
-    """Map each tool that a workflow only calls under another call to the outermost such call.
-
-    A crew without a description still shows its handoffs in what it did: a sub-agent's calls
-    nest under the call that handed over to it. A tool also called at the top of an instruction
-    is reachable directly and gets no route.
-
-    Args:
-        workflow: A workflow (the current one, or a memory workflow a suggestion cites).
-
-    Returns:
-        ``{nested tool: outermost call above it}``.
-    """
-    routes: dict[str, str] = {}
-    direct: set[str] = set()
-
-    def visit(steps: tuple[Step, ...], outer: str | None) -> None:
-        for step in steps:
-            if isinstance(step, CallStep):
-                if outer is None:
-                    direct.add(step.name)
-                else:
-                    routes.setdefault(step.name, outer)
-                visit(step.steps, outer or step.name)
-            else:
-                visit(step.steps, outer)
-
-    visit(workflow.steps, None)
-    return {tool: route for tool, route in routes.items() if tool not in direct}
 
 
 def _current_instruction(request: SuggestionRequest) -> str | None:
