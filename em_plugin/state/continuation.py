@@ -493,14 +493,20 @@ class ContinuationIndex:
         weights, self_weight, sims = self._weights(query)
         arrays = self._positions()
         counts, members = self._memory_counts(tokens, weights, arrays, len(names))
-        stored = np.any(counts, axis=0)  # before the current workflow's votes join the counts
+        # Before the current workflow's votes join the counts: per agreement level, the tools
+        # stored positions vote for (every weight is > 0).
+        levels = [c > 0 for c in counts]
+        stored = np.any(levels, axis=0)
         current = self._add_current(counts, tokens, query, self_weight)
-        return self._interpolate(counts, members, names, weights, sims, n, current, stored)
+        return self._interpolate(counts, members, levels, names, weights, sims, n, current, stored)
 
     def _weights(self, query: Query) -> tuple[np.ndarray, float, np.ndarray | None]:
         """Per-position vote weights, the current workflow's weight, and context cosines."""
         arrays = self._positions()
-        weights = arrays["alive"].astype(np.float64)
+        alive = self._cache.get("alive_weights")
+        if alive is None:
+            alive = self._cache["alive_weights"] = arrays["alive"].astype(np.float64)
+        weights = alive.copy()
         excluded = [self._slot_of[w] for w in query.exclude if w in self._slot_of]
         if excluded:
             weights[np.isin(arrays["slot"], excluded)] = 0.0
@@ -513,20 +519,25 @@ class ContinuationIndex:
         if spread < 1e-9:
             return weights, 1.0, sims
         factor = np.exp(beta * np.clip((np.nan_to_num(sims) - live.mean()) / spread, -cap, cap))
-        with_context = arrays["ctx"] >= 0
-        weights[with_context] *= factor[arrays["ctx"][with_context]]
+        # Positions without a context (id -1) pick the appended 1.0: one gather, no mask.
+        weights *= np.append(factor, 1.0)[arrays["ctx"]]
         return weights, float(np.exp(beta * cap)), sims
 
     def _memory_counts(
         self, tokens: list[int], weights: np.ndarray, arrays: dict[str, np.ndarray], size: int
-    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        counts: list[np.ndarray] = []
-        members: list[np.ndarray] = []
-        every = self._cache.get("every")
-        if every is None:
-            every = self._cache["every"] = np.flatnonzero(~arrays["opening"])
-        for k in range(0, min(self.config.max_order, len(tokens)) + 1):
-            chosen = every if k == 0 else self._posting(tuple(tokens[len(tokens) - k :]))
+    ) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
+        """Per agreement level ``k``, the weighted votes per tool and the voting positions.
+
+        Level 0 (every stored state) is counted without listing its positions (``None``):
+        :meth:`_detail` lists them only for a candidate whose best level is 0.
+        """
+        states = self._cache.get("states")
+        if states is None:
+            states = self._cache["states"] = (~arrays["opening"]).astype(np.float64)
+        counts = [np.bincount(arrays["tool"], weights=weights * states, minlength=size)]
+        members: list[np.ndarray | None] = [None]
+        for k in range(1, min(self.config.max_order, len(tokens)) + 1):
+            chosen = self._posting(tuple(tokens[len(tokens) - k :]))
             chosen = chosen[weights[chosen] > 0] if len(chosen) else chosen
             if k > 0 and not len(chosen):
                 members.append(chosen)
@@ -564,7 +575,8 @@ class ContinuationIndex:
     def _interpolate(
         self,
         counts: list[np.ndarray],
-        members: list[np.ndarray],
+        members: list[np.ndarray | None],
+        levels: list[np.ndarray],
         names: list[str],
         weights: np.ndarray,
         sims: np.ndarray | None,
@@ -585,16 +597,18 @@ class ContinuationIndex:
             order[c > 0] = k
         known = np.flatnonzero(order >= 0)
         ranked = known[np.lexsort((known, -probability[known]))].tolist()
-        levels: list[np.ndarray] | None = None
         out = []
         for rank, t in enumerate(ranked):
             candidate = Candidate(names[t], float(probability[t]), int(order[t]), bool(current[t]))
             if rank < self.config.detail and stored[t]:
-                if levels is None:  # per agreement level, the tools stored positions vote for
-                    tools = self._positions()["tool"]
-                    levels = [np.bincount(tools[m], minlength=size) > 0 for m in members]
                 best = max(k for k, present in enumerate(levels) if present[t])
-                candidate = self._detail(candidate, t, members[best], best, weights, sims, n)
+                chosen = members[best]
+                if chosen is None:  # level 0: every live stored state of this tool
+                    arrays = self._positions()
+                    chosen = np.flatnonzero(
+                        (arrays["tool"] == t) & ~arrays["opening"] & (weights > 0)
+                    )
+                candidate = self._detail(candidate, t, chosen, best, weights, sims, n)
             out.append(candidate)
         return out
 
