@@ -184,3 +184,77 @@ def _scores(found: list[Any]) -> list[float]:
         out.append(getattr(item, "similarity", None) or 0.0)
         out.extend(e.score for e in item.evidence)
     return out
+
+
+def _handoff(wid: str, inner: str) -> Workflow:
+    """A coordinator hands over to a sub-agent, whose call ``inner`` nests under the handoff."""
+    from provenance.model import CallStep, InstructionStep
+
+    handoff = CallStep("transfer_to_mailer", steps=(CallStep(inner, {"to": "a@x.org"}),))
+    return Workflow(
+        id=wid,
+        steps=(InstructionStep("mail the report", (CallStep("search"), handoff)),),
+        scope=SCOPE,
+    )
+
+
+def test_handoff_routes_come_from_the_index_without_parsing_cited_workflows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from provenance.model import CallStep, InstructionStep
+
+    with _memory(tmp_path) as memory:
+        memory.save_many([_handoff(f"h{i}", "send_email") for i in range(3)])
+        memory.save(_handoff("h3", "send_fax"))  # journaled after the snapshot
+        memory.delete("h0")
+        state = memory.scope_memory()
+        assert state.routes("h1") == {"send_email": "transfer_to_mailer"}
+    current = Workflow(
+        id="now", steps=(InstructionStep("mail the report", (CallStep("search"),)),), scope=SCOPE
+    )
+    loaded: list[str] = []
+    original = WorkflowStore.load
+
+    def counting(self: WorkflowStore, workflow_id: str, scope: str | None = None) -> Workflow:
+        loaded.append(workflow_id)
+        return original(self, workflow_id, scope)
+
+    with _memory(tmp_path) as memory:
+        state = memory.scope_memory()
+        assert state.routes("h3") == {"send_fax": "transfer_to_mailer"}  # from the journal
+        assert state.routes("h0") is None  # deleted
+        monkeypatch.setattr(WorkflowStore, "load", counting)
+        learned: dict[str, str] = {}
+        found = memory.chain.suggesters[0].suggest(memory.request(current), None)
+        memory.chain._learn_routes(memory.request(current), found, learned)
+        assert learned == {"send_email": "transfer_to_mailer", "send_fax": "transfer_to_mailer"}
+        assert loaded == []  # routes known from the index: no cited workflow was parsed
+        # The user-level suggestion is still the handoff (lifting reads the cited leaf).
+        assert [s.tool for s in memory.suggest(current)][:1] == ["transfer_to_mailer"]
+
+
+def test_routes_unknown_in_an_older_index_fall_back_to_the_stored_workflow(
+    tmp_path: Path,
+) -> None:
+    with _memory(tmp_path) as memory:
+        memory.save_many([_handoff(f"h{i}", "send_email") for i in range(3)])
+        memory._engine.index.save()
+    steps = tmp_path / "store.em-index" / "steps"
+    for npz in steps.glob("scope-*.npz"):  # as written before routes were kept
+        with np.load(npz) as arrays:
+            kept = {k: arrays[k] for k in arrays.files if k != "route_codes"}
+        np.savez(npz, **kept)
+    with _memory(tmp_path) as memory:
+        assert memory.scope_memory().routes("h1") is None
+        current = _handoff("now", "send_email").prefix(1)
+        assert [s.tool for s in memory.suggest(current)][:1] == ["transfer_to_mailer"]
+
+
+def test_a_resaved_workflow_is_parsed_again_for_its_citations(tmp_path: Path) -> None:
+    with _memory(tmp_path) as memory:
+        memory.save(_handoff("h1", "send_email"))
+        state = memory.scope_memory()
+        first = state.version("h1")
+        assert first is not None and state.version("h1") == first
+        memory.save(_handoff("h1", "send_fax"))
+        assert state.version("h1") != first and state.version("nope") is None
