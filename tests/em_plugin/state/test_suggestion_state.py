@@ -258,3 +258,17 @@ def test_a_resaved_workflow_is_parsed_again_for_its_citations(tmp_path: Path) ->
         assert first is not None and state.version("h1") == first
         memory.save(_handoff("h1", "send_fax"))
         assert state.version("h1") != first and state.version("nope") is None
+
+
+def test_closing_folds_a_long_journal_into_a_snapshot(tmp_path: Path) -> None:
+    journal = tmp_path / "store.em-index" / "steps" / "journal.jsonl"
+    with _memory(tmp_path) as memory:
+        memory.save_many(DATA.workflows(20))
+    assert journal.read_text() != ""  # a short journal stays: closing stays cheap
+    with _memory(tmp_path) as memory:
+        memory.save_many(DATA.workflows(1000, start=20))
+        before = _suggestions(memory)
+    assert journal.read_text() == ""  # the next open replays nothing
+    with _memory(tmp_path) as memory:
+        assert len(memory) == 1020
+        _same(before, _suggestions(memory))
