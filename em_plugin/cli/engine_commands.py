@@ -280,6 +280,12 @@ def _print_eval_table(report: dict[str, Any], name: str) -> None:
     show_default=True,
     help="Store to save the synthetic workflows into.",
 )
+@click.option(
+    "--baseline/--no-baseline",
+    default=None,
+    help="Also run the memory: store in a new process, for comparison "
+    "(default: when --store is another store).",
+)
 @format_option()
 @click.pass_context
 def bench(
@@ -288,6 +294,7 @@ def bench(
     n_queries: int,
     seed: int,
     store_spec: str,
+    baseline: bool | None,
     fmt: str,
 ) -> None:
     """Time saving and retrieval on synthetic workflows (fast vs reference matcher).
@@ -298,6 +305,7 @@ def bench(
     \b
     Example:
       em-plugin bench --workflows 10000 --queries 50
+      em-plugin bench --workflows 100000 --store /tmp/bench-store --no-baseline
     """
     from em_plugin.evaluation.bench import run_bench
 
@@ -314,5 +322,6 @@ def bench(
             store=store_path(store_spec),
             embedder=embedder,
             progress=progress,
+            baseline=baseline,
         )
     emit_mapping(report, fmt, title="bench")

@@ -495,6 +495,14 @@ def test_bench_json_keys() -> None:
     assert report["identical"] is True
 
 
+def test_bench_on_a_disk_store_without_the_baseline(tmp_path: Path) -> None:
+    store = str(tmp_path / "store")
+    args = ["bench", "--workflows", "20", "--queries", "2", "--store", store, "--no-baseline"]
+    report = json.loads(run(*args, "--json").stdout)
+    assert "baseline" not in report and report["disk_bytes_per_leaf"] > 0
+    assert report["cold_open_seconds"] >= 0 and report["store"] == store
+
+
 @pytest.mark.integration
 def test_remote_store_through_update_url(oxigraph_server: Any) -> None:
     oxigraph_server.wipe()
