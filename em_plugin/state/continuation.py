@@ -43,6 +43,7 @@ import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -149,6 +150,8 @@ class ContinuationIndex:
         self._lengths = GrowArray(np.int64)
         self._alive = GrowArray(np.bool_)
         self._slot_positions = GrowArray(np.int64)  # non-opening positions per slot
+        self._slot_first = GrowArray(np.int64)  # a slot's positions are [first, first + count)
+        self._slot_count = GrowArray(np.int64)
         self._slot_routes = GrowArray(np.int32)  # handoff routes per slot (-1: unknown)
         self._slot_stamps = GrowArray(np.int64)  # when each slot's workflow was added
         self._tokens = GrowArray(np.int32)
@@ -336,6 +339,9 @@ class ContinuationIndex:
             self._stamps += count
         self._slot_stamps.extend(stamps)
         self._slot_positions.extend(np.bincount(slot_of[leaf[kind == 0]], minlength=count))
+        per_slot = np.bincount(slot_of[leaf], minlength=count)
+        self._slot_first.extend(position_base + np.cumsum(per_slot) - per_slot)
+        self._slot_count.extend(per_slot)
         self._tokens.extend(tok)
         self._ctx.extend(ctx)
         self._args.extend(np.asarray(args, dtype=np.int64))
@@ -490,63 +496,96 @@ class ContinuationIndex:
                 token = extra.setdefault(tool, len(names) + len(extra))  # type: ignore[arg-type]
             tokens.append(token)
         names.extend(extra)
-        weights, self_weight, sims = self._weights(query)
-        arrays = self._positions()
-        counts, members = self._memory_counts(tokens, weights, arrays, len(names))
+        factor, self_weight, sims = self._factor(query)
+        excluded = [self._slot_of[w] for w in query.exclude if w in self._slot_of]
+        weigh = partial(self._weigh, factor=factor, excluded=excluded)
+        counts, members = self._memory_counts(tokens, factor, excluded, weigh, len(names))
         # Before the current workflow's votes join the counts: per agreement level, the tools
         # stored positions vote for (every weight is > 0).
         levels = [c > 0 for c in counts]
         stored = np.any(levels, axis=0)
         current = self._add_current(counts, tokens, query, self_weight)
-        return self._interpolate(counts, members, levels, names, weights, sims, n, current, stored)
+        return self._interpolate(counts, members, levels, names, weigh, sims, n, current, stored)
 
-    def _weights(self, query: Query) -> tuple[np.ndarray, float, np.ndarray | None]:
-        """Per-position vote weights, the current workflow's weight, and context cosines."""
-        arrays = self._positions()
-        alive = self._cache.get("alive_weights")
-        if alive is None:
-            alive = self._cache["alive_weights"] = arrays["alive"].astype(np.float64)
-        weights = alive.copy()
-        excluded = [self._slot_of[w] for w in query.exclude if w in self._slot_of]
-        if excluded:
-            weights[np.isin(arrays["slot"], excluded)] = 0.0
+    def _factor(self, query: Query) -> tuple[np.ndarray, float, np.ndarray | None]:
+        """Per context id the vote factor (plus a trailing 1.0 for "no context", id -1), the
+        current workflow's weight, and the context cosines."""
+        ones = np.ones(self.contexts.capacity + 1)
         beta, cap = self.config.context_weight, self.config.z_cap
         if query.context is None or beta == 0 or len(self.contexts) < 2:
-            return weights, 1.0, None
+            return ones, 1.0, None
         sims = self.contexts.similarities(query.context)
         live = sims[~np.isnan(sims)]
         spread = float(live.std())
         if spread < 1e-9:
-            return weights, 1.0, sims
+            return ones, 1.0, sims
         factor = np.exp(beta * np.clip((np.nan_to_num(sims) - live.mean()) / spread, -cap, cap))
-        # Positions without a context (id -1) pick the appended 1.0: one gather, no mask.
-        weights *= np.append(factor, 1.0)[arrays["ctx"]]
-        return weights, float(np.exp(beta * cap)), sims
+        return np.append(factor, 1.0), float(np.exp(beta * cap)), sims
+
+    def _weigh(
+        self, positions: np.ndarray, *, factor: np.ndarray, excluded: list[int]
+    ) -> np.ndarray:
+        """Vote weights of some positions: 0 for dead or excluded workflows, else the context
+        factor of the position's context."""
+        arrays = self._positions()
+        slots = arrays["slot"][positions]
+        weights = self._alive.view()[slots] * factor[arrays["ctx"][positions]]
+        if excluded:
+            weights[np.isin(slots, excluded)] = 0.0
+        return weights
+
+    def _frequency(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Live stored states grouped by (tool, context): ``(tools, contexts, counts, keys)``.
+
+        Level 0 counts every live state; grouped, it costs one product per distinct pair
+        instead of one per position. Rebuilt on the first ranking after a change.
+        """
+        width = self.contexts.capacity + 1  # part of the key: the keys are encoded with it
+        found = self._cache.get(("frequency", width))
+        if found is None:
+            arrays = self._positions()
+            live = np.flatnonzero(arrays["alive"] & ~arrays["opening"])
+            keys = np.sort(arrays["tool"][live] * width + (arrays["ctx"][live] + 1))
+            starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))[: len(keys)])
+            heads = keys[starts]
+            sizes = np.diff(np.append(starts, len(keys)))
+            found = np.stack((heads // width, heads % width - 1, sizes, heads))
+            self._cache[("frequency", width)] = found
+        return found[0], found[1], found[2], found[3]
 
     def _memory_counts(
-        self, tokens: list[int], weights: np.ndarray, arrays: dict[str, np.ndarray], size: int
+        self,
+        tokens: list[int],
+        factor: np.ndarray,
+        excluded: list[int],
+        weigh: Any,
+        size: int,
     ) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
         """Per agreement level ``k``, the weighted votes per tool and the voting positions.
 
-        Level 0 (every stored state) is counted without listing its positions (``None``):
-        :meth:`_detail` lists them only for a candidate whose best level is 0.
+        Level 0 (every stored state) is counted from the (tool, context) groups without
+        listing its positions (``None``): :meth:`_detail` lists them only for a candidate
+        whose best level is 0.
         """
-        states = self._cache.get("states")
-        if states is None:
-            states = self._cache["states"] = (~arrays["opening"]).astype(np.float64)
-        counts = [np.bincount(arrays["tool"], weights=weights * states, minlength=size)]
+        tools, contexts, sizes, keys = self._frequency()
+        arrays = self._positions()
+        for slot in excluded:  # an excluded live workflow's own states do not vote
+            if self._alive.view()[slot]:
+                first = int(self._slot_first.view()[slot])
+                own = np.arange(first, first + int(self._slot_count.view()[slot]))
+                own = own[~arrays["opening"][own]]
+                width = self.contexts.capacity + 1
+                own_keys = arrays["tool"][own] * width + (arrays["ctx"][own] + 1)
+                sizes = sizes.copy()  # integer counts: an excluded vote leaves an exact 0
+                np.subtract.at(sizes, np.searchsorted(keys, own_keys), 1)
+        counts = [np.bincount(tools, weights=sizes * factor[contexts], minlength=size)]
         members: list[np.ndarray | None] = [None]
         for k in range(1, min(self.config.max_order, len(tokens)) + 1):
             chosen = self._posting(tuple(tokens[len(tokens) - k :]))
-            chosen = chosen[weights[chosen] > 0] if len(chosen) else chosen
-            if k > 0 and not len(chosen):
-                members.append(chosen)
-                counts.append(np.zeros(size, dtype=np.float64))
-                continue
+            weights = weigh(chosen) if len(chosen) else np.zeros(0)
+            chosen, weights = chosen[weights > 0], weights[weights > 0]
             members.append(chosen)
-            counts.append(
-                np.bincount(arrays["tool"][chosen], weights=weights[chosen], minlength=size)
-            )
+            counts.append(np.bincount(arrays["tool"][chosen], weights=weights, minlength=size))
         return counts, members
 
     def _add_current(
@@ -578,7 +617,7 @@ class ContinuationIndex:
         members: list[np.ndarray | None],
         levels: list[np.ndarray],
         names: list[str],
-        weights: np.ndarray,
+        weigh: Any,
         sims: np.ndarray | None,
         n: int,
         current: np.ndarray,
@@ -605,10 +644,8 @@ class ContinuationIndex:
                 chosen = members[best]
                 if chosen is None:  # level 0: every live stored state of this tool
                     arrays = self._positions()
-                    chosen = np.flatnonzero(
-                        (arrays["tool"] == t) & ~arrays["opening"] & (weights > 0)
-                    )
-                candidate = self._detail(candidate, t, chosen, best, weights, sims, n)
+                    chosen = np.flatnonzero((arrays["tool"] == t) & ~arrays["opening"])
+                candidate = self._detail(candidate, t, chosen, best, weigh, sims, n)
             out.append(candidate)
         return out
 
@@ -618,22 +655,25 @@ class ContinuationIndex:
         tool: int,
         members: np.ndarray,
         k: int,
-        weights: np.ndarray,
+        weigh: Any,
         sims: np.ndarray | None,
         n: int,
     ) -> Candidate:
         arrays = self._positions()
         chosen = members[arrays["tool"][members] == tool]
-        chosen = chosen[np.lexsort((chosen, -weights[chosen]))][:200]
+        weights = weigh(chosen)
+        chosen, weights = chosen[weights > 0], weights[weights > 0]
+        order = np.lexsort((chosen, -weights))[:200]
+        chosen, weights = chosen[order], weights[order]
         agreement = min(k, n) / min(self.config.max_order, n)
         evidence: list[Evidence] = []
         votes: dict[str, float] = {}
         offsets, arg_codes, values = self._offsets.view(), self._args.view(), self.arg_table.values
-        for position in chosen.tolist():
+        for position, weight in zip(chosen.tolist(), weights.tolist(), strict=True):
             slot, nxt = int(arrays["slot"][position]), int(arrays["next"][position])
             arg = int(arg_codes[offsets[slot] + nxt])
             if arg >= 0:
-                votes[values[arg]] = votes.get(values[arg], 0.0) + float(weights[position])
+                votes[values[arg]] = votes.get(values[arg], 0.0) + weight
             if len(evidence) < self.config.evidence:
                 score = agreement
                 context = int(arrays["ctx"][position])

@@ -162,6 +162,11 @@ class ContextTable:
     def __contains__(self, text: object) -> bool:
         return text in self._ids
 
+    @property
+    def capacity(self) -> int:
+        """Ids are in ``[0, capacity)`` (released ones included)."""
+        return len(self._texts)
+
     def id_of(self, text: str | None) -> int:
         """Return the id of a stored text, or ``-1`` (``None`` or not stored)."""
         return -1 if text is None else self._ids.get(text, -1)
