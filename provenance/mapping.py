@@ -248,8 +248,9 @@ class _Writer:
     """Builds the triple list of one workflow in a single walk of its tree.
 
     The terms come from the class attributes and factory methods below (rdflib terms here);
-    :class:`_TextWriter` swaps in N-Triples text for the same walk, so the two outputs cannot
-    drift apart.
+    ``provenance/stores/_text_writer.py`` swaps in N-Triples term text for the same walk (what
+    stores are written from), so the two outputs cannot drift apart. A new constant term goes
+    in the upper-case class attributes, which the text writer converts by name.
     """
 
     # Constant terms, looked up on the instance so that a subclass can write them as text.
