@@ -159,7 +159,10 @@ class ContinuationIndex:
         self._args = GrowArray(np.int32)
         self._pos = {name: GrowArray(np.int64) for name in ("slot", "next", "tool", "ctx")}
         self._opening = GrowArray(np.bool_)
-        self._csr: dict[tuple[int, ...], tuple[int, int]] = {}
+        # The CSR: sorted packed keys (see _group), their start offsets, the positions.
+        self._csr_keys = np.zeros(0, dtype=np.int64)
+        self._csr_ptr = np.zeros(1, dtype=np.int64)
+        self._csr_bits = 0
         self._posted = np.zeros(0, dtype=np.int64)
         self._tail: dict[tuple[int, ...], list[int]] = {}
         self._tail_size = 0
@@ -381,13 +384,14 @@ class ContinuationIndex:
             posted.append(positions[~state])
         if not packed:
             return
-        keys, flat = _group(np.concatenate(packed), np.concatenate(posted), bits, width)
-        if not self._csr and self._posted.size == 0 and self._tail_size == 0:
+        heads, pointers, flat = _group(np.concatenate(packed), np.concatenate(posted))
+        if self._posted.size == 0 and self._tail_size == 0:
+            self._csr_keys, self._csr_ptr, self._csr_bits = heads, pointers, bits
             self._posted = flat
-            self._csr = keys
             return
-        for key_tuple, (start, end) in keys.items():
-            self._tail.setdefault(key_tuple, []).extend(flat[start:end].tolist())
+        bounds = pointers.tolist()
+        for i, key_tuple in enumerate(_unpack(heads, bits, width)):
+            self._tail.setdefault(key_tuple, []).extend(flat[bounds[i] : bounds[i + 1]].tolist())
         self._tail_size += len(flat)
         if self._tail_size > max(4096, len(self._posted) // 8):
             self._compact()  # folds the tail into the CSR (and drops dead workflows)
@@ -465,8 +469,12 @@ class ContinuationIndex:
     def _posting(self, key: tuple[int, ...]) -> np.ndarray:
         found = self._cache.get(key)
         if found is None:
-            span = self._csr.get(key)
-            stored = self._posted[span[0] : span[1]] if span else np.zeros(0, np.int64)
+            stored = np.zeros(0, np.int64)
+            packed = _pack(key, self._csr_bits, self.config.max_order)
+            if packed is not None and len(self._csr_keys):
+                i = int(np.searchsorted(self._csr_keys, packed))
+                if i < len(self._csr_keys) and self._csr_keys[i] == packed:
+                    stored = self._posted[self._csr_ptr[i] : self._csr_ptr[i + 1]]
             tail = self._tail.get(key)
             found = np.concatenate((stored, np.asarray(tail, np.int64))) if tail else stored
             self._cache[key] = found
@@ -701,18 +709,17 @@ class ContinuationIndex:
         )
 
 
-def _group(
-    packed: np.ndarray, positions: np.ndarray, bits: int, width: int
-) -> tuple[dict[tuple[int, ...], tuple[int, int]], np.ndarray]:
-    """Group postings by key.
+def _group(packed: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Group postings by packed key.
 
     Args:
-        packed: Per posting its key: ``k``, then ``width`` tokens + 2 of ``bits`` bits each
-            (the first ``k`` used, the rest 0).
+        packed: Per posting its key: ``k``, then ``max_order`` tokens + 2 of ``bits`` bits
+            each (the first ``k`` used, the rest 0); see :func:`_pack`.
         positions: Per posting its position.
 
     Returns:
-        Key tuple → ``(start, end)`` in the returned positions, each key's ascending.
+        ``(keys, pointers, positions)``: the sorted distinct keys, where each key's positions
+        start (one more entry for the end), and the positions, each key's ascending.
     """
     position_bits = max(1, int(positions.max()).bit_length()) if len(positions) else 1
     if int(packed.max()).bit_length() + position_bits <= 63:
@@ -723,15 +730,27 @@ def _group(
     else:
         order = np.lexsort((positions, packed))
         flat, codes = positions[order], packed[order]
-    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    ends = np.append(starts[1:], len(flat))
-    heads = codes[starts]
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1]))[: len(codes)])
+    return codes[starts], np.append(starts, len(flat)), flat
+
+
+def _pack(key: tuple[int, ...], bits: int, width: int) -> int | None:
+    """The packed form of a key (``None``: a token that needs more than ``bits`` bits)."""
+    if not key or len(key) > width or bits <= 0:
+        return None
+    packed = len(key)
+    for i in range(width):
+        token = key[i] + 2 if i < len(key) else 0
+        if token < 0 or token >= 1 << bits:
+            return None
+        packed = (packed << bits) | token
+    return packed
+
+
+def _unpack(keys: np.ndarray, bits: int, width: int) -> list[tuple[int, ...]]:
+    """The key tuples of packed keys."""
     mask = (1 << bits) - 1
-    columns = [(heads >> (bits * (width - 1 - i))) & mask for i in range(width)]
-    lengths = (heads >> (bits * width)).tolist()
-    rows = (np.stack(columns, axis=1) - 2).tolist() if len(heads) else []
-    keys = {
-        tuple(row[:k]): (a, b)
-        for row, k, a, b in zip(rows, lengths, starts.tolist(), ends.tolist(), strict=True)
-    }
-    return keys, flat
+    columns = [(keys >> (bits * (width - 1 - i))) & mask for i in range(width)]
+    lengths = (keys >> (bits * width)).tolist()
+    rows = (np.stack(columns, axis=1) - 2).tolist() if len(keys) else []
+    return [tuple(row[:k]) for row, k in zip(rows, lengths, strict=True)]
