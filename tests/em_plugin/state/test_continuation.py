@@ -119,3 +119,28 @@ def test_empty_query_and_config_errors() -> None:
         ContinuationConfig(max_order=0)
     with pytest.raises(ConfigurationError, match="context_weight"):
         ContinuationConfig(context_weight=-1)
+
+
+def test_keys_too_wide_to_pack_rank_the_same() -> None:
+    # max_order=30 cannot pack a key into an int64: postings go through the row fallback.
+    # With queries of at most 3 leaves, order 3 and order 30 count the same agreements.
+    memory = [
+        wf(f"w{i}", *tools, text=text)
+        for i, (tools, text) in enumerate(
+            [
+                (("a", "b", "c"), "book a flight"),
+                (("a", "b", "d"), "book a train"),
+                (("x", "b", "c", "c"), "book a flight now"),
+                (("a", "c"), None),
+            ]
+            * 3
+        )
+    ]
+    packed, rows = index_of(*memory), index_of(*memory, max_order=30)
+    assert rows._csr_keys.size == 0 and rows._tail_size > 0  # the fallback was taken
+    for tools, text in [(("a", "b"), "book a flight"), (("b",), None), (("x", "b", "c"), None)]:
+        left, right = packed.rank(query(*tools, text=text)), rows.rank(query(*tools, text=text))
+        assert [(c.tool, c.order, c.evidence, c.args) for c in left] == [
+            (c.tool, c.order, c.evidence, c.args) for c in right
+        ]
+        assert [c.probability for c in left] == pytest.approx([c.probability for c in right])

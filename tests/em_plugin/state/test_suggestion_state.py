@@ -272,3 +272,20 @@ def test_closing_folds_a_long_journal_into_a_snapshot(tmp_path: Path) -> None:
     with _memory(tmp_path) as memory:
         assert len(memory) == 1020
         _same(before, _suggestions(memory))
+
+
+def test_kept_context_cosines_follow_the_table() -> None:
+    from em_plugin.state.episodes import ContextTable
+
+    embed = FakeEmbedder(16).embed
+    table = ContextTable(16)
+    ids = table.acquire(["a b", "c d"], embed)
+    query = np.asarray(embed(["a b"])[0], dtype=np.float32)
+    first = table.similarities(query)
+    assert table.similarities(query) is first  # kept for the turn
+    assert not first.flags.writeable
+    table.release([ids[1]])
+    assert np.isnan(table.similarities(query)[ids[1]])  # a released id is no context any more
+    table.acquire(["e f"], embed)
+    assert not np.isnan(table.similarities(query)[ids[1]])  # its id was reused
+    assert table.similarities(query)[ids[0]] == pytest.approx(1.0, abs=1e-5)
