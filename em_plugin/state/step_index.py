@@ -157,9 +157,11 @@ class StepIndex:
             return found.episodes() if found is not None else []
 
     def texts(self) -> set[str]:
-        """Return every instruction text any scope's entries use."""
+        """Return every instruction text any scope's entries use: leaf texts and the contexts
+        the suggestion state takes its vectors from (those of removed workflows until the
+        scope is compacted), so their cached vectors are kept."""
         with self._lock:
-            return {t for s in self._scopes.values() for t in s.live_texts()}
+            return {t for s in self._scopes.values() for t in (*s.live_texts(), *s.contexts.values)}
 
     def stats(self) -> dict[str, Any]:
         """Return counts per scope: workflows, leaves, distinct texts and tools."""
