@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -47,6 +48,8 @@ from em_plugin.suggest.types import Suggestion
 from provenance.errors import ProvenanceError, WorkflowFormatError
 from provenance.model import DEFAULT_SCOPE, Workflow
 from provenance.stores import WorkflowStore
+
+log = logging.getLogger("em_plugin.memory")
 
 __all__ = ["EpisodicMemory"]
 
@@ -297,7 +300,9 @@ class EpisodicMemory:
             state = self.scope_memory()
             matches = tuple(self.retrieve(workflow))
             query = state.query(workflow, exclude=(workflow.id,))
-        return SuggestionRequest(workflow, matches, state, query, self.crew, self._load_quiet)
+        return SuggestionRequest(
+            workflow, matches, state, query, self.crew, self._load_quiet, self._prefetch
+        )
 
     def suggest(self, workflow: Workflow, limit: int | None = 3) -> list[Suggestion]:
         """Suggest next steps for the current workflow.
@@ -390,6 +395,12 @@ class EpisodicMemory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _prefetch(self, workflow_ids: Sequence[str]) -> None:
+        try:
+            self._engine.load_many(workflow_ids, self.scope)
+        except ProvenanceError as exc:  # the loads that follow report (or survive) it
+            log.debug("prefetching cited workflows failed: %s", exc)
 
     def _load_quiet(self, workflow_id: str) -> Workflow | None:
         try:

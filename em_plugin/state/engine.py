@@ -369,6 +369,17 @@ class MemoryEngine:
                 self._loaded.popitem(last=False)
             return found
 
+    def load_many(self, workflow_ids: Sequence[str], scope: str) -> None:
+        """Load the workflows that :meth:`load` does not hold yet, in one store read."""
+        with self.lock:
+            missing = [i for i in workflow_ids if (scope, i) not in self._loaded]
+            if not missing:
+                return
+            for workflow in self.store.load_many(scope, missing):
+                self._loaded[(scope, workflow.id)] = workflow
+            while len(self._loaded) > _LOADED:
+                self._loaded.popitem(last=False)
+
     def _forget_loaded(self, scope: str, ids: Iterable[str] | None = None) -> None:
         if ids is None:
             for key in [k for k in self._loaded if k[0] == scope]:

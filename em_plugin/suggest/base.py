@@ -39,6 +39,9 @@ class SuggestionRequest:
     """The crew, for fallback suggestions and prompts."""
     load: Callable[[str], Workflow | None] | None = None
     """Loads a stored workflow of the scope by id (for prompts); ``None`` when unavailable."""
+    prefetch: Callable[[Sequence[str]], None] | None = None
+    """Loads several stored workflows at once, so that later ``load`` calls find them (one
+    request to a remote store instead of one each); ``None``: ``load`` alone."""
 
     @property
     def called(self) -> list[str]:
