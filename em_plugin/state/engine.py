@@ -167,6 +167,7 @@ class MemoryEngine:
             return []
         marker = self.store.marker(scope)
         changed = marker.since(*index.markers.get(scope, (0, "")))
+        whole = changed is None
         if changed is None:
             # The log does not reach back to the index's position: reload the whole scope.
             changed = frozenset(index.ids(scope)) | frozenset(self.store.ids(scope))
@@ -184,6 +185,10 @@ class MemoryEngine:
                 self.discard(state.remove(workflow_id))
             self.discard(state.add_many(fresh))
         index.set_marker(scope, marker.position)
+        if whole and gone and index.path is not None and not self.read_only:
+            # The scope may have been erased by another process: a fresh snapshot, so that no
+            # file of this index keeps the texts of workflows the store no longer has.
+            index.save()
         return sorted(changed)
 
     def sync(self, scope: str | None = None, *, force: bool = False) -> None:

@@ -142,3 +142,19 @@ def test_the_cache_can_be_turned_off(remote: str, monkeypatch: pytest.MonkeyPatc
         memory.save(flow("w1", "extract", "classify"))
         assert memory._engine.store.derived_dir is None
     assert store_dir("anything") is None
+
+
+def test_a_live_memory_rewrites_its_slot_when_another_process_erases_the_scope(
+    remote: str,
+) -> None:
+    with EpisodicMemory(remote, "fake:32", scope="crew", poll_interval=0) as live:
+        live.save_many([flow(f"w{i}", "extract", "classify") for i in range(3)])
+        live.close()  # a snapshot and a journal that name the scope's texts
+    with EpisodicMemory(remote, "fake:32", scope="crew", poll_interval=0) as live:
+        slot = live._engine.store.derived_dir
+        assert slot is not None
+        with EpisodicMemory(remote, "fake:32", scope="crew") as other:
+            other.forget()
+        assert live.ids() == []  # the next read catches up with the erasure
+        files = [p.read_bytes() for p in slot.rglob("*") if p.is_file()]
+        assert files and not any(b"work on w" in f for f in files)
