@@ -13,7 +13,8 @@ afterwards; Virtuoso comes from ``make virtuoso``. ``--batch`` is the number of 
 these workflows. The servers' reports include ``cold_open_seconds`` and ``first_suggest_seconds``
 of a new process, which finds the index in its slot of the local cache
 (``$EM_PLUGIN_CACHE_DIR``, a temporary directory here). Prints one JSON line per engine, then a
-table; the ``memory`` engine, when listed, is the baseline of the same run.
+table; the ``memory`` engine, when listed, is the baseline of the same run. Each engine runs in a
+process of its own, so that its peak RSS is its own.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -70,12 +72,19 @@ ENGINES: dict[str, Callable[[Path], Any]] = {
 }
 
 
-def _reset_peak_rss() -> None:
-    """Let each engine's ``rss_mb`` be its own peak, not the one of an engine run before it."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")  # Linux: resets VmHWM to the current RSS
-    except OSError:
-        print("warning: peak RSS is the process's peak so far", file=sys.stderr)
+def _run_one(name: str, args: argparse.Namespace, baseline: bool | None) -> dict[str, Any]:
+    """Run the bench on one engine in this process (see ``--one``)."""
+    bench.BATCH = args.batch
+    with tempfile.TemporaryDirectory(prefix=f"sparql-engines-{name}-") as tmp:
+        # The remote stores' index caches (one slot per process) live with the servers' data.
+        os.environ.setdefault("EM_PLUGIN_CACHE_DIR", str(Path(tmp) / "cache"))
+        with ENGINES[name](Path(tmp)) as spec:
+            started = time.perf_counter()
+            result = bench.run_bench(
+                args.workflows, queries=args.queries, store=spec, baseline=baseline
+            )
+            result["wall_s"] = round(time.perf_counter() - started, 1)
+    return result
 
 
 def main() -> None:
@@ -85,28 +94,29 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--batch", type=int, default=250)
     parser.add_argument("--engines", default="memory,oxigraph,virtuoso")
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: one engine, JSON out
+    parser.add_argument("--no-baseline", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    bench.BATCH = args.batch
+    if args.one:
+        result = _run_one(args.one, args, False if args.no_baseline else None)
+        print(json.dumps(result, default=str))
+        return
     engines = args.engines.split(",")
     results: dict[str, dict[str, Any]] = {}
-    with tempfile.TemporaryDirectory(prefix="sparql-engines-") as tmp:
-        # The remote stores' index caches (one slot per process) live with the servers' data.
-        os.environ.setdefault("EM_PLUGIN_CACHE_DIR", str(Path(tmp) / "cache"))
-        for name in engines:
-            _reset_peak_rss()
-            with ENGINES[name](Path(tmp)) as spec:
-                started = time.perf_counter()
-                result = bench.run_bench(
-                    args.workflows,
-                    queries=args.queries,
-                    store=spec,
-                    # The memory: engine of this run is the baseline; without it, each
-                    # server's report carries its own.
-                    baseline=None if "memory" not in engines else False,
-                )
-                result["wall_s"] = round(time.perf_counter() - started, 1)
-            results[name] = result
-            print(json.dumps({"engine": name, **result}, default=str), flush=True)
+    for name in engines:
+        # One process per engine, so that each peak RSS is that engine's own; the memory:
+        # engine of this run is the baseline, else each server's report carries its own.
+        command = [
+            sys.executable, __file__, "--one", name, "--workflows", str(args.workflows),
+            "--queries", str(args.queries), "--batch", str(args.batch),
+        ]  # fmt: skip
+        if "memory" in engines:
+            command.append("--no-baseline")
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            sys.exit(f"{name}: {done.stderr.strip()[-2000:]}")
+        results[name] = json.loads(done.stdout.strip().splitlines()[-1])
+        print(json.dumps({"engine": name, **results[name]}, default=str), flush=True)
     columns = (
         ("ingest wf/s", "ingest_workflows_per_s"),
         ("RSS MB", "rss_mb"),
