@@ -227,16 +227,7 @@ class ContinuationIndex:
 
     def add(self, episode: Episode, context_ids: Sequence[int]) -> None:
         """Index a workflow's positions (replacing the workflow if already indexed)."""
-        self.remove(episode.workflow_id)
-        tokens = np.array([self._token(t, create=True) for t in episode.tools], dtype=np.int32)
-        self.add_bulk(
-            [episode.workflow_id],
-            tokens,
-            np.array([len(episode)], dtype=np.int64),
-            np.asarray(list(context_ids), dtype=np.int32).reshape(-1),
-            self.arg_table.encode(episode.args),
-            self.route_table.encode([episode.routes]),
-        )
+        self.add_many([episode], [context_ids])
 
     def add_many(self, episodes: Sequence[Episode], context_ids: Sequence[Sequence[int]]) -> None:
         """Index several workflows in one vectorised pass (replacing held ids).

@@ -369,21 +369,22 @@ class MemoryEngine:
                 self._loaded.move_to_end(key)
                 return found
             found = self.store.load(workflow_id, scope=scope)
-            self._loaded[key] = found
-            if len(self._loaded) > _LOADED:
-                self._loaded.popitem(last=False)
+            self._remember(scope, [found])
             return found
 
     def load_many(self, workflow_ids: Sequence[str], scope: str) -> None:
         """Load the workflows that :meth:`load` does not hold yet, in one store read."""
         with self.lock:
             missing = [i for i in workflow_ids if (scope, i) not in self._loaded]
-            if not missing:
-                return
-            for workflow in self.store.load_many(scope, missing):
-                self._loaded[(scope, workflow.id)] = workflow
-            while len(self._loaded) > _LOADED:
-                self._loaded.popitem(last=False)
+            if missing:
+                self._remember(scope, self.store.load_many(scope, missing))
+
+    def _remember(self, scope: str, workflows: Iterable[Workflow]) -> None:
+        """Keep loaded workflows for :meth:`load`, the least recently used going first."""
+        for workflow in workflows:
+            self._loaded[(scope, workflow.id)] = workflow
+        while len(self._loaded) > _LOADED:
+            self._loaded.popitem(last=False)
 
     def _forget_loaded(self, scope: str, ids: Iterable[str] | None = None) -> None:
         if ids is None:

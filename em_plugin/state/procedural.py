@@ -125,15 +125,8 @@ class ProceduralGraph:
             episode: The workflow's episode.
             context_ids: Context id per leaf (from the scope's :class:`ContextTable`).
         """
-        self.remove(episode.workflow_id)
         ids = list(context_ids) if context_ids is not None else [-1] * len(episode)
-        tokens = [-1 if t is None else self._token(t) for t in episode.tools]
-        self.add_bulk(
-            [episode.workflow_id],
-            np.asarray(tokens, dtype=np.int64),
-            np.array([len(episode)], dtype=np.int64),
-            np.asarray(ids, dtype=np.int64).reshape(-1),
-        )
+        self.add_many([episode], [ids])
 
     def add_many(self, episodes: Sequence[Episode], context_ids: Sequence[Sequence[int]]) -> None:
         """Add several workflows in one vectorised pass (replacing held ids).
