@@ -210,3 +210,32 @@ def bind(query: str, bindings: Mapping[str, Any] | None) -> str:
         # `{ SELECT … }` must stay alone in its braces: give it an inner group.
         return f"{query[: start + 1]} {block} {{{query[start + 1 : end]}}} {query[end:]}"
     return f"{query[: start + 1]} {block}{query[start + 1 :]}"
+
+
+#: Prefix of the variables :func:`with_graph_variables` introduces; results drop them.
+GRAPH_VARIABLE = "__em_graph_"
+
+
+def with_graph_variables(query: str) -> str:
+    """Return the query with each constant ``GRAPH <iri>`` written as a variable bound to it.
+
+    ``GRAPH <g> { … }`` becomes ``VALUES ?__em_graph_1 { <g> } GRAPH ?__em_graph_1 { … }``: the
+    same solutions (the variable has one value), in a form Virtuoso 7.2 answers correctly under
+    the ``input:*-graph-exclude`` pragmas that hide its system graphs (with them, it finds nothing
+    or one triple in a constant graph). ``SELECT *`` would show the new variables: drop the
+    columns named :data:`GRAPH_VARIABLE` ``…`` from the results.
+
+    Example:
+        >>> with_graph_variables("SELECT ?s WHERE { GRAPH <urn:g> { ?s ?p ?o } }")
+        'SELECT ?s WHERE { VALUES ?__em_graph_1 { <urn:g> } GRAPH ?__em_graph_1 { ?s ?p ?o } }'
+    """
+    cuts: list[tuple[int, int, str]] = []
+    graph_at: int | None = None
+    for kind, text, pos in _tokens(query):
+        if graph_at is not None and kind in ("iri", "pname"):
+            name = f"?{GRAPH_VARIABLE}{len(cuts) + 1}"
+            cuts.append((graph_at, pos + len(text), f"VALUES {name} {{ {text} }} GRAPH {name}"))
+        graph_at = pos if kind == "word" and text.upper() == "GRAPH" else None
+    for start, end, replacement in reversed(cuts):
+        query = query[:start] + replacement + query[end:]
+    return query

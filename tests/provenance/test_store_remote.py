@@ -17,7 +17,13 @@ from rdflib import Literal, URIRef
 from provenance.errors import QueryError, StoreError, StoreOutcomeUnknown
 from provenance.model import CallStep, Workflow
 from provenance.queries import NamedQuery, list_queries
-from provenance.stores import SparqlEndpointStore, StoreConfigError, WorkflowStore, open_store
+from provenance.stores import (
+    QueryResult,
+    SparqlEndpointStore,
+    StoreConfigError,
+    WorkflowStore,
+    open_store,
+)
 from provenance.stores._sparql import without_dataset_clauses
 from tests.conftest import (
     OxigraphServer,
@@ -320,3 +326,70 @@ def test_queries_narrowed_to_a_large_scope(
         escape = "SELECT ?g FROM <urn:x:nope> WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
         assert len(store.query(escape, scope="big")) == 120  # type: ignore[arg-type]
         assert store.query("ASK { ?s ?p ?o }", scope="nobody") is False
+
+
+def test_virtuoso_reads_each_graph_exactly_by_construct(virtuoso_server: VirtuosoServer) -> None:
+    """Virtuoso's graph reads (a CONSTRUCT per graph, as N-Triples) keep every character, and
+    give the triples its JSON results give: its XML results drop a trailing newline and leave
+    "&" unescaped, so they are not used."""
+    virtuoso_server.wipe()
+    texts = [
+        '"; DROP ALL ; SELECT * WHERE { ?s ?p ?o } #',
+        "line1\nline2\r\n\ttab",
+        "0\n",
+        "&{ &amp; <tag attr='x'> ]]>",
+        "naïve café — 日本語 🚀 𝄞",
+        "\\u0022 backslash \\ \x01\x1f",
+    ]
+    workflow = Workflow(
+        id="hostile/ä",
+        scope="s",
+        steps=tuple(
+            CallStep(name=f"t{i}", args={"v": text, "n": [i, 2.5, None]}, output={"o": text})
+            for i, text in enumerate(texts)
+        ),
+    )
+    other = Workflow(id="other", scope="s", steps=(CallStep(name="t0"),))
+    with open_store(virtuoso_server.query_url) as store:
+        store.save_many([workflow, other])
+        assert store.load(workflow.id, scope="s") == workflow
+        assert [w.id for w in store.load_many("s", ["other", "absent", workflow.id])] == [
+            "other",
+            workflow.id,
+        ]
+        backend = store.backend
+        assert isinstance(backend, SparqlEndpointStore)
+        name = next(n for n in backend.graph_names() if "hostile" in str(n))
+        (read,) = [triples for _, triples in backend.read_graphs([name])]
+        sparql = f"SELECT ?s ?p ?o WHERE {{ GRAPH <{name}> {{ ?s ?p ?o }} }}"
+        rows = backend.select(sparql).rows
+        assert sorted(map(str, read)) == sorted(str(tuple(row)) for row in rows)
+        assert len(read) > 3 * len(texts)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("server_kind", ["oxigraph", "virtuoso"])
+def test_a_constant_graph_in_a_query_finds_its_triples(
+    server_kind: str, request: pytest.FixtureRequest
+) -> None:
+    """``GRAPH <g>`` sees the whole graph on both servers, with no extra column; Virtuoso's
+    system-graph pragmas once made it find one triple or none."""
+    server: OxigraphServer | VirtuosoServer = request.getfixturevalue(f"{server_kind}_server")
+    server.wipe()
+    workflow = Workflow(id="w", scope="s", steps=(CallStep(name="A1", args={"x": 1}),))
+    with open_store(server.query_url) as store:
+        store.save(workflow)
+        name = next(n for n in store.backend.graph_names() if str(n).endswith("/s/w"))
+        graph = f"GRAPH <{name}> {{ ?s ?p ?o }}"
+        everything = store.query(f"SELECT ?s ?p ?o WHERE {{ {graph} }}")
+        (counted,) = store.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ {graph} }}").rows  # type: ignore[union-attr]
+        star = store.query(f"SELECT * WHERE {{ {graph} }}")
+        built = store.query(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ {graph} }}")
+        found = store.query(f"ASK {{ {graph} }}")
+    assert isinstance(everything, QueryResult) and isinstance(star, QueryResult)
+    assert len(everything) > 10 and int(counted[0]) == len(everything)  # type: ignore[arg-type]
+    assert sorted(star.columns) == ["o", "p", "s"]  # SELECT * orders them as the server likes
+    by_name = [tuple(str(row[c]) for c in "spo") for row in star.dicts()]
+    assert sorted(by_name) == sorted(tuple(map(str, row)) for row in everything.rows)
+    assert len(built) == len(everything)  # type: ignore[arg-type]
+    assert found is True
