@@ -170,6 +170,8 @@ class SparqlEndpointStore(GraphStore):
         self._readers: ThreadPoolExecutor | None = None  # Virtuoso: graphs read in parallel
         credentials = auth or url_auth or update_auth
         self._opener = _opener(self.query_url, self.update_url, credentials)
+        # urllib's digest handler counts nonces without a lock: no parallel requests with it.
+        self._parallel_reads = credentials is None
 
     def __repr__(self) -> str:
         return f"SparqlEndpointStore({self.query_url!r})"
@@ -335,9 +337,10 @@ class SparqlEndpointStore(GraphStore):
                     yield name, triples
 
     def _read_each(self, iris: list[str]) -> Iterator[list[Triple]]:
-        """The triples of each graph, in order, by up to four requests at a time."""
-        if len(iris) == 1:
-            return iter([self._graph_triples(iris[0])])
+        """The triples of each graph, in order, by up to four requests at a time (one at a
+        time with credentials)."""
+        if len(iris) == 1 or not self._parallel_reads:
+            return map(self._graph_triples, iris)
         with self._server_lock:
             if self._readers is None:
                 self._readers = ThreadPoolExecutor(4, thread_name_prefix="em-sparql-read")

@@ -194,9 +194,11 @@ def test_virtuoso_update_with_digest_auth(virtuoso_server: VirtuosoServer) -> No
     virtuoso_server.wipe()
     workflow = Workflow(id="w", scope="s", steps=(CallStep(name="A1"),))
     url = virtuoso_server.auth_url.replace("http://", "http://dba:dba@")
+    other = Workflow(id="v", scope="s", steps=(CallStep(name="B1"),))
     with open_store(url) as store:
-        store.save(workflow)
+        store.save_many([workflow, other])
         assert store.load("w", scope="s") == workflow
+        assert list(store.load_many("s", ["v", "w"])) == [other, workflow]  # one at a time
     wrong = SparqlEndpointStore(virtuoso_server.auth_url, auth=("dba", "wrong"))
     with pytest.raises(StoreError, match="HTTP 401"):
         wrong.graph_names()
