@@ -352,6 +352,12 @@ def rebuild_index(
     from em_plugin.state.step_index import StepIndex
 
     directory = memory_support.derived_dir(store)
+    if directory is not None:
+        # A remote store's slot also holds workflow copies that follow its index: a rebuilt
+        # index starts without them (they fill again as suggestions read workflows).
+        from em_plugin.state.workflow_copies import erase
+
+        erase(directory)
     cached = memory_support.open_cache(resolve_embedder(embedder), directory)
     steps = directory / "steps" if directory is not None else None
     index = StepIndex(cached, path=steps)

@@ -16,8 +16,11 @@ Everything is keyed by ``(scope, id)``: ids are per scope. It keeps them in step
 * a memory on a read-only store never writes index or cache files.
 
 Derived data of a disk store lives in the store's ``derived_dir``: the step index (``steps/``)
-and the embedding cache (``embeddings.sqlite``). Other stores get an in-memory index and cache,
-rebuilt from the store when the memory opens. See ``docs/state.md``.
+and the embedding cache (``embeddings.sqlite``). A remote store's ``derived_dir`` is a slot of the
+local cache, which also keeps copies of the indexed workflows (``workflows.sqlite``,
+:mod:`em_plugin.state.workflow_copies`), so that suggestions read no store. The in-memory store
+gets an in-memory index and cache, rebuilt from the store when the memory opens. See
+``docs/state.md``.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -39,6 +42,7 @@ from em_plugin.state.continuation import ContinuationConfig
 from em_plugin.state.persistence import META, fingerprint
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.state.step_index import StepIndex
+from em_plugin.state.workflow_copies import FILE_NAME, WorkflowCopies
 from provenance.errors import StoreOutcomeUnknown, WorkflowNotFound
 from provenance.model import InstructionStep, Workflow
 from provenance.stores import WorkflowStore, open_store
@@ -108,13 +112,21 @@ class MemoryEngine:
         self._unsettled = False
         # Suggesters load a few retrieved workflows per turn; parsing a graph costs ~10 ms.
         self._loaded: OrderedDict[tuple[str, str], Workflow] = OrderedDict()
+        self.copies: WorkflowCopies | None = None
         try:
             directory = self.store.derived_dir
             self.embedder = open_cache(
                 resolve_embedder(embedder), directory, read_only=self.read_only
             )
+            if directory is not None and self.store.backend.cache_key is not None:
+                # A remote store: cited workflows are read from local copies (a request each
+                # otherwise). Opened before the index, which writes them as it catches up.
+                if not self.read_only:
+                    self.copies = WorkflowCopies(directory / FILE_NAME)
             self.index = self._open_index(directory)
         except BaseException:
+            if self.copies is not None:
+                self.copies.close()
             if self.owns_store:
                 self.store.close()
             raise
@@ -151,7 +163,12 @@ class MemoryEngine:
         return index
 
     def _rebuild(self, index: StepIndex) -> None:
-        index.rebuild(self.store.iter_workflows())
+        copies = self.copies
+        if copies is None:
+            index.rebuild(self.store.iter_workflows())
+        else:
+            copies.clear()
+            index.rebuild(_copied(self.store.iter_workflows(), copies))
         for scope, position in self.store.markers().items():
             index.set_marker(scope, position)
 
@@ -179,6 +196,9 @@ class MemoryEngine:
             index.remove(workflow_id, scope)
         if fresh:
             index.add_many(fresh, batch_size=max(1, len(fresh)))
+        if self.copies is not None:  # before the marker below: see workflow_copies
+            self.copies.remove(scope, gone)
+            self.copies.put_many(fresh)
         state = self.scopes.get(scope)
         if state is not None:
             for workflow_id in gone:
@@ -261,6 +281,8 @@ class MemoryEngine:
                 self.index.add_many(batch, batch_size=max(1, len(batch)))
                 for scope, state in states.items():
                     self.discard(state.add_many(w for w in batch if w.scope == scope))
+                if self.copies is not None:
+                    self.copies.put_many(batch)
             except BaseException:
                 # The index's marker still names the store before this write, so whatever
                 # state the restore leaves, the next read reloads the ids changed since.
@@ -283,6 +305,9 @@ class MemoryEngine:
                 self._reconcile(self.index, scope, None)
 
     def _restore(self, batch: list[Workflow], old: dict[tuple[str, str], Workflow | None]) -> None:
+        if self.copies is not None:
+            for workflow in batch:
+                self.copies.remove(workflow.scope, [workflow.id])
         for workflow in batch:
             self.index.remove(workflow.id, workflow.scope)
             state = self.scopes.get(workflow.scope)
@@ -308,6 +333,8 @@ class MemoryEngine:
             self._forget_loaded(scope, [workflow_id])
             markers, _ = self.store.commit(deletes=[(scope, workflow_id)])
             self.index.remove(workflow_id, scope)
+            if self.copies is not None:
+                self.copies.remove(scope, [workflow_id])
             state = self.scopes.get(scope)
             if state is not None:
                 self.discard(state.remove(workflow_id))
@@ -336,6 +363,8 @@ class MemoryEngine:
             self._forget_loaded(scope)
             removed = self.store.delete_scope(scope)
             self.index.remove_scope(scope)
+            if self.copies is not None:
+                self.copies.clear(scope)
             self.index.set_marker(scope, self.store.marker(scope).position)
             self.discard(sorted(texts))
             if self.index.path is not None:
@@ -368,6 +397,11 @@ class MemoryEngine:
             if found is not None:
                 self._loaded.move_to_end(key)
                 return found
+            if self.copies is not None:
+                self.load_many([workflow_id], scope)
+                found = self._loaded.get(key)
+                if found is not None:
+                    return found
             found = self.store.load(workflow_id, scope=scope)
             self._remember(scope, [found])
             return found
@@ -376,8 +410,16 @@ class MemoryEngine:
         """Load the workflows that :meth:`load` does not hold yet, in one store read."""
         with self.lock:
             missing = [i for i in workflow_ids if (scope, i) not in self._loaded]
+            if missing and self.copies is not None:
+                copied = self.copies.get_many(scope, missing)
+                self._remember(scope, copied)
+                missing = [i for i in missing if (scope, i) not in self._loaded]
             if missing:
-                self._remember(scope, self.store.load_many(scope, missing))
+                loaded = list(self.store.load_many(scope, missing))
+                self._remember(scope, loaded)
+                if self.copies is not None and loaded:
+                    # Copies made before this file existed, or lost: filled as they are read.
+                    self.copies.put_many(loaded)
 
     def _remember(self, scope: str, workflows: Iterable[Workflow]) -> None:
         """Keep loaded workflows for :meth:`load`, the least recently used going first."""
@@ -425,6 +467,8 @@ class MemoryEngine:
             # A long journal is folded into a snapshot now, so the next open replays nothing.
             self.index.close(checkpoint=None if self.read_only else _CHECKPOINT)
             self.embedder.close()
+            if self.copies is not None:
+                self.copies.close()
             if self.owns_store:
                 self.store.close()
 
@@ -432,3 +476,15 @@ class MemoryEngine:
 def _store_fingerprint(store: WorkflowStore) -> str:
     """Digest of the store's ``(scope, id)`` pairs, as :meth:`StepIndex.fingerprint` computes."""
     return fingerprint((scope, wid) for scope in store.scopes() for wid in store.ids(scope))
+
+
+def _copied(workflows: Iterable[Workflow], copies: WorkflowCopies) -> Iterator[Workflow]:
+    """Yield the workflows, keeping copies of them in batches as they pass."""
+    batch: list[Workflow] = []
+    for workflow in workflows:
+        batch.append(workflow)
+        yield workflow
+        if len(batch) >= 500:
+            copies.put_many(batch)
+            batch = []
+    copies.put_many(batch)

@@ -1,18 +1,23 @@
 """Issue 11 (cold open on a remote store): a memory on a SPARQL endpoint keeps its index in a
 slot of the local cache, so reopening it loads the index instead of reading every workflow over
-HTTP, and it still catches up with what other clients wrote meanwhile."""
+HTTP, and it still catches up with what other clients wrote meanwhile. The slot also keeps copies
+of the indexed workflows, so that suggestions read none from the store."""
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from em_plugin.memory import EpisodicMemory
+from em_plugin.state.workflow_copies import FILE_NAME
 from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import WorkflowStore, open_store
 from provenance.stores._cache_dir import CACHE_DIR_ENV, claim_slot, store_dir
+from provenance.workflow_json import dumps_workflow
 
 
 def flow(workflow_id: str, *tools: str) -> Workflow:
@@ -158,3 +163,101 @@ def test_a_live_memory_rewrites_its_slot_when_another_process_erases_the_scope(
         assert live.ids() == []  # the next read catches up with the erasure
         files = [p.read_bytes() for p in slot.rglob("*") if p.is_file()]
         assert files and not any(b"work on w" in f for f in files)
+
+
+# -- copies of the indexed workflows (em_plugin/state/workflow_copies.py) --------------------
+
+
+def _suggested(memory: EpisodicMemory) -> list[tuple[Any, ...]]:
+    return [
+        (s.tool, s.text, s.args, s.example_args, round(s.score, 6))
+        for s in memory.suggest(current("extract"))
+    ]
+
+
+def test_suggestions_on_a_remote_store_read_no_workflow_from_it(
+    remote: str, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        memory.save_many([flow(f"w{i}", "extract", "classify") for i in range(20)])
+        reads.clear()
+        first = _suggested(memory)
+        assert first and reads == []  # cited workflows came from the copies
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        reads.clear()
+        assert _suggested(memory) == first
+        assert reads == []
+    monkeypatch.setenv(CACHE_DIR_ENV, "none")  # no slot, no copies: the store is read
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        assert memory._engine.copies is None
+        reads.clear()
+        assert _suggested(memory) == first
+        assert any(r.startswith("load") for r in reads)
+
+
+def test_copies_follow_what_other_clients_write(remote: str) -> None:
+    with EpisodicMemory(remote, "fake:32", scope="crew", poll_interval=0) as memory:
+        memory.save_many([flow("w1", "extract", "classify"), flow("w2", "extract", "a")])
+        store = open_store(remote)
+        try:
+            store.save(flow("w1", "search", "report").replace(scope="crew"))
+            store.delete("w2", scope="crew")
+            stored = store.load("w1", scope="crew")
+        finally:
+            store.close()
+        assert memory.ids() == ["w1"]  # catches up
+        copies = memory._engine.copies
+        assert copies is not None
+        assert copies.get_many("crew", ["w1", "w2"]) == [stored]
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        assert memory._engine.load("w1", "crew") == stored
+
+
+def test_copies_fill_as_they_are_read_when_the_file_is_new(remote: str, reads: list[str]) -> None:
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        memory.save_many([flow(f"w{i}", "extract", "classify") for i in range(5)])
+        slot = memory._engine.store.derived_dir
+    assert slot is not None
+    (slot / FILE_NAME).unlink()  # a slot made before copies existed
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        reads.clear()
+        first = _suggested(memory)
+        assert any(r.startswith("load") for r in reads)
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        reads.clear()
+        assert _suggested(memory) == first and reads == []
+
+
+def test_forget_overwrites_the_copies_of_the_scope(remote: str) -> None:
+    workflow = flow("w1", "extract", "classify").replace(scope="crew")
+    blob = zlib.compress(dumps_workflow(workflow).encode(), 1)
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        memory.save(workflow)
+        path = memory._engine.store.derived_dir / FILE_NAME  # type: ignore[operator]
+        assert blob[8:40] in path.read_bytes()
+        memory.forget()
+        assert blob[8:40] not in path.read_bytes()  # secure_delete: freed pages are zeroed
+
+
+def test_a_disk_store_keeps_no_copies(tmp_path: Path) -> None:
+    with EpisodicMemory(str(tmp_path / "store"), "fake:32") as memory:
+        memory.save(flow("w1", "extract"))
+        assert memory._engine.copies is None
+    assert not list(tmp_path.rglob(FILE_NAME))
+
+
+def test_reindex_starts_the_slot_without_copies(remote: str, reads: list[str]) -> None:
+    from em_plugin.cli.io import rebuild_index
+
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        memory.save_many([flow(f"w{i}", "extract", "classify") for i in range(3)])
+        slot = memory._engine.store.derived_dir
+    assert slot is not None and (slot / FILE_NAME).exists()
+    with open_store(remote) as store:
+        assert rebuild_index(store, "fake:32")[0] == 3
+    assert not (slot / FILE_NAME).exists()
+    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+        assert memory._engine.store.derived_dir == slot
+        reads.clear()
+        assert _suggested(memory)  # from the store, refilling the copies
+        assert any(r.startswith("load") for r in reads)
