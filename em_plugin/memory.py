@@ -270,9 +270,14 @@ class EpisodicMemory:
     def load(self, workflow_id: str) -> Workflow:
         """Return a stored workflow of this scope.
 
+        Workflows read before, and a remote store's local copies, serve the read; the store's
+        change marker is checked first (at most every ``poll_interval`` seconds), so another
+        process's save or delete shows as it does in :meth:`ids`.
+
         Raises:
             WorkflowNotFound: When it is not stored in this scope.
         """
+        self._engine.sync(self.scope)
         return self._engine.load(workflow_id, self.scope)
 
     def ids(self) -> list[str]:

@@ -14,6 +14,7 @@ import pytest
 
 from em_plugin.memory import EpisodicMemory
 from em_plugin.state.workflow_copies import FILE_NAME
+from provenance.errors import WorkflowNotFound
 from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import WorkflowStore, open_store
 from provenance.stores._cache_dir import CACHE_DIR_ENV, claim_slot, store_dir
@@ -261,3 +262,13 @@ def test_reindex_starts_the_slot_without_copies(remote: str, reads: list[str]) -
         reads.clear()
         assert _suggested(memory)  # from the store, refilling the copies
         assert any(r.startswith("load") for r in reads)
+
+
+def test_load_does_not_serve_a_copy_that_another_client_deleted(remote: str) -> None:
+    with EpisodicMemory(remote, "fake:32", scope="crew", poll_interval=0) as memory:
+        memory.save(flow("w1", "extract"))
+        assert memory.load("w1").id == "w1"  # now held in memory and in the copies
+        with open_store(remote) as store:
+            store.delete("w1", scope="crew")
+        with pytest.raises(WorkflowNotFound):
+            memory.load("w1")
