@@ -15,12 +15,12 @@ Everything is keyed by ``(scope, id)``: ids are per scope. It keeps them in step
   a writer's saves;
 * a memory on a read-only store never writes index or cache files.
 
-Derived data of a disk store lives in the store's ``derived_dir``: the step index (``steps/``)
-and the embedding cache (``embeddings.sqlite``). A remote store's ``derived_dir`` is a slot of the
-local cache, which also keeps copies of the indexed workflows (``workflows.sqlite``,
-:mod:`em_plugin.state.workflow_copies`), so that suggestions read no store. The in-memory store
-gets an in-memory index and cache, rebuilt from the store when the memory opens. See
-``docs/state.md``.
+Derived data lives in the store's ``derived_dir`` (``DIR.em-index`` of a disk store, a slot of
+the local cache for a remote store): the step index (``steps/``), the embedding cache
+(``embeddings.sqlite``) and, for a writable memory, copies of the indexed workflows
+(``workflows.sqlite``, :mod:`em_plugin.state.workflow_copies`), so that suggestions read no
+store. The in-memory store gets an in-memory index and cache, rebuilt from the store when the
+memory opens. See ``docs/state.md``.
 """
 
 from __future__ import annotations
@@ -118,11 +118,11 @@ class MemoryEngine:
             self.embedder = open_cache(
                 resolve_embedder(embedder), directory, read_only=self.read_only
             )
-            if directory is not None and self.store.backend.cache_key is not None:
-                # A remote store: cited workflows are read from local copies (a request each
-                # otherwise). Opened before the index, which writes them as it catches up.
-                if not self.read_only:
-                    self.copies = WorkflowCopies(directory / FILE_NAME)
+            if directory is not None and not self.read_only:
+                # Cited workflows are read from local copies, not parsed from the store's graphs
+                # (a request each on a remote store). Opened before the index, which writes them
+                # as it catches up.
+                self.copies = WorkflowCopies(directory / FILE_NAME)
             self.index = self._open_index(directory)
         except BaseException:
             if self.copies is not None:

@@ -1,11 +1,13 @@
-"""Local copies of a remote store's workflows, so that suggestions read no store.
+"""Local copies of the stored workflows, so that suggestions read no store.
 
 Lifting a suggestion to the user's level and binding its arguments read the memory workflows it
-cites (:mod:`em_plugin.suggest.cited`). On a remote store each read is a request to the server:
-3 to 6 ms on ``oxigraph serve`` on loopback, more on Virtuoso or across a network. The engine
-of a memory on a remote store therefore keeps, in its slot of the local cache
-(``provenance/stores/_cache_dir.py``), each workflow it indexed as compressed Workflow JSON
-(``workflows.sqlite``), and reads cited workflows from there.
+cites (:mod:`em_plugin.suggest.cited`). On a remote store each read is a request to the server
+(3 to 6 ms on ``oxigraph serve`` on loopback, more on Virtuoso or across a network); on the disk
+store it is a query plus parsing the graph back into a workflow. The engine of a writable memory
+therefore keeps, beside its step index (``DIR.em-index`` of a disk store, the slot of a remote
+store in the local cache, ``provenance/stores/_cache_dir.py``), each workflow it indexed as
+compressed Workflow JSON (``workflows.sqlite``, about 370 bytes per synthetic workflow), and
+reads cited workflows from there.
 
 The copies follow the step index exactly: the engine writes them wherever it adds, replaces or
 removes a workflow in the index (its own writes, and what the store's change logs say other

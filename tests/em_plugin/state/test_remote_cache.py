@@ -240,11 +240,24 @@ def test_forget_overwrites_the_copies_of_the_scope(remote: str) -> None:
         assert blob[8:40] not in path.read_bytes()  # secure_delete: freed pages are zeroed
 
 
-def test_a_disk_store_keeps_no_copies(tmp_path: Path) -> None:
-    with EpisodicMemory(str(tmp_path / "store"), "fake:32") as memory:
-        memory.save(flow("w1", "extract"))
-        assert memory._engine.copies is None
-    assert not list(tmp_path.rglob(FILE_NAME))
+def test_a_disk_store_keeps_copies_beside_its_index_and_a_reader_none(
+    tmp_path: Path, reads: list[str]
+) -> None:
+    path = str(tmp_path / "store")
+    with EpisodicMemory(path, "fake:32") as writer:
+        writer.save_many([flow(f"w{i}", "extract", "classify") for i in range(5)])
+        assert writer._engine.copies is not None
+        assert (tmp_path / "store.em-index" / FILE_NAME).exists()
+        with (
+            open_store(path, read_only=True) as store,
+            EpisodicMemory(store, "fake:32") as reader,
+        ):
+            assert reader._engine.copies is None  # a reader never writes derived files
+            reads.clear()
+            from_store = _suggested(reader)
+            assert any(r.startswith("load") for r in reads)
+        reads.clear()
+        assert _suggested(writer) == from_store and reads == []
 
 
 def test_reindex_starts_the_slot_without_copies(remote: str, reads: list[str]) -> None:
