@@ -306,8 +306,8 @@ class MemoryEngine:
 
     def _restore(self, batch: list[Workflow], old: dict[tuple[str, str], Workflow | None]) -> None:
         if self.copies is not None:
-            for workflow in batch:
-                self.copies.remove(workflow.scope, [workflow.id])
+            for scope in {w.scope for w in batch}:
+                self.copies.remove(scope, [w.id for w in batch if w.scope == scope])
         for workflow in batch:
             self.index.remove(workflow.id, workflow.scope)
             state = self.scopes.get(workflow.scope)
@@ -397,13 +397,11 @@ class MemoryEngine:
             if found is not None:
                 self._loaded.move_to_end(key)
                 return found
-            if self.copies is not None:
-                self.load_many([workflow_id], scope)
-                found = self._loaded.get(key)
-                if found is not None:
-                    return found
-            found = self.store.load(workflow_id, scope=scope)
+            copied = self.copies.get_many(scope, [workflow_id]) if self.copies is not None else []
+            found = copied[0] if copied else self.store.load(workflow_id, scope=scope)
             self._remember(scope, [found])
+            if self.copies is not None and not copied:
+                self.copies.put_many([found])  # filled as read, as in load_many
             return found
 
     def load_many(self, workflow_ids: Sequence[str], scope: str) -> None:
