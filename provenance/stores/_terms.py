@@ -66,9 +66,7 @@ class TriplesText(Sequence[Triple]):
         Raises:
             TermError: When a term cannot be written.
         """
-        cache: dict[Node, str] = {}
-        rows = [(_cached(s, cache), _cached(p, cache), _cached(o, cache)) for s, p, o in triples]
-        return cls(rows, trusted=trusted)
+        return cls(list(_rows(triples, {})), trusted=trusted)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -89,17 +87,23 @@ class TriplesText(Sequence[Triple]):
     def triples(self) -> list[Triple]:
         """Return the rows as rdflib triples (parsed once, then kept)."""
         if self._triples is None:
-            text = "".join(f"{s} {p} {o} .\n" for s, p, o in self.rows)
-            cache: dict[Any, Node] = {}
-            self._triples = [
-                (
-                    to_rdflib(t.subject, cache),
-                    to_rdflib(t.predicate, cache),
-                    to_rdflib(t.object, cache),
-                )
-                for t in ox.parse(text, ox.RdfFormat.N_TRIPLES)
-            ]
+            self._triples = ntriples_to_triples(
+                "".join(f"{s} {p} {o} .\n" for s, p, o in self.rows)
+            )
         return self._triples
+
+
+def ntriples_to_triples(data: str | bytes) -> list[Triple]:
+    """Parse N-Triples into rdflib triples (each distinct term converted once).
+
+    Raises:
+        SyntaxError: When the text is not N-Triples (pyoxigraph's parse error).
+    """
+    cache: dict[Any, Node] = {}
+    return [
+        (to_rdflib(t.subject, cache), to_rdflib(t.predicate, cache), to_rdflib(t.object, cache))
+        for t in ox.parse(data, ox.RdfFormat.N_TRIPLES)
+    ]
 
 
 def literal_text(value: str) -> str:
@@ -134,7 +138,7 @@ def term_text(term: Any) -> str:
     if isinstance(term, URIRef):
         return iri_text(str(term))
     if isinstance(term, Literal):
-        lexical = f'"{str(term).translate(_ESCAPES)}"'
+        lexical = literal_text(str(term))
         if term.language:
             if not _LANG.fullmatch(term.language):
                 raise TermError(f"{term.language!r} is not a valid language tag")
@@ -160,13 +164,7 @@ def nquads(graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> str:
     lines: list[str] = []
     for name, triples in graphs:
         tail = f" {iri_text(str(name))} .\n"
-        if isinstance(triples, TriplesText):
-            lines.extend(f"{s} {p} {o}{tail}" for s, p, o in triples.rows)
-            continue
-        lines.extend(
-            f"{_cached(s, cache)} {_cached(p, cache)} {_cached(o, cache)}{tail}"
-            for s, p, o in triples
-        )
+        lines.extend(f"{s} {p} {o}{tail}" for s, p, o in _rows(triples, cache))
     return "".join(lines)
 
 
@@ -196,19 +194,20 @@ def replace_update(
     for name, triples in graphs:
         graph = iri_text(str(name))
         start = len(body)
-        if isinstance(triples, TriplesText):
-            body.extend(f"{s} {p} {o} .\n" for s, p, o in triples.rows)
-        else:
-            body.extend(
-                f"{_cached(s, cache)} {_cached(p, cache)} {_cached(o, cache)} .\n"
-                for s, p, o in triples
-            )
+        body.extend(f"{s} {p} {o} .\n" for s, p, o in _rows(triples, cache))
         if len(body) == start:
             parts.append(f"DROP SILENT GRAPH {graph} ;\n")
         else:
             body.insert(start, f"GRAPH {graph} {{\n")
             body.append("}\n")
     return "".join([*parts, "INSERT DATA {\n", *body, "}"])
+
+
+def _rows(triples: Iterable[Triple], cache: dict[Node, str]) -> Iterable[tuple[str, str, str]]:
+    """The triples' token rows: a :class:`TriplesText`'s own, or each term written once."""
+    if isinstance(triples, TriplesText):
+        return triples.rows
+    return ((_cached(s, cache), _cached(p, cache), _cached(o, cache)) for s, p, o in triples)
 
 
 def _cached(term: Node, cache: dict[Node, str]) -> str:

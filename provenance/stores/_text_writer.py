@@ -26,7 +26,7 @@ from provenance.vocab import XSD, agent_iri, tool_iri
 __all__ = ["workflow_to_text"]
 
 _INTEGER_SUFFIX = f'"^^<{XSD.integer}>'
-_JSON_SUFFIX = f'"^^<{_JSON}>'
+_JSON_DATATYPE = f"^^<{_JSON}>"
 
 
 @lru_cache(maxsize=4096)
@@ -36,8 +36,6 @@ def _name(value: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _integer(value: int) -> str:
-    if type(value) is not int:  # a bool or int subclass: let rdflib decide its datatype
-        return term_text(Literal(value))
     return f'"{value}{_INTEGER_SUFFIX}'
 
 
@@ -85,7 +83,7 @@ class _TextWriter(_Writer):
 
     @staticmethod
     def json(value: Any) -> Any:
-        return literal_text(json.dumps(value, ensure_ascii=False))[:-1] + _JSON_SUFFIX
+        return literal_text(json.dumps(value, ensure_ascii=False)) + _JSON_DATATYPE
 
     @staticmethod
     def datetime(value: str) -> Any:

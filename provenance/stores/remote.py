@@ -67,7 +67,14 @@ from provenance.stores._sparql import (
     with_graph_variables,
     without_dataset_clauses,
 )
-from provenance.stores._terms import TermError, Triple, iri_text, replace_update, to_rdflib
+from provenance.stores._terms import (
+    TermError,
+    Triple,
+    iri_text,
+    ntriples_to_triples,
+    replace_update,
+    to_rdflib,
+)
 from provenance.stores.base import (
     Bindings,
     GraphStore,
@@ -353,7 +360,7 @@ class SparqlEndpointStore(GraphStore):
         sparql = f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {iri} {{ ?s ?p ?o }} }}"
         raw = self._post(self.query_url, [("query", sparql)], _NTRIPLES)
         try:
-            return _triples(raw)
+            return ntriples_to_triples(raw)
         except (SyntaxError, ValueError) as exc:
             raise StoreError(
                 f"{self!r} sent graph {iri} in a form that does not parse: {exc}"
@@ -483,7 +490,7 @@ def _parse(raw: bytes, form: str, url: str) -> QueryResult | bool | Graph:
         if form in ("SELECT", "ASK"):
             return result_from_oxigraph(ox.parse_query_results(raw, ox.QueryResultsFormat.JSON))
         graph = Graph(bind_namespaces="none")
-        for triple in _triples(raw):
+        for triple in ntriples_to_triples(raw):
             graph.add(triple)
         return graph
     except (SyntaxError, ValueError) as exc:
@@ -498,15 +505,6 @@ def _without_graph_variables(result: QueryResult) -> QueryResult:
     return QueryResult(
         tuple(result.columns[i] for i in keep), [tuple(row[i] for i in keep) for row in result.rows]
     )
-
-
-def _triples(raw: bytes) -> list[Triple]:
-    """Parse N-Triples into rdflib triples (each distinct term converted once)."""
-    cache: dict[Any, Node] = {}
-    return [
-        (to_rdflib(t.subject, cache), to_rdflib(t.predicate, cache), to_rdflib(t.object, cache))
-        for t in ox.parse(raw, ox.RdfFormat.N_TRIPLES)
-    ]
 
 
 def _http_error(exc: urllib.error.HTTPError, url: str, is_query: bool) -> Exception:
