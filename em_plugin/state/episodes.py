@@ -242,10 +242,6 @@ class ContextTable:
         """Return the vector of an id."""
         return self._vectors[context_id]
 
-    def vectors(self, context_ids: np.ndarray) -> np.ndarray:
-        """Return the vectors of ids (one row each)."""
-        return self._vectors[np.asarray(context_ids, dtype=np.int64)]
-
     @classmethod
     def from_arrays(
         cls, texts: Sequence[str], vectors: np.ndarray, refs: np.ndarray

@@ -29,7 +29,7 @@ import numpy as np
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.state.episodes import ContextTable, Episode
-from em_plugin.state.scope_index import GrowArray
+from em_plugin.state.scope_index import GrowArray, gather_index
 from em_plugin.suggest.types import Evidence
 
 __all__ = ["DEFAULT_C", "DEFAULT_SIMILARITY", "ProceduralGraph", "Transition"]
@@ -243,7 +243,9 @@ class ProceduralGraph:
             return False
         self._slot_ids[slot] = None
         self._alive.view()[slot] = False
-        self._dead_uses += int(np.count_nonzero(self._use["slot"].view() == slot))
+        # Uses are appended in slot order and compaction keeps it: a binary search, not a scan.
+        slots = self._use["slot"].view()
+        self._dead_uses += int(np.searchsorted(slots, slot, "right") - np.searchsorted(slots, slot))
         if self._dead_uses > max(1000, self._use["slot"].size // 2):
             self._compact()
         return True
@@ -257,8 +259,7 @@ class ProceduralGraph:
         keep = np.flatnonzero(alive[self._use["slot"].view()])
         uses = {name: grow.view()[keep].copy() for name, grow in self._use.items()}
         starts, counts = self._ctx_start.view()[keep], self._ctx_count.view()[keep]
-        index = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-        ctx = self._use_ctx.view()[index + np.arange(int(counts.sum()))].copy()
+        ctx = self._use_ctx.view()[gather_index(starts, counts)].copy()
         ids = [self._slot_ids[s] or "" for s in live.tolist()]
         calls = self._calls.view()[live].copy()
         self._reset()
@@ -335,10 +336,9 @@ class ProceduralGraph:
         targets = self._use["b"].view()[live]
         calls = self._calls.view()[slots[live]].astype(np.float64)
         size = len(self._names)
-        scores = np.bincount(targets, minlength=size) + self.c * np.bincount(
-            targets, weights=1.0 / calls, minlength=size
-        )
-        held = np.bincount(targets, minlength=size) > 0
+        uses = np.bincount(targets, minlength=size)
+        scores = uses + self.c * np.bincount(targets, weights=1.0 / calls, minlength=size)
+        held = uses > 0
         return {self._names[t]: float(scores[t]) for t in np.flatnonzero(held).tolist()}
 
     # ------------------------------------------------------------------------------ ranking
@@ -406,8 +406,7 @@ class ProceduralGraph:
         has = counts > 0
         starts = self._ctx_start.view()[uses]
         owner = np.repeat(np.arange(len(uses)), counts)
-        index = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-        ids = self._use_ctx.view()[index + np.arange(len(owner))]
+        ids = self._use_ctx.view()[gather_index(starts, counts)]
         # One product per distinct context (not per use), so that uses sharing a context tie
         # exactly and the tie-breaks (calls, then id) decide.
         values = self.contexts.similarities(context)[ids]

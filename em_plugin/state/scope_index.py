@@ -183,8 +183,7 @@ class Postings:
         ends = np.where(inside, self._indptr[np.where(inside, keys + 1, 0)], 0)
         lengths = ends - starts
         which = np.repeat(np.arange(len(keys)), lengths)
-        first = np.repeat(starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
-        slots = self._sorted[first + np.arange(len(which))]
+        slots = self._sorted[gather_index(starts, lengths)]
         if self._keys.size > self._built:
             tail_keys = self._keys.view()[self._built :]
             tail_slots = self._slots.view()[self._built :]

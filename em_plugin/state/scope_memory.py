@@ -54,8 +54,6 @@ class ScopeMemory:
         self.contexts = ContextTable(dimension)
         self.continuation = ContinuationIndex(self.contexts, config)
         self.graph = ProceduralGraph(self.contexts, c=c, similarity_threshold=similarity_threshold)
-        self.dimension = dimension
-        self._c, self._threshold = c, similarity_threshold
 
     def __len__(self) -> int:
         return len(self.continuation)
@@ -92,7 +90,9 @@ class ScopeMemory:
         refs = np.bincount(contexts[contexts >= 0], minlength=len(texts))
         self.contexts = ContextTable.from_arrays(texts, vectors, refs)
         self.continuation = ContinuationIndex(self.contexts, self.continuation.config)
-        self.graph = ProceduralGraph(self.contexts, c=self._c, similarity_threshold=self._threshold)
+        self.graph = ProceduralGraph(
+            self.contexts, c=self.graph.c, similarity_threshold=self.graph.similarity_threshold
+        )
         self.continuation.set_tables(scope.tools, scope.args.values, scope.routes.values)
         self.graph.set_tools(scope.tools)
         self.continuation.add_bulk(ids, tokens, lengths, contexts, args, routes)
