@@ -9,7 +9,7 @@ TEST_STAMP := $(VENV)/.installed-test
 # reach it fall back to that mirror (see the install rule).
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: demo test lint format install clean virtuoso
+.PHONY: demo test lint format install clean virtuoso chromium
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -53,6 +53,15 @@ virtuoso:
 	    || { apt-get update -q && apt-get install -y -q --no-install-recommends virtuoso-opensource; }; \
 	  invoke-rc.d virtuoso-opensource-7 stop >/dev/null 2>&1 || true; \
 	else echo "virtuoso: not installed (needs root and apt-get); the Virtuoso tests will skip"; fi
+
+# Debian's Chromium and ChromeDriver for the memory panel's browser tests; they skip without it.
+chromium:
+	@if command -v chromium >/dev/null; then echo "chromium: installed"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -q --no-install-recommends chromium chromium-driver \
+	    || { apt-get update -q && apt-get install -y -q --no-install-recommends chromium chromium-driver; }; \
+	else echo "chromium: not installed (needs root and apt-get); the browser tests will skip"; fi
 
 clean:
 	rm -rf $(VENV) build *.egg-info
