@@ -94,14 +94,20 @@ _SCOPE_TOOLS = (
 )
 _TOOL_CALLS = (
     _HEAD
-    + """SELECT ?tool (COUNT(?exec) AS ?calls) (SUM(?failed) AS ?failures)
+    + """SELECT ?tool (COUNT(DISTINCT ?exec) AS ?calls) (COUNT(DISTINCT ?failed) AS ?failures)
        (COUNT(DISTINCT ?g) AS ?workflows) WHERE {
   GRAPH ?g {
     ?wf a pl:Workflow ; wf:scope ?scope .
     ?exec a ?kind .
-    VALUES (?kind ?failed) { (wf:FunctionCall 0) (wf:FailedCall 1) }
+    VALUES ?kind { wf:FunctionCall wf:FailedCall }
+    # A planned call has its tool on its plan step; a failed one (and any call in graphs
+    # of earlier versions) on itself.
     { ?exec p-plan:correspondsToStep/wf:tool/wf:toolName ?tool }
     UNION { ?exec wf:tool/wf:toolName ?tool }
+    OPTIONAL {
+      { ?exec a wf:FailedCall } UNION { ?exec wf:outcome "failure" }
+      BIND(?exec AS ?failed)
+    }
   }
 } GROUP BY ?tool ORDER BY DESC(?calls) ?tool"""
 )
