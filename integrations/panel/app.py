@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
@@ -36,9 +35,7 @@ __all__ = ["create_app"]
 log = logging.getLogger("integrations.panel")
 
 
-def create_app(
-    settings: PanelSettings, *, store: WorkflowStore | None = None
-) -> Starlette:
+def create_app(settings: PanelSettings, *, store: WorkflowStore | None = None) -> Starlette:
     """Return the panel's ASGI app.
 
     Args:
@@ -81,7 +78,7 @@ def create_app(
     )
     app.state.templates = templates
     app.state.settings = settings
-    app.add_middleware(PanelAccess, token=settings.token)  # type: ignore[arg-type]
+    app.add_middleware(PanelAccess, token=settings.token)
     return app
 
 

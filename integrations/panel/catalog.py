@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from rdflib import Literal, URIRef
@@ -229,7 +229,8 @@ class Catalog:
 
     def scopes(self) -> list[ScopeSummary]:
         """Return every scope with its workflow, step and distinct-tool counts."""
-        return self._cached(("scopes",), self._scopes)  # type: ignore[no-any-return]
+        found: list[ScopeSummary] = self._cached(("scopes",), self._scopes)
+        return found
 
     def _scopes(self) -> list[ScopeSummary]:
         steps = {str(r["scope"]): _int(r.get("steps")) for r in self._select(_SCOPE_STEPS)}
@@ -366,7 +367,8 @@ class Catalog:
         ``before``/``after`` are the tools called directly before/after it (consecutive call
         leaves, ``wf:nextCall``), with how often, most frequent first.
         """
-        return self._cached(("tools", scope), lambda: self._tools(scope))  # type: ignore[no-any-return]
+        found: list[ToolSummary] = self._cached(("tools", scope), lambda: self._tools(scope))
+        return found
 
     def _tools(self, scope: str) -> list[ToolSummary]:
         pairs = [
@@ -413,7 +415,9 @@ class Catalog:
     # -- plumbing ----------------------------------------------------------------------------
 
     def _select(self, text: str, **bindings: Any) -> list[dict[str, Any]]:
-        terms = {k: v if isinstance(v, Literal | URIRef) else Literal(v) for k, v in bindings.items()}
+        terms = {
+            k: v if isinstance(v, Literal | URIRef) else Literal(v) for k, v in bindings.items()
+        }
         return self.store.backend.select(text, terms or None).dicts()
 
     def _cached(self, key: tuple[str, ...], compute: Callable[[], Any]) -> Any:
@@ -461,7 +465,7 @@ def _filter_clauses(where: WorkflowFilter) -> tuple[list[str], dict[str, Any]]:
 
 
 def _midnight(day: date) -> Literal:
-    moment = datetime.combine(day, time(0, 0), tzinfo=timezone.utc)
+    moment = datetime.combine(day, time(0, 0), tzinfo=UTC)
     return Literal(moment.isoformat(), datatype=XSD.dateTime)
 
 

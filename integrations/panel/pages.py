@@ -21,6 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from em_plugin.memory import EpisodicMemory
 from integrations.panel.catalog import OUTCOME_CHOICES, SORT_KEYS, WorkflowFilter
 from integrations.panel.provgraph import prov_drawing
 from integrations.panel.state import PanelState
@@ -103,7 +104,7 @@ def _date_param(request: Request, name: str) -> date | None:
 def _require_write(state: PanelState) -> None:
     if not state.settings.allow_write:
         raise PanelError(
-            "this panel is read-only: start it with em-plugin ui --allow-write to change the memory",
+            "this panel is read-only: start it with em-plugin ui --allow-write to change memory",
             403,
         )
 
@@ -113,8 +114,12 @@ def _require_lifecycle(state: PanelState) -> None:
         raise PanelError(_lifecycle_message(state), 501)
 
 
+def _lifecycle(memory: EpisodicMemory) -> Any:
+    # The lifecycle API arrives with the lifecycle work; callers check lifecycle_available().
+    return memory
+
+
 def _lifecycle_message(state: PanelState) -> str:
-    from em_plugin.memory import EpisodicMemory
     from integrations.panel.state import LIFECYCLE_METHODS
 
     missing = [m for m in LIFECYCLE_METHODS if not callable(getattr(EpisodicMemory, m, None))]
@@ -272,7 +277,7 @@ async def workflow_page(request: Request) -> Response:
 def _versions(state: PanelState, workflow_id: str, scope: str) -> tuple[list[Any], str | None]:
     if not state.lifecycle_available():
         return [], _lifecycle_message(state)
-    return list(state.memory(scope).history(workflow_id, scope=scope)), None
+    return list(_lifecycle(state.memory(scope)).history(workflow_id, scope=scope)), None
 
 
 async def workflow_download(request: Request) -> Response:
@@ -336,9 +341,9 @@ async def workflow_action(request: Request) -> Response:
         raise PanelError("retiring needs a reason (it is recorded with the retirement)")
     memory = await _run(state.memory, scope)
     if action == "retire":
-        await _run(memory.retire, workflow_id, reason=reason, scope=scope)
+        await _run(_lifecycle(memory).retire, workflow_id, reason=reason, scope=scope)
     elif action == "restore":
-        await _run(memory.restore, workflow_id, scope=scope)
+        await _run(_lifecycle(memory).restore, workflow_id, scope=scope)
     else:
         await _run(memory.delete, workflow_id)
     target = "/workflows?" if action == "delete" else "/workflow?"
@@ -418,7 +423,7 @@ async def procedures_page(request: Request) -> Response:
         context.update(procedures=None, note=_lifecycle_message(state))
     else:
         memory = await _run(state.memory, scope)
-        found = await _run(memory.procedures, status=status, scope=scope)
+        found = await _run(_lifecycle(memory).procedures, status=status, scope=scope)
         context.update(procedures=found, note=None)
     return render(request, "procedures.html", context)
 
@@ -441,12 +446,12 @@ async def procedure_action(request: Request) -> Response:
         name = str(form.get("name", "")).strip()
         if not name:
             raise PanelError("accepting a procedure needs a name")
-        await _run(memory.accept_procedure, procedure_id, name=name, scope=scope)
+        await _run(_lifecycle(memory).accept_procedure, procedure_id, name=name, scope=scope)
     else:
         reason = str(form.get("reason", "")).strip()
         if not reason:
             raise PanelError("retiring a procedure needs a reason")
-        await _run(memory.retire_procedure, procedure_id, reason=reason, scope=scope)
+        await _run(_lifecycle(memory).retire_procedure, procedure_id, reason=reason, scope=scope)
     return RedirectResponse("/procedures?" + urlencode({"scope": scope}), status_code=303)
 
 

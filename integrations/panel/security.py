@@ -88,7 +88,8 @@ class PanelAccess:
         host = _hostname(headers.get("host", ""))
         if self.token is None:
             if not is_loopback(host):
-                return 403, f"refused: host {host or '(none)'!r} is not loopback and no token is set"
+                shown = host or "(none)"
+                return 403, f"refused: host {shown!r} is not loopback and no token is set"
         elif not self._token_ok(scope, headers):
             return 401, "refused: this panel needs its token (?token=..., or a bearer header)"
         if scope["method"] not in ("GET", "HEAD") and not _same_origin(headers):
