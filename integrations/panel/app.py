@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -52,6 +53,7 @@ def create_app(settings: PanelSettings, *, store: WorkflowStore | None = None) -
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         state = PanelState(settings, store=store)
         app.state.panel = state
+        threading.Thread(target=state.warm, name="panel-warm-up", daemon=True).start()
         try:
             yield
         finally:

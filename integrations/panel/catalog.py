@@ -1,8 +1,8 @@
 """What the panel reads from the store: scopes, a page of workflows, tools, suggestion records.
 
-Every question is SPARQL run in the store (aggregates, ``ORDER BY``, ``LIMIT``/``OFFSET``);
-no page loads every workflow. A page of the workflow table is two queries over the workflow
-nodes (the page, the total) plus one over the page's own graphs (step, call and agent counts).
+Every question is SPARQL run in the store (aggregates, never a workflow loaded one by one).
+The workflow table of a scope is kept in memory by :class:`~integrations.panel.table.WorkflowTable`
+(built from aggregates, caught up through the store's change log), so a page is a slice of it.
 Whole-store aggregates (scopes, tools) are cached until the store's change markers move, so a
 second look costs one small query. User values reach the queries as bindings, never as text.
 """
@@ -10,17 +10,17 @@ second look costs one small query. User values reach the queries as bindings, ne
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date
 from typing import Any
 
 from rdflib import Literal, URIRef
-from rdflib.namespace import XSD
 
+from integrations.panel.table import TableRow, WorkflowTable
 from provenance import model as _model
 from provenance.stores import WorkflowStore
-from provenance.vocab import PREFIXES
+from provenance.vocab import PREFIXES, workflow_iri
 
 __all__ = [
     "OUTCOME_CHOICES",
@@ -41,39 +41,6 @@ SORT_KEYS: tuple[str, ...] = ("id", "title", "created", "outcome", "steps", "cal
 """Columns the workflow table sorts by."""
 
 _HEAD = "".join(f"PREFIX {name}: <{iri}>\n" for name, iri in PREFIXES.items())
-# The workflow node of each graph, with what the table shows and filters on.
-_NODE = """
-  GRAPH ?g {
-    ?wf a pl:Workflow ; wf:scope ?scope ; dcterms:identifier ?id .
-    OPTIONAL { ?wf dcterms:title ?title }
-    OPTIONAL { ?wf dcterms:created ?created }
-    OPTIONAL { ?wf prov:wasGeneratedBy/wf:outcome ?outcome }
-  }
-"""
-# The size of a graph's plan: its steps, call steps and agents.
-_SIZE = """
-  GRAPH ?g {
-    ?wf a pl:Workflow .
-    OPTIONAL {
-      ?step p-plan:isStepOfPlan ?wf .
-      OPTIONAL { ?step a wf:FunctionCallStep . BIND(?step AS ?call) }
-    }
-  }
-"""
-_AGENTS = """
-  GRAPH ?g { ?agentNode a prov:SoftwareAgent }
-"""
-_FILTERS = {
-    "text": """FILTER(CONTAINS(LCASE(STR(?id)), ?q) || CONTAINS(LCASE(COALESCE(?title, "")), ?q)
-         || EXISTS { GRAPH ?g { ?anyStep wf:instructionText ?anyText
-                                FILTER(CONTAINS(LCASE(?anyText), ?q)) } })""",
-    "tool": "FILTER EXISTS { GRAPH ?g { ?anyTool wf:toolName ?tool } }",
-    "agent": "FILTER EXISTS { GRAPH ?g { ?anyAgent wf:agentName ?agent } }",
-    "outcome": "FILTER(BOUND(?outcome) && STR(?outcome) = ?want)",
-    "unknown": "FILTER(!BOUND(?outcome))",
-    "since": "FILTER(BOUND(?created) && ?created >= ?since)",
-    "until": "FILTER(BOUND(?created) && ?created < ?until)",
-}
 _SCOPES = (
     _HEAD
     + """SELECT ?scope (COUNT(DISTINCT ?g) AS ?workflows) (MAX(?created) AS ?latest) WHERE {
@@ -121,21 +88,24 @@ _TOOL_PAIRS = (
   }
 } GROUP BY ?tool ?next ORDER BY DESC(?count) ?tool ?next"""
 )
+# From the workflow's IRI (bound) to the records: an index lookup, whatever the store's size.
 _RECORDS = (
     _HEAD
     + """SELECT ?session ?time ?rank ?text ?tool ?score WHERE {
-  ?activity a wf:Suggestion ; wf:sessionId ?session ; wf:scope ?scope .
-  ?suggestion a wf:SuggestedStep ; prov:wasGeneratedBy ?activity ; wf:rank ?rank .
-  { ?suggestion prov:wasDerivedFrom ?memory }
-  UNION {
-    ?suggestion prov:wasGeneratedBy/prov:used ?memory .
-    FILTER NOT EXISTS { ?suggestion prov:wasDerivedFrom ?any }
+  GRAPH ?record {
+    { ?suggestion prov:wasDerivedFrom ?memory . ?suggestion prov:wasGeneratedBy ?activity }
+    UNION {
+      ?activity prov:used ?memory .
+      ?suggestion prov:wasGeneratedBy ?activity .
+      FILTER NOT EXISTS { ?suggestion prov:wasDerivedFrom ?any }
+    }
+    ?activity a wf:Suggestion ; wf:sessionId ?session ; wf:scope ?scope .
+    ?suggestion a wf:SuggestedStep ; wf:rank ?rank .
+    OPTIONAL { ?activity prov:startedAtTime ?time }
+    OPTIONAL { ?suggestion wf:suggestedText ?text }
+    OPTIONAL { ?suggestion wf:suggestedTool ?tool }
+    OPTIONAL { ?suggestion wf:score ?score }
   }
-  ?memory dcterms:identifier ?workflow .
-  OPTIONAL { ?activity prov:startedAtTime ?time }
-  OPTIONAL { ?suggestion wf:suggestedText ?text }
-  OPTIONAL { ?suggestion wf:suggestedTool ?tool }
-  OPTIONAL { ?suggestion wf:score ?score }
 } ORDER BY DESC(?time) ?rank LIMIT 200"""
 )
 _AGENT_NAMES = (
@@ -223,6 +193,7 @@ class Catalog:
     def __init__(self, store: WorkflowStore) -> None:
         self.store = store
         self._cache: dict[tuple[str, ...], tuple[Any, Any]] = {}
+        self._tables: dict[str, WorkflowTable] = {}
         self._lock = threading.Lock()
 
     # -- scopes ------------------------------------------------------------------------------
@@ -263,7 +234,11 @@ class Catalog:
         offset: int = 0,
         limit: int = 50,
     ) -> WorkflowPage:
-        """Return one page of a scope's workflows, filtered and sorted in the store.
+        """Return one page of a scope's workflows, filtered and sorted.
+
+        The scope's :class:`~integrations.panel.table.WorkflowTable` answers (built from SPARQL
+        aggregates, caught up through the store's change log); rows with no value for the
+        sort column come last.
 
         Args:
             scope: The scope.
@@ -282,82 +257,24 @@ class Catalog:
         if sort not in SORT_KEYS:
             raise ValueError(f"unknown sort {sort!r}; choose one of {', '.join(SORT_KEYS)}")
         where = where or WorkflowFilter()
-        clauses, bindings = _filter_clauses(where)
-        bindings["scope"] = Literal(scope)
-        body = _NODE + "\n".join(clauses)
-        total_rows = self._select(
-            f"{_HEAD}SELECT (COUNT(*) AS ?n) WHERE {{{body}}}", **_as_kwargs(bindings)
-        )
-        total = _int(total_rows[0].get("n")) if total_rows else 0
-        if sort in ("steps", "calls", "agents"):
-            rows = self._sized_page(body, bindings, sort, descending, offset, limit)
-        else:
-            rows = self._plain_page(body, bindings, sort, descending, offset, limit)
-        return WorkflowPage(rows=rows, total=total, offset=offset, limit=limit)
+        if where.outcome and where.outcome not in OUTCOME_CHOICES:
+            raise ValueError(
+                f"unknown outcome {where.outcome!r}; choose one of {', '.join(OUTCOME_CHOICES)}"
+            )
+        ordered = self.table(scope).ordered(sort, descending)
+        if where.active():
+            keep = _matcher(where)
+            ordered = [row for row in ordered if keep(row)]
+        page = [_row(r) for r in ordered[offset : offset + limit]]
+        return WorkflowPage(rows=page, total=len(ordered), offset=offset, limit=limit)
 
-    def _plain_page(
-        self,
-        body: str,
-        bindings: dict[str, Any],
-        sort: str,
-        descending: bool,
-        offset: int,
-        limit: int,
-    ) -> list[WorkflowRow]:
-        key = {"id": "?id", "title": "?title", "created": "?created", "outcome": "?outcome"}[sort]
-        order = f"DESC({key})" if descending else f"ASC({key})"
-        text = (
-            f"{_HEAD}SELECT ?g ?id ?title ?created ?outcome WHERE {{{body}}} "
-            f"ORDER BY {order} ?id LIMIT {int(limit)} OFFSET {int(offset)}"
-        )
-        found = self._select(text, **_as_kwargs(bindings))
-        sizes = self._sizes([URIRef(str(r["g"])) for r in found])
-        return [_row(r, sizes.get(str(r["g"]), (0, 0, 0))) for r in found]
-
-    def _sized_page(
-        self,
-        body: str,
-        bindings: dict[str, Any],
-        sort: str,
-        descending: bool,
-        offset: int,
-        limit: int,
-    ) -> list[WorkflowRow]:
-        # Sorting by a size needs the size of every matching workflow: one aggregate query.
-        if sort == "agents":
-            size = "(COUNT(DISTINCT ?agentNode) AS ?agents)"
-            pattern = f"OPTIONAL {{ {_AGENTS} }}"
-        else:
-            size = "(COUNT(DISTINCT ?step) AS ?steps) (COUNT(DISTINCT ?call) AS ?calls)"
-            pattern = _SIZE
-        order = f"DESC(?{sort})" if descending else f"ASC(?{sort})"
-        text = (
-            f"{_HEAD}SELECT ?g ?id ?title ?created ?outcome {size} WHERE {{{body}\n{pattern}}} "
-            f"GROUP BY ?g ?id ?title ?created ?outcome "
-            f"ORDER BY {order} ?id LIMIT {int(limit)} OFFSET {int(offset)}"
-        )
-        found = self._select(text, **_as_kwargs(bindings))
-        sizes = self._sizes([URIRef(str(r["g"])) for r in found])
-        return [_row(r, sizes.get(str(r["g"]), (0, 0, 0))) for r in found]
-
-    def _sizes(self, graphs: Sequence[URIRef]) -> dict[str, tuple[int, int, int]]:
-        """Steps, calls and agents of each graph (one query each over the page's graphs)."""
-        if not graphs:
-            return {}
-        values = "VALUES ?g { " + " ".join(_iri(g) for g in graphs) + " }"
-        steps = self._select(
-            f"{_HEAD}SELECT ?g (COUNT(DISTINCT ?step) AS ?steps) (COUNT(DISTINCT ?call) AS ?calls)"
-            f" WHERE {{ {values} {_SIZE} }} GROUP BY ?g"
-        )
-        agents = self._select(
-            f"{_HEAD}SELECT ?g (COUNT(DISTINCT ?agentNode) AS ?agents)"
-            f" WHERE {{ {values} {_AGENTS} }} GROUP BY ?g"
-        )
-        counted = {str(r["g"]): _int(r.get("agents")) for r in agents}
-        return {
-            str(r["g"]): (_int(r.get("steps")), _int(r.get("calls")), counted.get(str(r["g"]), 0))
-            for r in steps
-        }
+    def table(self, scope: str) -> WorkflowTable:
+        """Return the scope's workflow table (made on first use)."""
+        with self._lock:
+            found = self._tables.get(scope)
+            if found is None:
+                found = self._tables[scope] = WorkflowTable(self.store, scope)
+            return found
 
     # -- tools -------------------------------------------------------------------------------
 
@@ -399,7 +316,7 @@ class Catalog:
 
         Each is ``{session, time, rank, text, tool, score}``.
         """
-        rows = self._select(_RECORDS, scope=scope, workflow=workflow_id)
+        rows = self._select(_RECORDS, scope=scope, memory=workflow_iri(workflow_id))
         return [
             {
                 "session": _text(r.get("session")),
@@ -433,62 +350,37 @@ class Catalog:
         return value
 
 
-def _filter_clauses(where: WorkflowFilter) -> tuple[list[str], dict[str, Any]]:
-    clauses: list[str] = []
-    bindings: dict[str, Any] = {}
-    if where.text.strip():
-        clauses.append(_FILTERS["text"])
-        bindings["q"] = Literal(where.text.strip().lower())
-    if where.tool.strip():
-        clauses.append(_FILTERS["tool"])
-        bindings["tool"] = Literal(where.tool.strip())
-    if where.agent.strip():
-        clauses.append(_FILTERS["agent"])
-        bindings["agent"] = Literal(where.agent.strip())
-    if where.outcome:
-        if where.outcome not in OUTCOME_CHOICES:
-            raise ValueError(
-                f"unknown outcome {where.outcome!r}; choose one of {', '.join(OUTCOME_CHOICES)}"
-            )
-        if where.outcome == "unknown":
-            clauses.append(_FILTERS["unknown"])
-        else:
-            clauses.append(_FILTERS["outcome"])
-            bindings["want"] = Literal(where.outcome)
-    if where.since is not None:
-        clauses.append(_FILTERS["since"])
-        bindings["since"] = _midnight(where.since)
-    if where.until is not None:
-        clauses.append(_FILTERS["until"])
-        bindings["until"] = _midnight(where.until + timedelta(days=1))
-    return clauses, bindings
+def _matcher(where: WorkflowFilter) -> Callable[[TableRow], bool]:
+    text = where.text.strip().lower()
+    tool = where.tool.strip()
+    agent = where.agent.strip()
+    outcome = None if where.outcome in ("", "unknown") else where.outcome
+
+    def keep(row: TableRow) -> bool:
+        if text and text not in row.text:
+            return False
+        if tool and tool not in row.tools:
+            return False
+        if agent and agent not in row.agent_names:
+            return False
+        if where.outcome and row.outcome != outcome:
+            return False
+        if where.since is not None and (row.day is None or row.day < where.since):
+            return False
+        return where.until is None or (row.day is not None and row.day <= where.until)
+
+    return keep
 
 
-def _midnight(day: date) -> Literal:
-    moment = datetime.combine(day, time(0, 0), tzinfo=UTC)
-    return Literal(moment.isoformat(), datatype=XSD.dateTime)
-
-
-def _as_kwargs(bindings: dict[str, Any]) -> dict[str, Any]:
-    return dict(bindings)
-
-
-def _iri(name: URIRef) -> str:
-    text = str(name)
-    if any(c in text for c in '<>"{}|^`\\ \t\n'):
-        raise ValueError(f"not an IRI the store writes: {text!r}")
-    return f"<{text}>"
-
-
-def _row(r: dict[str, Any], size: tuple[int, int, int]) -> WorkflowRow:
+def _row(row: TableRow) -> WorkflowRow:
     return WorkflowRow(
-        id=str(r["id"]),
-        title=_text(r.get("title")),
-        created=_text(r.get("created")),
-        outcome=_text(r.get("outcome")),
-        steps=size[0],
-        calls=size[1],
-        agents=size[2],
+        id=row.id,
+        title=row.title,
+        created=row.created,
+        outcome=row.outcome,
+        steps=row.steps,
+        calls=row.calls,
+        agents=row.agents,
     )
 
 

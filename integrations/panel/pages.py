@@ -52,6 +52,10 @@ _DOWNLOADS = {
     "ttl": ("text/turtle", "ttl"),
     "provjson": ("application/json", "prov.json"),
 }
+_LIFECYCLE_UNIMPLEMENTED = (
+    "the lifecycle API (versions, retire, restore, procedures) is not available in this "
+    "em-plugin: its methods are declared but not implemented yet"
+)
 _LIFECYCLE_MISSING = (
     "the lifecycle API (versions, retire, restore, procedures) is not available in this "
     "em-plugin: EpisodicMemory has no {names}"
@@ -114,15 +118,12 @@ def _require_lifecycle(state: PanelState) -> None:
         raise PanelError(_lifecycle_message(state), 501)
 
 
-def _lifecycle(memory: EpisodicMemory) -> Any:
-    # The lifecycle API arrives with the lifecycle work; callers check lifecycle_available().
-    return memory
-
-
 def _lifecycle_message(state: PanelState) -> str:
     from integrations.panel.state import LIFECYCLE_METHODS
 
     missing = [m for m in LIFECYCLE_METHODS if not callable(getattr(EpisodicMemory, m, None))]
+    if not missing:
+        return _LIFECYCLE_UNIMPLEMENTED
     return _LIFECYCLE_MISSING.format(names=", ".join(f"{m}()" for m in missing))
 
 
@@ -277,7 +278,7 @@ async def workflow_page(request: Request) -> Response:
 def _versions(state: PanelState, workflow_id: str, scope: str) -> tuple[list[Any], str | None]:
     if not state.lifecycle_available():
         return [], _lifecycle_message(state)
-    return list(_lifecycle(state.memory(scope)).history(workflow_id, scope=scope)), None
+    return list(state.memory(scope).history(workflow_id, scope=scope)), None
 
 
 async def workflow_download(request: Request) -> Response:
@@ -341,9 +342,9 @@ async def workflow_action(request: Request) -> Response:
         raise PanelError("retiring needs a reason (it is recorded with the retirement)")
     memory = await _run(state.memory, scope)
     if action == "retire":
-        await _run(_lifecycle(memory).retire, workflow_id, reason=reason, scope=scope)
+        await _run(memory.retire, workflow_id, reason=reason, scope=scope)
     elif action == "restore":
-        await _run(_lifecycle(memory).restore, workflow_id, scope=scope)
+        await _run(memory.restore, workflow_id, scope=scope)
     else:
         await _run(memory.delete, workflow_id)
     target = "/workflows?" if action == "delete" else "/workflow?"
@@ -423,7 +424,7 @@ async def procedures_page(request: Request) -> Response:
         context.update(procedures=None, note=_lifecycle_message(state))
     else:
         memory = await _run(state.memory, scope)
-        found = await _run(_lifecycle(memory).procedures, status=status, scope=scope)
+        found = await _run(memory.procedures, status=status, scope=scope)
         context.update(procedures=found, note=None)
     return render(request, "procedures.html", context)
 
@@ -446,12 +447,12 @@ async def procedure_action(request: Request) -> Response:
         name = str(form.get("name", "")).strip()
         if not name:
             raise PanelError("accepting a procedure needs a name")
-        await _run(_lifecycle(memory).accept_procedure, procedure_id, name=name, scope=scope)
+        await _run(memory.accept_procedure, procedure_id, name=name, scope=scope)
     else:
         reason = str(form.get("reason", "")).strip()
         if not reason:
             raise PanelError("retiring a procedure needs a reason")
-        await _run(_lifecycle(memory).retire_procedure, procedure_id, reason=reason, scope=scope)
+        await _run(memory.retire_procedure, procedure_id, reason=reason, scope=scope)
     return RedirectResponse("/procedures?" + urlencode({"scope": scope}), status_code=303)
 
 

@@ -8,6 +8,8 @@ it the embedding model, is made only when a page needs it (suggestions, lifecycl
 
 from __future__ import annotations
 
+import functools
+import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -17,12 +19,13 @@ from em_plugin.memory import EpisodicMemory
 from integrations.panel.catalog import Catalog
 from provenance.stores import WorkflowStore, open_store
 
-__all__ = ["LIFECYCLE_METHODS", "PanelSettings", "PanelState"]
+__all__ = ["LIFECYCLE_METHODS", "PanelSettings", "PanelState", "lifecycle_available"]
 
 LIFECYCLE_METHODS = ("history", "retire", "restore", "procedures", "accept_procedure")
 """The :class:`EpisodicMemory` lifecycle API the panel's actions and version lists call."""
 
 _REFRESH_SECONDS = 1.0
+log = logging.getLogger("integrations.panel")
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,15 @@ class PanelState:
             self._refreshed = now
         self.store.refresh()
 
+    def warm(self) -> None:
+        """Build every scope's workflow table now (run in the background at startup), so the
+        first look at a large scope does not wait for it; failures are only logged."""
+        try:
+            for scope in self.store.scopes():
+                self.catalog.table(scope).rows()
+        except Exception as exc:  # a page will meet (and show) the same failure  # noqa: BLE001
+            log.warning("could not prepare the workflow tables: %s", exc)
+
     def memory(self, scope: str) -> EpisodicMemory:
         """Return the memory over the panel's store, as a view of ``scope`` (built on first use)."""
         with self._memory_lock:
@@ -94,7 +106,7 @@ class PanelState:
 
     def lifecycle_available(self) -> bool:
         """Whether the installed engine has the lifecycle API (versions, retire, procedures)."""
-        return all(callable(getattr(EpisodicMemory, name, None)) for name in LIFECYCLE_METHODS)
+        return lifecycle_available()
 
     def close(self) -> None:
         """Close the memory and the store this state opened."""
@@ -104,6 +116,25 @@ class PanelState:
                 self._memory = None
         if self._owns_store:
             self.store.close()
+
+
+@functools.cache
+def lifecycle_available() -> bool:
+    """Whether :class:`EpisodicMemory` has a working lifecycle API.
+
+    The methods must exist, and answer on an empty in-memory store rather than raise
+    ``NotImplementedError`` (an engine where only their signatures have landed).
+    """
+    if not all(callable(getattr(EpisodicMemory, name, None)) for name in LIFECYCLE_METHODS):
+        return False
+    try:
+        with EpisodicMemory(store="memory:", embedder="fake") as probe:
+            probe.procedures()
+    except NotImplementedError:
+        return False
+    except Exception:  # any other answer means the methods are implemented  # noqa: BLE001
+        return True
+    return True
 
 
 def _is_disk(spec: str) -> bool:

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from provenance.model import CallStep, FailedCall, InstructionStep, Workflow
+from provenance.model import OUTCOMES, CallStep, FailedCall, InstructionStep, Workflow
 from provenance.workflow_json import read_jsonl
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -52,7 +52,8 @@ def seed_workflows() -> list[Workflow]:
     workflows = []
     for number, workflow in enumerate(read_jsonl(BOOTSTRAP)):
         created = (START + timedelta(hours=6 * number)).isoformat()
-        workflows.append(workflow.replace(scope=SCOPE, created=created))
+        outcome = OUTCOMES[number % 4] if number % 4 < len(OUTCOMES) else None
+        workflows.append(workflow.replace(scope=SCOPE, created=created, outcome=outcome))
     broken = workflows[0]
     failed = FailedCall(
         call=CallStep("pfas_classifier", {"ingredients": []}, agent="pfas_classifier_agent"),

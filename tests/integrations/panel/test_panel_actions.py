@@ -8,15 +8,12 @@ from typing import Any
 import pytest
 from panel_support import SCOPE, Panel, copy_store, screenshot, seed_workflows
 
-from em_plugin.memory import EpisodicMemory
+from integrations.panel.state import lifecycle_available
 
 pytestmark = pytest.mark.integration
 
 PFAS = [w for w in seed_workflows() if w.scope == SCOPE]
-LIFECYCLE = all(
-    callable(getattr(EpisodicMemory, name, None))
-    for name in ("history", "retire", "restore", "procedures", "accept_procedure")
-)
+LIFECYCLE = lifecycle_available()
 
 
 @pytest.fixture(scope="module")

@@ -99,6 +99,13 @@ def test_workflow_filters_by_tool_agent_and_date(page: Any, panel: Panel) -> Non
     that_day = [w for w in PFAS if (w.created or "").startswith(day)]
     page.goto(f"{panel.url}/workflows?scope={SCOPE}&since={day}&until={day}")
     assert page.locator("[data-total]").get_attribute("data-total") == str(len(that_day))
+    for outcome in ("failure", "unknown"):
+        expected = [w for w in PFAS if (w.outcome or "unknown") == outcome]
+        page.goto(f"{panel.url}/workflows?scope={SCOPE}")
+        page.select_option("select[name=outcome]", outcome)
+        page.click("button[type=submit]")
+        assert 0 < len(expected) < len(PFAS)
+        assert page.locator("[data-total]").get_attribute("data-total") == str(len(expected))
     page.goto(f"{panel.url}/workflows?scope={SCOPE}&sort=steps&dir=desc")
     first = page.locator("#workflows tbody tr").first
     assert int(first.locator("td").nth(2).inner_text()) == max(_steps(w) for w in PFAS)
