@@ -10,6 +10,7 @@ second look costs one small query. User values reach the queries as bindings, ne
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
@@ -59,34 +60,41 @@ _SCOPE_TOOLS = (
   GRAPH ?g { ?wf a pl:Workflow ; wf:scope ?scope . ?tool wf:toolName ?name }
 } GROUP BY ?scope"""
 )
+# Calls in the plan, then failed calls (kept in the run only), then planned calls whose outcome
+# is failure; each count a query of its own, as one query with UNIONs is several times slower.
 _TOOL_CALLS = (
     _HEAD
-    + """SELECT ?tool (COUNT(DISTINCT ?exec) AS ?calls) (COUNT(DISTINCT ?failed) AS ?failures)
-       (COUNT(DISTINCT ?g) AS ?workflows) WHERE {
+    + """SELECT ?tool (COUNT(?step) AS ?calls) (COUNT(DISTINCT ?g) AS ?workflows) WHERE {
+  GRAPH ?g { ?wf wf:scope ?scope . ?step a wf:FunctionCallStep ; wf:tool ?t . ?t wf:toolName ?tool }
+} GROUP BY ?tool"""
+)
+_TOOL_FAILED = (
+    _HEAD
+    + """SELECT ?tool (COUNT(?call) AS ?failures) (COUNT(DISTINCT ?g) AS ?workflows) WHERE {
+  GRAPH ?g { ?wf wf:scope ?scope . ?call a wf:FailedCall ; wf:tool ?t . ?t wf:toolName ?tool }
+} GROUP BY ?tool"""
+)
+_TOOL_FAILED_OUTCOMES = (
+    _HEAD
+    + """SELECT ?tool (COUNT(?call) AS ?failures) WHERE {
   GRAPH ?g {
-    ?wf a pl:Workflow ; wf:scope ?scope .
-    ?exec a ?kind .
-    VALUES ?kind { wf:FunctionCall wf:FailedCall }
-    # A planned call has its tool on its plan step; a failed one (and any call in graphs
-    # of earlier versions) on itself.
-    { ?exec p-plan:correspondsToStep/wf:tool/wf:toolName ?tool }
-    UNION { ?exec wf:tool/wf:toolName ?tool }
-    OPTIONAL {
-      { ?exec a wf:FailedCall } UNION { ?exec wf:outcome "failure" }
-      BIND(?exec AS ?failed)
-    }
+    ?wf wf:scope ?scope .
+    ?call wf:outcome "failure" ; p-plan:correspondsToStep ?step .
+    ?step wf:tool ?t . ?t wf:toolName ?tool
   }
-} GROUP BY ?tool ORDER BY DESC(?calls) ?tool"""
+} GROUP BY ?tool"""
 )
 _TOOL_PAIRS = (
     _HEAD
     + """SELECT ?tool ?next (COUNT(?step) AS ?count) WHERE {
   GRAPH ?g {
-    ?wf a pl:Workflow ; wf:scope ?scope .
-    ?step wf:nextCall ?following ; wf:tool/wf:toolName ?tool .
-    ?following wf:tool/wf:toolName ?next .
+    ?wf wf:scope ?scope .
+    ?step wf:nextCall ?following ; wf:tool ?a .
+    ?following wf:tool ?b .
+    ?a wf:toolName ?tool .
+    ?b wf:toolName ?next .
   }
-} GROUP BY ?tool ?next ORDER BY DESC(?count) ?tool ?next"""
+} GROUP BY ?tool ?next"""
 )
 # From the workflow's IRI (bound) to the records: an index lookup, whatever the store's size.
 _RECORDS = (
@@ -288,25 +296,42 @@ class Catalog:
         return found
 
     def _tools(self, scope: str) -> list[ToolSummary]:
-        pairs = [
-            (str(r["tool"]), str(r["next"]), _int(r.get("count")))
-            for r in self._select(_TOOL_PAIRS, scope=scope)
-        ]
+        pairs = sorted(
+            (
+                (str(r["tool"]), str(r["next"]), _int(r.get("count")))
+                for r in self._select(_TOOL_PAIRS, scope=scope)
+            ),
+            key=lambda p: (-p[2], p[0], p[1]),
+        )
         before: dict[str, list[tuple[str, int]]] = {}
         after: dict[str, list[tuple[str, int]]] = {}
         for tool, following, count in pairs:
             after.setdefault(tool, []).append((following, count))
             before.setdefault(following, []).append((tool, count))
+        calls: Counter[str] = Counter()
+        failures: Counter[str] = Counter()
+        workflows: Counter[str] = Counter()
+        for r in self._select(_TOOL_CALLS, scope=scope):
+            calls[str(r["tool"])] += _int(r.get("calls"))
+            workflows[str(r["tool"])] = max(workflows[str(r["tool"])], _int(r.get("workflows")))
+        for r in self._select(_TOOL_FAILED, scope=scope):
+            # A failed call is a call too (it is not in the plan the first query counts).
+            calls[str(r["tool"])] += _int(r.get("failures"))
+            failures[str(r["tool"])] += _int(r.get("failures"))
+            workflows[str(r["tool"])] = max(workflows[str(r["tool"])], _int(r.get("workflows")))
+        for r in self._select(_TOOL_FAILED_OUTCOMES, scope=scope):
+            failures[str(r["tool"])] += _int(r.get("failures"))
+        ranked = sorted(calls, key=lambda tool: (-calls[tool], tool))
         return [
             ToolSummary(
-                tool=str(r["tool"]),
-                calls=_int(r.get("calls")),
-                failures=_int(r.get("failures")),
-                workflows=_int(r.get("workflows")),
-                before=before.get(str(r["tool"]), []),
-                after=after.get(str(r["tool"]), []),
+                tool=tool,
+                calls=calls[tool],
+                failures=failures[tool],
+                workflows=workflows[tool],
+                before=before.get(tool, []),
+                after=after.get(tool, []),
             )
-            for r in self._select(_TOOL_CALLS, scope=scope)
+            for tool in ranked
         ]
 
     # -- suggestion records ------------------------------------------------------------------

@@ -92,8 +92,11 @@ class PanelState:
         """Build every scope's workflow table now (run in the background at startup), so the
         first look at a large scope does not wait for it; failures are only logged."""
         try:
-            for scope in self.store.scopes():
+            scopes = self.store.scopes()
+            for scope in scopes:
                 self.catalog.table(scope).rows()
+            for scope in scopes:
+                self.catalog.tools(scope)
         except Exception as exc:  # a page will meet (and show) the same failure  # noqa: BLE001
             log.warning("could not prepare the workflow tables: %s", exc)
 

@@ -121,7 +121,7 @@ def wait_until_up(panel: Panel) -> None:
     raise AssertionError("em-plugin ui did not start within 90 s")
 
 
-def screenshot(page: Any, name: str) -> None:
+def screenshot(page: Any, name: str, *, full: bool = False) -> None:
     """Save the page to $EM_PLUGIN_UI_SCREENSHOTS/NAME.png when that is set (docs/ui.md)."""
     folder = os.environ.get("EM_PLUGIN_UI_SCREENSHOTS")
     if not folder:
@@ -130,4 +130,4 @@ def screenshot(page: Any, name: str) -> None:
     if not target.is_absolute():
         target = ROOT / target
     target.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(target / f"{name}.png"), full_page=False)
+    page.screenshot(path=str(target / f"{name}.png"), full_page=full)

@@ -129,7 +129,7 @@ def test_workflow_page_shows_tree_graph_records_and_downloads(page: Any, panel: 
     assert drawn == prov_drawing(workflow).nodes > 0
     kinds = {e["data"].get("kind") for e in json.loads(page.locator("#prov-data").inner_text())}
     assert {"entity", "activity", "agent"} <= kinds
-    screenshot(page, "workflow")
+    screenshot(page, "workflow", full=True)
 
     download = page.request.get(
         f"{panel.url}/workflow/download?scope={SCOPE}&id={workflow.id}&format=json"
