@@ -1,7 +1,8 @@
 """A workflow's PROV graph as Cytoscape.js elements, drawn with PROV's usual conventions.
 
-The graph is the one the store holds (:func:`provenance.mapping.workflow_to_graph`) with its
-implied classes added (:func:`provenance.mapping.entail_types`), so every node has its PROV class:
+The graph is the one the store holds (:func:`provenance.mapping.workflow_to_triples`), each node
+classed as :func:`provenance.mapping.entail_types` would class it (read off the lean triples,
+without building an rdflib graph), so every node has its PROV class:
 entities are drawn as yellow ellipses, activities as blue rectangles and agents as orange
 pentagons, as in the W3C PROV primer's figures. Qualified associations are drawn as the
 ``wasAssociatedWith`` edge they qualify. Association nodes and the tool nodes are left out (a
@@ -15,10 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from rdflib import Graph, URIRef
+from rdflib import URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF
+from rdflib.term import Node
 
-from provenance.mapping import entail_types, workflow_to_graph
+from provenance.mapping import IMPLIED_TYPES, workflow_to_triples
 from provenance.model import Workflow
 from provenance.vocab import PPLAN, WF
 
@@ -73,7 +75,7 @@ def prov_drawing(workflow: Workflow, *, max_nodes: int = MAX_NODES) -> ProvDrawi
         Nodes ``{"data": {"id", "label", "kind", "title"}}`` and edges
         ``{"data": {"id", "source", "target", "label"}}``.
     """
-    graph = entail_types(workflow_to_graph(workflow))
+    graph = _Triples(workflow_to_triples(workflow))
     kinds = _node_kinds(graph)
     order = {"activity": 0, "agent": 1, "entity": 2}
     ranked = sorted(kinds, key=lambda node: (order[kinds[node]], str(node)))
@@ -103,36 +105,67 @@ def prov_drawing(workflow: Workflow, *, max_nodes: int = MAX_NODES) -> ProvDrawi
     )
 
 
-def _node_kinds(graph: Graph) -> dict[URIRef, str]:
+class _Triples:
+    """The workflow's triples indexed by subject and by predicate (what the drawing asks)."""
+
+    def __init__(self, triples: Iterable[tuple[Node, Node, Node]]) -> None:
+        self.by_subject: dict[Node, dict[Node, list[Node]]] = {}
+        self.by_predicate: dict[Node, list[tuple[Node, Node]]] = {}
+        for s, p, o in triples:
+            self.by_subject.setdefault(s, {}).setdefault(p, []).append(o)
+            self.by_predicate.setdefault(p, []).append((s, o))
+
+    def value(self, subject: Node | None, predicate: Node) -> Node | None:
+        found = self.by_subject.get(subject, {}).get(predicate) if subject is not None else None
+        return found[0] if found else None
+
+    def pairs(self, predicate: Node) -> list[tuple[Node, Node]]:
+        return self.by_predicate.get(predicate, [])
+
+
+def _node_kinds(graph: _Triples) -> dict[URIRef, str]:
+    # The classes entail_types() would add (provenance.mapping), read off the lean triples.
+    classes: dict[Node, set[Node]] = {}
+    for node, cls in graph.pairs(RDF.type):
+        classes.setdefault(node, set()).update((cls, *IMPLIED_TYPES.get(cls, ())))  # type: ignore[arg-type]
+    for node, _ in graph.pairs(WF.argName):
+        classes.setdefault(node, set()).add(PROV.Entity)
+    calls = {n for n, c in classes.items() if WF.FunctionCall in c}
+    for node, activity in graph.pairs(PROV.wasGeneratedBy):
+        if activity in calls:
+            classes.setdefault(node, set()).add(PROV.Entity)
+    for _, step in graph.pairs(PROV.hadPlan):
+        classes.setdefault(step, set()).add(PROV.Entity)
+    tools = {s for s, _ in graph.pairs(WF.toolName)}
     kinds: dict[URIRef, str] = {}
-    tools = {s for s in graph.subjects(WF.toolName, None) if isinstance(s, URIRef)}
-    for cls, kind in _KINDS:
-        for node in graph.subjects(RDF.type, cls):
-            if isinstance(node, URIRef) and node not in kinds and node not in tools:
+    for node, found in classes.items():
+        if not isinstance(node, URIRef) or node in tools:
+            continue
+        for cls, kind in _KINDS:
+            if cls in found:
                 kinds[node] = kind
+                break
     return kinds
 
 
-def _edges(graph: Graph) -> Iterable[tuple[URIRef, str, URIRef]]:
+def _edges(graph: _Triples) -> Iterable[tuple[URIRef, str, URIRef]]:
     for predicate, name in _EDGES.items():
-        for source, target in graph.subject_objects(predicate):
+        for source, target in graph.pairs(predicate):
             if isinstance(source, URIRef) and isinstance(target, URIRef):
                 yield source, name, target
     # A qualified association stands for the wasAssociatedWith edge it qualifies.
-    for activity, association in graph.subject_objects(PROV.qualifiedAssociation):
-        for agent in graph.objects(association, PROV.agent):
-            if isinstance(activity, URIRef) and isinstance(agent, URIRef):
-                yield activity, "wasAssociatedWith", agent
+    for activity, association in graph.pairs(PROV.qualifiedAssociation):
+        agent = graph.value(association, PROV.agent)
+        if isinstance(activity, URIRef) and isinstance(agent, URIRef):
+            yield activity, "wasAssociatedWith", agent
 
 
-def _label(graph: Graph, node: URIRef, workflow: Workflow) -> tuple[str, str]:
+def _label(graph: _Triples, node: URIRef, workflow: Workflow) -> tuple[str, str]:
     fragment = str(node).rsplit("#", 1)[-1] if "#" in str(node) else str(node).rsplit("/", 1)[-1]
-    title = fragment
     for predicate in _LABELS:
         value = graph.value(node, predicate)
         if value is not None:
-            title = f"{fragment}: {value}"
-            return _short(str(value)), title
+            return _short(str(value)), f"{fragment}: {value}"
     tool = graph.value(node, WF.tool) or graph.value(
         graph.value(node, PPLAN.correspondsToStep), WF.tool
     )
@@ -142,10 +175,10 @@ def _label(graph: Graph, node: URIRef, workflow: Workflow) -> tuple[str, str]:
             return _short(f"{fragment} {name}"), f"{fragment}: call to {name}"
     value = graph.value(node, PROV.value)
     if value is not None:
-        return _short(f"{fragment}"), f"{fragment} = {_short(str(value), 300)}"
+        return _short(fragment), f"{fragment} = {_short(str(value), 300)}"
     if fragment == "run":
         return "run", f"the session that produced {workflow.id}"
-    return _short(fragment), title
+    return _short(fragment), fragment
 
 
 def _short(text: str, limit: int = 28) -> str:

@@ -71,6 +71,8 @@ class PanelState:
         self._memory_lock = threading.Lock()
         self._refresh_lock = threading.Lock()
         self._refreshed = 0.0
+        self.warmed = threading.Event()
+        """Set once :meth:`warm` has finished (whatever its outcome)."""
 
     @property
     def memory_loaded(self) -> bool:
@@ -99,6 +101,8 @@ class PanelState:
                 self.catalog.tools(scope)
         except Exception as exc:  # a page will meet (and show) the same failure  # noqa: BLE001
             log.warning("could not prepare the workflow tables: %s", exc)
+        finally:
+            self.warmed.set()
 
     def memory(self, scope: str) -> EpisodicMemory:
         """Return the memory over the panel's store, as a view of ``scope`` (built on first use)."""
