@@ -127,7 +127,8 @@ def _node_kinds(graph: _Triples) -> dict[URIRef, str]:
     # The classes entail_types() would add (provenance.mapping), read off the lean triples.
     classes: dict[Node, set[Node]] = {}
     for node, cls in graph.pairs(RDF.type):
-        classes.setdefault(node, set()).update((cls, *IMPLIED_TYPES.get(cls, ())))  # type: ignore[arg-type]
+        implied = IMPLIED_TYPES.get(cls, ()) if isinstance(cls, URIRef) else ()
+        classes.setdefault(node, set()).update((cls, *implied))
     for node, _ in graph.pairs(WF.argName):
         classes.setdefault(node, set()).add(PROV.Entity)
     calls = {n for n, c in classes.items() if WF.FunctionCall in c}

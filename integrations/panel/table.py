@@ -159,23 +159,23 @@ class WorkflowTable:
             rows[row.id] = row
             by_graph[str(r["g"])] = row
         for r in select(_STEPS):
-            if (row := by_graph.get(str(r["g"]))) is not None:
-                row.steps = int(str(r["steps"]))
+            if (hit := by_graph.get(str(r["g"]))) is not None:
+                hit.steps = int(str(r["steps"]))
         for r in select(_CALLS):
-            if (row := by_graph.get(str(r["g"]))) is not None:
-                row.calls = int(str(r["calls"]))
+            if (hit := by_graph.get(str(r["g"]))) is not None:
+                hit.calls = int(str(r["calls"]))
         for r in select(_TOOLS):
-            if (row := by_graph.get(str(r["g"]))) is not None:
-                row.tools.add(str(r["name"]))
+            if (hit := by_graph.get(str(r["g"]))) is not None:
+                hit.tools.add(str(r["name"]))
         for r in select(_AGENTS):
-            if (row := by_graph.get(str(r["g"]))) is not None:
-                row.agent_names.add(str(r["name"]))
+            if (hit := by_graph.get(str(r["g"]))) is not None:
+                hit.agent_names.add(str(r["name"]))
         texts: dict[str, list[str]] = {}
         for r in select(_TEXTS):
             texts.setdefault(str(r["g"]), []).append(str(r["text"]))
         for name, found in texts.items():
-            if (row := by_graph.get(name)) is not None:
-                row.text = " ".join([row.text, *found]).lower()
+            if (hit := by_graph.get(name)) is not None:
+                hit.text = " ".join([hit.text, *found]).lower()
         return rows
 
     def _selector(self, graphs: Sequence[URIRef] | None) -> Callable[[str], list[dict[str, Any]]]:
