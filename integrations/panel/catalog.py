@@ -18,7 +18,7 @@ from typing import Any
 
 from rdflib import Literal, URIRef
 
-from integrations.panel.table import TableRow, WorkflowTable
+from integrations.panel.table import TableRow, WorkflowTable, instant
 from provenance import model as _model
 from provenance.stores import WorkflowStore
 from provenance.vocab import PREFIXES, workflow_iri
@@ -42,24 +42,6 @@ SORT_KEYS: tuple[str, ...] = ("id", "title", "created", "outcome", "steps", "cal
 """Columns the workflow table sorts by."""
 
 _HEAD = "".join(f"PREFIX {name}: <{iri}>\n" for name, iri in PREFIXES.items())
-_SCOPES = (
-    _HEAD
-    + """SELECT ?scope (COUNT(DISTINCT ?g) AS ?workflows) (MAX(?created) AS ?latest) WHERE {
-  GRAPH ?g { ?wf a pl:Workflow ; wf:scope ?scope . OPTIONAL { ?wf dcterms:created ?created } }
-} GROUP BY ?scope ORDER BY ?scope"""
-)
-_SCOPE_STEPS = (
-    _HEAD
-    + """SELECT ?scope (COUNT(?step) AS ?steps) WHERE {
-  GRAPH ?g { ?wf a pl:Workflow ; wf:scope ?scope . ?step p-plan:isStepOfPlan ?wf }
-} GROUP BY ?scope"""
-)
-_SCOPE_TOOLS = (
-    _HEAD
-    + """SELECT ?scope (COUNT(DISTINCT ?name) AS ?tools) WHERE {
-  GRAPH ?g { ?wf a pl:Workflow ; wf:scope ?scope . ?tool wf:toolName ?name }
-} GROUP BY ?scope"""
-)
 # Calls in the plan, then failed calls (kept in the run only), then planned calls whose outcome
 # is failure; each count a query of its own, as one query with UNIONs is several times slower.
 _TOOL_CALLS = (
@@ -212,18 +194,22 @@ class Catalog:
         return found
 
     def _scopes(self) -> list[ScopeSummary]:
-        steps = {str(r["scope"]): _int(r.get("steps")) for r in self._select(_SCOPE_STEPS)}
-        tools = {str(r["scope"]): _int(r.get("tools")) for r in self._select(_SCOPE_TOOLS)}
-        return [
-            ScopeSummary(
-                scope=str(r["scope"]),
-                workflows=_int(r.get("workflows")),
-                steps=steps.get(str(r["scope"]), 0),
-                tools=tools.get(str(r["scope"]), 0),
-                latest=_text(r.get("latest")),
+        # From the workflow tables (warmed at startup): a whole-store aggregate per column
+        # would scan every workflow graph again (minutes at 100k workflows).
+        summaries = []
+        for scope in self.store.scopes():
+            rows = self.table(scope).rows().values()
+            created = [r.created for r in rows if r.created and r.day is not None]
+            summaries.append(
+                ScopeSummary(
+                    scope=scope,
+                    workflows=len(rows),
+                    steps=sum(r.steps for r in rows),
+                    tools=len(set().union(*(r.tools for r in rows))),
+                    latest=max(created, key=instant) if created else None,
+                )
             )
-            for r in self._select(_SCOPES)
-        ]
+        return summaries
 
     def agents(self, scope: str) -> list[str]:
         """Return the agent names of a scope's workflows, sorted."""
@@ -269,10 +255,11 @@ class Catalog:
             raise ValueError(
                 f"unknown outcome {where.outcome!r}; choose one of {', '.join(OUTCOME_CHOICES)}"
             )
-        ordered = self.table(scope).ordered(sort, descending)
+        table = self.table(scope)
         if where.active():
-            keep = _matcher(where)
-            ordered = [row for row in ordered if keep(row)]
+            ordered = table.matching(sort, descending, where, _matcher(where))
+        else:
+            ordered = table.ordered(sort, descending)
         page = [_row(r) for r in ordered[offset : offset + limit]]
         return WorkflowPage(rows=page, total=len(ordered), offset=offset, limit=limit)
 

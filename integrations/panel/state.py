@@ -97,6 +97,7 @@ class PanelState:
             scopes = self.store.scopes()
             for scope in scopes:
                 self.catalog.table(scope).rows()
+            self.catalog.scopes()
             for scope in scopes:
                 self.catalog.tools(scope)
         except Exception as exc:  # a page will meet (and show) the same failure  # noqa: BLE001

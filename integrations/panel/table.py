@@ -13,7 +13,7 @@ sorting and filtering then run in memory, with the unfiltered orders cached.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -23,7 +23,7 @@ from rdflib import Literal, URIRef
 from provenance.stores import WorkflowStore
 from provenance.vocab import PREFIXES, graph_iri
 
-__all__ = ["TableRow", "WorkflowTable"]
+__all__ = ["TableRow", "WorkflowTable", "instant"]
 
 _HEAD = "".join(f"PREFIX {name}: <{iri}>\n" for name, iri in PREFIXES.items())
 _NODES = (
@@ -68,6 +68,7 @@ _TEXTS = (
 }"""
 )
 _MAX_VALUES = 512  # graphs per VALUES block when catching up
+_MAX_CACHED_SEARCHES = 16
 
 
 @dataclass
@@ -105,6 +106,8 @@ class WorkflowTable:
         self._rows: dict[str, TableRow] = {}
         self._position: tuple[int, str] | None = None
         self._orders: dict[tuple[str, bool], list[TableRow]] = {}
+        self._matches: dict[tuple[str, bool, Hashable], tuple[list[TableRow], list[TableRow]]]
+        self._matches = {}
         self._lock = threading.Lock()
 
     def rows(self) -> dict[str, TableRow]:
@@ -133,6 +136,24 @@ class WorkflowTable:
                 cached = _sorted(rows.values(), key, descending)
                 self._orders[(key, descending)] = cached
             return cached
+
+    def matching(
+        self, key: str, descending: bool, where: Hashable, keep: Callable[[TableRow], bool]
+    ) -> list[TableRow]:
+        """Return the sorted rows that ``keep`` accepts; the last few answers are cached by
+        ``where`` (paging through a search costs a slice) until the store changes."""
+        ordered = self.ordered(key, descending)
+        cache_key = (key, descending, where)
+        with self._lock:
+            hit = self._matches.get(cache_key)
+        if hit is not None and hit[0] is ordered:
+            return hit[1]
+        found = [row for row in ordered if keep(row)]
+        with self._lock:
+            if len(self._matches) >= _MAX_CACHED_SEARCHES:
+                self._matches.pop(next(iter(self._matches)))
+            self._matches[cache_key] = (ordered, found)
+        return found
 
     def _catch_up(self, changed: Iterable[str]) -> None:
         ids = sorted(changed)
@@ -203,11 +224,12 @@ def _sorted(rows: Iterable[TableRow], key: str, descending: bool) -> list[TableR
 
 def _value(row: TableRow, key: str) -> Any:
     if key == "created":
-        return row.created and _instant(row.created)
+        return row.created and instant(row.created)
     return getattr(row, key)
 
 
-def _instant(text: str) -> Any:
+def instant(text: str) -> Any:
+    """Return the time an ISO 8601 text names (UTC when it has no offset), or ``None``."""
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
@@ -218,7 +240,7 @@ def _instant(text: str) -> Any:
 
 
 def _day(text: str | None) -> date | None:
-    moment = _instant(text) if text else None
+    moment = instant(text) if text else None
     return None if moment is None else moment.astimezone(UTC).date()
 
 
