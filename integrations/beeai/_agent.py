@@ -44,7 +44,7 @@ from integrations.beeai._context import (
     scope_of,
     workflow_answer,
 )
-from integrations.beeai._deployment import deployment_session
+from integrations.beeai._deployment import deployment_session, history_of
 from integrations.beeai._sanitize import MARK, clean_messages
 from integrations.beeai._sessions import FRAMEWORK, SessionViews, journal_for
 from integrations.beeai._tools import RecallWorkflowsTool
@@ -166,7 +166,10 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
             await self._commit(controller)
             return self._output(controller, reply, command=command)
         if isinstance(input, list):  # a replayed history may carry the memory's own text
-            input = clean_messages(input, self._is_command) or input
+            history = history_of(input)
+            cleaned = clean_messages(history, self._is_command)
+            if cleaned is not None:
+                input = cleaned + input[len(history) :]
         if text.strip():
             controller.begin_turn(text)
         recorder = CallRecorder(

@@ -69,7 +69,10 @@ def _note(key: Any) -> None:
 
 
 def message_pairs(messages: Sequence[Any]) -> list[tuple[str, str]]:
-    """Return the ``(role, text)`` of a conversation's user and assistant messages that have text.
+    """Return ``("message", text)`` for a conversation's user and assistant messages with text.
+
+    Roles are left out on purpose: BeeAI's chat-completions server turns the assistant messages
+    a client replays into user messages, so only the texts identify a history.
 
     Args:
         messages: BeeAI messages (others are ignored).
@@ -82,7 +85,7 @@ def message_pairs(messages: Sequence[Any]) -> list[tuple[str, str]]:
         if isinstance(message, UserMessage | AssistantMessage):
             text = message.text
             if text.strip():
-                pairs.append((str(message.role), text))
+                pairs.append(("message", text))
     return pairs
 
 

@@ -201,9 +201,11 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
         run_input = data.input.get("input")
         if isinstance(run_input, list):
             # A client that replays the conversation may replay the memory's own text too.
-            cleaned = clean_messages(run_input, self._is_command)
+            # The last user message is this turn's instruction (or command): it stays.
+            history = history_of(run_input)
+            cleaned = clean_messages(history, self._is_command)
             if cleaned is not None:
-                data.input["input"] = run_input = cleaned
+                data.input["input"] = run_input = cleaned + run_input[len(history) :]
             turn.conversation = message_pairs(run_input)
         session_id = session_id_of(ctx, self.session_id, await self._linked(ctx, scope, run_input))
         controller = turn.controller = await self._open(session_id, scope, crew)
@@ -264,7 +266,7 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
         if turn.conversation is not None:
             # The history a client replays next: this input and the crew's answer.
             turn.links.append(
-                conversation_digest([*turn.conversation, ("assistant", strip_suggestions(answer))])
+                conversation_digest([*turn.conversation, ("message", strip_suggestions(answer))])
             )
         if suffix:
             turn.shown = SuggestionsEvent(

@@ -35,11 +35,17 @@ def strip_suggestions(text: str) -> str:
     return _TAIL.sub("", text)
 
 
-def clean_messages(messages: Sequence[Any], is_command: Callable[[str], bool]) -> list[Any] | None:
+def clean_messages(
+    messages: Sequence[Any], is_command: Callable[[str], bool]
+) -> list[Any] | None:
     """Return the messages without the memory's text, or ``None`` when there was none.
 
+    Roles are not trusted: BeeAI's chat-completions server turns a replayed assistant message
+    into a user message, so the suggestions block is cut from any user or assistant text, and
+    the message after a command in a history (its reply) goes with it.
+
     Args:
-        messages: A model's (or agent's) input messages.
+        messages: A model's (or agent's) input messages, or a replayed history.
         is_command: Whether a user text is one of the memory's commands.
 
     Returns:
@@ -50,16 +56,15 @@ def clean_messages(messages: Sequence[Any], is_command: Callable[[str], bool]) -
     changed = False
     skip_reply = False
     for message in messages:
-        if skip_reply and isinstance(message, AssistantMessage):
+        if skip_reply and isinstance(message, UserMessage | AssistantMessage):
             skip_reply, changed = False, True
             continue
         skip_reply = False
         if isinstance(message, UserMessage) and is_command(message.text):
             skip_reply, changed = True, True
             continue
-        if isinstance(message, AssistantMessage):
-            mark = (message.meta or {}).get(MARK)
-            if mark == "reply":
+        if isinstance(message, UserMessage | AssistantMessage):
+            if (message.meta or {}).get(MARK) == "reply":
                 changed = True
                 continue
             copy = _without_suggestions(message)
@@ -70,7 +75,7 @@ def clean_messages(messages: Sequence[Any], is_command: Callable[[str], bool]) -
     return cleaned if changed else None
 
 
-def _without_suggestions(message: AssistantMessage) -> AnyMessage:
+def _without_suggestions(message: UserMessage | AssistantMessage) -> AnyMessage:
     parts: list[Any] = []
     changed = False
     for part in message.content:
@@ -85,4 +90,4 @@ def _without_suggestions(message: AssistantMessage) -> AnyMessage:
     if not changed:
         return message
     meta = {k: v for k, v in (message.meta or {}).items() if k != MARK}
-    return AssistantMessage(parts or "", meta, id=message.id)
+    return type(message)(parts or "", meta, id=message.id)
