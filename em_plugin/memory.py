@@ -253,7 +253,8 @@ class EpisodicMemory:
         return self._engine.delete(workflow_id, self.scope)
 
     def forget(self, scope: str | None = None) -> list[str]:
-        """Delete a whole scope: its workflows, vectors, graphs and suggestion records.
+        """Delete a whole scope: its workflows, vectors, graphs, suggestion records and session
+        journals.
 
         Args:
             scope: The scope; this memory's own by default.
@@ -263,7 +264,11 @@ class EpisodicMemory:
         """
         scope = self.scope if scope is None else scope
         _check_scope(scope)
-        return self._engine.forget(scope)
+        deleted = self._engine.forget(scope)
+        from em_plugin.session.journal import SessionJournal  # sessions need the engine, not back
+
+        SessionJournal(self.store.backend).forget(scope)  # session journals hold its texts too
+        return deleted
 
     # ------------------------------------------------------------------------------ reads
 

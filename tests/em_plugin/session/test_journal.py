@@ -209,3 +209,18 @@ class NoMemory:
 
     def with_scope(self, scope: str) -> NoMemory:
         return self
+
+
+def test_forgetting_a_scope_erases_its_session_journals() -> None:
+    from em_plugin.embedding import FakeEmbedder
+    from em_plugin.memory import EpisodicMemory
+    from provenance.stores import open_store
+
+    memory = EpisodicMemory(store=open_store("memory:"), embedder=FakeEmbedder(16), scope="team")
+    journal = SessionJournal(memory.store.backend)
+    for scope in ("team", "other"):
+        t = Trajectory("s", scope=scope)
+        t.instruction("hello")
+        journal.append(scope, "s", t.events, base=0)
+    memory.forget()
+    assert [s.scope for s in journal.sessions()] == ["other"]
