@@ -10,7 +10,8 @@ Layout (``docs/deploy.md``): each turn appends one **chunk**, a named graph
 ``{BASE}journal/{scope}/{session}/{base}-{time}-{token}`` holding the turn's events as JSON, its
 position (``base``: how many events came before it) and its time; one write, so a turn is
 journaled whole or not at all. Saving the session writes its **saved mark**
-``{BASE}journal/{scope}/{session}/saved`` (how many events the saved workflow covers). Journal
+``{BASE}journal/{scope}/{session}/saved`` (how many events the saved workflow covers); each scope
+has one constant marker graph ``{BASE}journal/{scope}/journal``. Journal
 graphs use their own vocabulary (:data:`JOURNAL_NS`) and graph namespace, so they are never listed
 as workflows; erasing a scope must also call :meth:`SessionJournal.forget`.
 
@@ -232,8 +233,18 @@ class SessionJournal:
             (name, _JN.events, Literal(payload)),
             *((name, _JN.link, Literal(link)) for link in links),
         ]
-        self.backend.replace_graphs([(name, triples)])
+        self.backend.replace_graphs([self._marker(scope), (name, triples)])
         return str(name)
+
+    def _marker(self, scope: str) -> tuple[URIRef, list[tuple[URIRef, URIRef, Any]]]:
+        """The scope's journal marker: constant triples, rewritten with every journal write.
+
+        Rewriting identical triples is harmless when workers race, and a batch that replaces
+        an existing graph is one small transaction on the embedded disk store, where a batch of
+        new graphs only would be a bulk load (far costlier for one turn, docs/stores.md).
+        """
+        name = URIRef(journal_graph_prefix(scope) + "journal")
+        return name, [(name, RDF.type, _JN.Journal), (name, _JN.scope, Literal(scope))]
 
     def mark_saved(self, scope: str, session_id: str, *, events: int, workflow_id: str) -> None:
         """Record that the session's first ``events`` events are saved as ``workflow_id``.
@@ -251,7 +262,7 @@ class SessionJournal:
             (name, _JN.time, Literal(_now(), datatype=XSD.dateTime)),
             (name, _JN.workflow, Literal(workflow_id)),
         ]
-        self.backend.replace_graphs([(name, triples)])
+        self.backend.replace_graphs([self._marker(scope), (name, triples)])
 
     def forget(self, scope: str, session_id: str | None = None) -> int:
         """Drop the journal of a scope (or of one session of it), in one write.
