@@ -46,7 +46,7 @@ from integrations.beeai._context import (
 )
 from integrations.beeai._deployment import deployment_session, history_of
 from integrations.beeai._sanitize import MARK, clean_messages
-from integrations.beeai._sessions import FRAMEWORK, SessionViews, journal_for
+from integrations.beeai._sessions import FRAMEWORK, UNSYNCED_SAVE, SessionViews, journal_for
 from integrations.beeai._tools import RecallWorkflowsTool
 
 
@@ -158,11 +158,14 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
         ctx = RunContext.get()
         session_id = explicit_session(ctx) or deployment_session() or self.session_id
         scope = scope_of(ctx, self.scope, self.episodic_memory)
-        controller = await self._open(session_id, scope)
+        controller, synced = await self._open(session_id, scope)
         text = instruction_text(input)
         command = controller.command_of(text)
         if command is not None:
-            reply = await controller.ahandle_command(text) or ""
+            if synced or command != "save":
+                reply = await controller.ahandle_command(text) or ""
+            else:
+                reply = UNSYNCED_SAVE
             await self._commit(controller)
             return self._output(controller, reply, command=command)
         if isinstance(input, list):  # a replayed history may carry the memory's own text
@@ -218,13 +221,16 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
     def _is_command(self, text: str) -> bool:
         return self.policy.command_of(text) is not None
 
-    async def _open(self, session_id: str, scope: str) -> SessionController:
+    async def _open(self, session_id: str, scope: str) -> tuple[SessionController, bool]:
+        """The session's controller, and whether it holds everything the session captured."""
         if self.journal is not None:
             with self.sessions.isolation.guard("reading the session journal"):
-                return await asyncio.to_thread(
+                controller = await asyncio.to_thread(
                     self.journal.open, session_id, scope=scope, crew=self.crew_name
                 )
-        return self.sessions.get(session_id, scope=scope, crew=self.crew_name)
+                return controller, True
+            return self.sessions.get(session_id, scope=scope, crew=self.crew_name), False
+        return self.sessions.get(session_id, scope=scope, crew=self.crew_name), True
 
     async def _commit(self, controller: SessionController) -> None:
         if self.journal is not None:

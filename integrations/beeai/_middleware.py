@@ -68,7 +68,7 @@ from integrations.beeai._context import (
 )
 from integrations.beeai._deployment import history_of, message_pairs
 from integrations.beeai._sanitize import clean_messages, strip_suggestions
-from integrations.beeai._sessions import FRAMEWORK, SessionViews, journal_for
+from integrations.beeai._sessions import FRAMEWORK, UNSYNCED_SAVE, SessionViews, journal_for
 from integrations.beeai._tools import RecallWorkflowsTool
 
 #: Above the recorder's listeners: the turn is opened before any call is recorded.
@@ -208,11 +208,16 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
                 data.input["input"] = run_input = cleaned + run_input[len(history) :]
             turn.conversation = message_pairs(run_input)
         session_id = session_id_of(ctx, self.session_id, await self._linked(ctx, scope, run_input))
-        controller = turn.controller = await self._open(session_id, scope, crew)
+        controller, synced = await self._open(session_id, scope, crew)
+        turn.controller = controller
         text = run_instruction(data.input)
         if controller.command_of(text):
             turn.command = True
-            reply = await controller.ahandle_command(text)
+            reply = (
+                await controller.ahandle_command(text)
+                if synced or controller.command_of(text) != "save"
+                else UNSYNCED_SAVE
+            )
             # BeeAI returns a start event's output in place of running the agent or workflow.
             data.output = reply_output(ctx.instance, reply or "", data.input)
             return
@@ -244,13 +249,18 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
             linked = await asyncio.to_thread(self.journal.journal.find_link, scope, digest)
         return linked
 
-    async def _open(self, session_id: str, scope: str, crew: str | None) -> SessionController:
+    async def _open(
+        self, session_id: str, scope: str, crew: str | None
+    ) -> tuple[SessionController, bool]:
+        """The session's controller, and whether it holds everything the session captured."""
         if self.journal is not None:
             with self.sessions.isolation.guard("reading the session journal"):
-                return await asyncio.to_thread(
+                controller = await asyncio.to_thread(
                     self.journal.open, session_id, scope=scope, crew=crew
                 )
-        return self.sessions.get(session_id, scope=scope, crew=crew)
+                return controller, True
+            return self.sessions.get(session_id, scope=scope, crew=crew), False
+        return self.sessions.get(session_id, scope=scope, crew=crew), True
 
     async def _on_success(self, turn: _Turn, data: RunContextSuccessEvent) -> None:
         controller = turn.controller

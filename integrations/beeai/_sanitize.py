@@ -35,9 +35,7 @@ def strip_suggestions(text: str) -> str:
     return _TAIL.sub("", text)
 
 
-def clean_messages(
-    messages: Sequence[Any], is_command: Callable[[str], bool]
-) -> list[Any] | None:
+def clean_messages(messages: Sequence[Any], is_command: Callable[[str], bool]) -> list[Any] | None:
     """Return the messages without the memory's text, or ``None`` when there was none.
 
     Roles are not trusted: BeeAI's chat-completions server turns a replayed assistant message

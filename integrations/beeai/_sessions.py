@@ -15,6 +15,13 @@ from provenance.stores import WorkflowStore
 
 FRAMEWORK = "beeai"
 
+#: The reply to ``/save`` when the session's journal cannot be read: this process may hold only
+#: part of the session, and saving it would replace the whole saved workflow with that part.
+UNSYNCED_SAVE = (
+    "Could not read this session's journal from the store; nothing was saved "
+    "(the workflow saved before is kept). Try /save again."
+)
+
 
 def journal_for(memory: MemoryPort) -> SessionJournal | None:
     """Return a journal in the memory's store, or ``None`` for a memory without a store."""

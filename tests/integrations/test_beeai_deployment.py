@@ -14,6 +14,7 @@ from em_plugin.session.journal import SessionJournal
 from integrations.beeai import EpisodicMemoryMiddleware, SessionMemoryManager, deployment_session
 from integrations.beeai._sanitize import clean_messages, strip_suggestions
 from integrations.beeai.testing import ScriptedChatModel, call, final
+from provenance.errors import StoreError
 from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import open_store
 
@@ -115,3 +116,23 @@ async def test_agent_workflow_state_final_answer_shows_the_suggestions() -> None
     response = await workflow.run([AgentWorkflowInput(prompt=CLASSIFY)]).middleware(mw)
     assert response.state.final_answer.startswith("PFOA is a PFAS.\n\nSuggested next steps")
     assert response.result.final_answer == response.state.final_answer
+
+
+async def test_save_is_refused_while_the_journal_cannot_be_read(monkeypatch: Any) -> None:
+    memory = seeded()
+    crew = build_crew(middlewares=[EpisodicMemoryMiddleware(memory)])
+    crew.turn_extract()
+    await crew.coordinator.run(EXTRACT).context({"session_id": "s"})
+    await crew.coordinator.run("/save").context({"session_id": "s"})
+    kept = memory.load("session/s")
+
+    def unreadable(*args: Any) -> Any:
+        raise StoreError("the store went away")
+
+    monkeypatch.setattr(SessionJournal, "head", unreadable)
+    other = build_crew(middlewares=[EpisodicMemoryMiddleware(memory)])  # another worker
+    other.turn_classify()
+    await other.coordinator.run(CLASSIFY).context({"session_id": "s"})  # the crew still answers
+    reply = await other.coordinator.run("/save").context({"session_id": "s"})
+    assert reply.last_message.text.startswith("Could not read this session's journal")
+    assert memory.load("session/s") == kept
