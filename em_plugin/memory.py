@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from em_plugin import telemetry
 from em_plugin.capture.redaction import Redactor
 from em_plugin.embedding.embedders import Embedder
 from em_plugin.errors import ConfigurationError
@@ -93,6 +94,7 @@ class EpisodicMemory:
         StoreError: When the store cannot be opened.
     """
 
+    @telemetry.traced("create_memory_store")
     def __init__(
         self,
         store: str | Path | WorkflowStore | None = None,
@@ -194,6 +196,7 @@ class EpisodicMemory:
         """
         return self.save_many([workflow], validate=validate)[0]
 
+    @telemetry.traced("upsert_memory")
     def save_many(
         self,
         workflows: Iterable[Workflow],
@@ -244,6 +247,7 @@ class EpisodicMemory:
     def _write(self, batch: list[Workflow]) -> list[Workflow]:
         return self._engine.write(batch)
 
+    @telemetry.traced("delete_memory")
     def delete(self, workflow_id: str) -> bool:
         """Delete a workflow of this memory's scope (graph, index entries, vectors).
 
@@ -252,6 +256,7 @@ class EpisodicMemory:
         """
         return self._engine.delete(workflow_id, self.scope)
 
+    @telemetry.traced("delete_memory_store")
     def forget(self, scope: str | None = None) -> list[str]:
         """Delete a whole scope: its workflows, vectors, graphs and suggestion records.
 
@@ -292,6 +297,7 @@ class EpisodicMemory:
         self._engine.sync(self.scope)
         return (self.scope, workflow_id) in self._engine.index
 
+    @telemetry.traced("search_memory")
     def retrieve(self, workflow: Workflow) -> list[Match]:
         """Retrieve this scope's workflows similar to ``workflow`` (paper's rule), best first."""
         with self._engine.lock:
@@ -309,6 +315,7 @@ class EpisodicMemory:
             workflow, matches, state, query, self.crew, self._load_quiet, self._prefetch
         )
 
+    @telemetry.traced("search_memory")
     def suggest(self, workflow: Workflow, limit: int | None = 3) -> list[Suggestion]:
         """Suggest next steps for the current workflow.
 
@@ -371,6 +378,7 @@ class EpisodicMemory:
         """Async twin of :meth:`retrieve`."""
         return await asyncio.to_thread(self.retrieve, workflow)
 
+    @telemetry.traced("search_memory")
     async def asuggest(self, workflow: Workflow, limit: int | None = 3) -> list[Suggestion]:
         """Async twin of :meth:`suggest`; an async chat model is awaited on the caller's loop."""
         request = await asyncio.to_thread(self.request, workflow)
