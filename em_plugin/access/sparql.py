@@ -1,0 +1,207 @@
+"""Bounding SPARQL requests to a grant: no ``SERVICE``; updates only on graphs it may write.
+
+Queries are bounded by the dataset the engine receives (the server passes only the grant's
+graphs), so a query is checked for one thing only: ``SERVICE`` would reach past that dataset.
+An update runs on the whole store, so its graphs are read from its algebra (rdflib's SPARQL
+parser) and each one is checked: every graph it writes must be of a scope the grant may write,
+every graph its ``WHERE`` reads of a scope it may read. What cannot be bounded from the text is
+refused: the default graph (shared by every scope), ``GRAPH ?variable``, ``LOAD``, ``SERVICE``,
+``CLEAR``/``DROP`` of ``DEFAULT``, ``NAMED`` or ``ALL``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from em_plugin.access.graphs import graph_scope
+from em_plugin.access.tokens import AccessDenied, Grant
+
+__all__ = ["UpdateGraphs", "check_query", "check_update"]
+
+_GRAPH_NODES = ("Graph", "GraphGraphPattern")
+_TRIPLE_NODES = ("TriplesBlock", "TriplesSameSubject", "TriplesSameSubjectPath")
+
+
+@dataclass(frozen=True)
+class UpdateGraphs:
+    """The graphs an allowed update touches."""
+
+    reads: frozenset[str]
+    """Graphs its ``WHERE`` clauses (and ``ADD``/``COPY``/``MOVE`` sources) read."""
+    writes: frozenset[str]
+    """Graphs it inserts into, deletes from, creates, clears or drops."""
+
+
+def check_query(query: str) -> None:
+    """Refuse a query that the dataset cannot bound.
+
+    Raises:
+        AccessDenied: 400 when it does not parse, 403 when it uses ``SERVICE``.
+    """
+    from rdflib.plugins.sparql.parser import parseQuery
+
+    try:
+        tree = parseQuery(query)
+    except Exception as exc:  # pyparsing and rdflib raise errors with no common public root
+        raise AccessDenied(f"the query does not parse: {exc}", 400) from exc
+    if any(node.name == "ServiceGraphPattern" for node, _ in _walk(tree, False)):
+        raise AccessDenied("SERVICE is refused: it would query past the graphs of your scopes")
+
+
+def check_update(update: str, grant: Grant) -> UpdateGraphs:
+    """Return the graphs an update touches, once each is allowed by ``grant``.
+
+    Args:
+        update: The SPARQL 1.1 update text.
+        grant: The caller's grant.
+
+    Returns:
+        The graphs it reads and writes.
+
+    Raises:
+        AccessDenied: 400 when it does not parse; 403 with the first graph or clause that the
+            grant does not allow, or that cannot be bounded.
+    """
+    from rdflib.plugins.sparql.algebra import translateUpdate
+    from rdflib.plugins.sparql.parser import parseUpdate
+
+    if grant.access != "read-write":
+        raise AccessDenied(f"token {grant.name!r} is read-only; updates need a read-write token")
+    try:
+        operations = translateUpdate(parseUpdate(update)).algebra
+    except Exception as exc:  # pyparsing and rdflib raise errors with no common public root
+        raise AccessDenied(f"the update does not parse: {exc}", 400) from exc
+    reads: set[str] = set()
+    writes: set[str] = set()
+    for operation in operations:
+        _operation(operation, reads, writes)
+    for iri in sorted(writes):
+        if not grant.can_write(graph_scope(iri)):
+            raise AccessDenied(_refusal(grant, iri, "write"))
+    for iri in sorted(reads - writes):
+        if not grant.can_read(graph_scope(iri)):
+            raise AccessDenied(_refusal(grant, iri, "read"))
+    return UpdateGraphs(frozenset(reads), frozenset(writes))
+
+
+def _operation(op: Any, reads: set[str], writes: set[str]) -> None:
+    name = op.name
+    if name in ("InsertData", "DeleteData", "DeleteWhere"):
+        if _get(op, "triples"):
+            raise AccessDenied(f"{_sparql(name)} on the default graph is refused: name a graph")
+        writes.update(_iris(_get(op, "quads") or {}, f"{_sparql(name)} GRAPH"))
+        return
+    if name == "Modify":
+        _modify(op, reads, writes)
+        return
+    if name == "Load":
+        raise AccessDenied("LOAD is refused: the server does not fetch URLs for clients")
+    if name in ("Clear", "Drop", "Create"):
+        writes.add(_named(_get(op, "graphiri"), name.upper()))
+        return
+    if name in ("Add", "Copy", "Move"):
+        source, target = (_named(g, name.upper()) for g in op.graph)
+        (writes if name == "Move" else reads).add(source)
+        writes.add(target)
+        return
+    raise AccessDenied(f"the update operation {name} is not supported here")
+
+
+def _modify(op: Any, reads: set[str], writes: set[str]) -> None:
+    with_graph = _get(op, "withClause")
+    if with_graph is not None:
+        with_graph = _named(with_graph, "WITH")
+    for clause_name in ("delete", "insert"):
+        clause = _get(op, clause_name)
+        if clause is None:
+            continue
+        writes.update(_iris(_get(clause, "quads") or {}, f"{clause_name.upper()} GRAPH"))
+        if _get(clause, "triples"):
+            if with_graph is None:
+                raise AccessDenied(
+                    f"{clause_name.upper()} on the default graph is refused: use WITH <graph> "
+                    "or GRAPH <graph> { … }"
+                )
+            writes.add(with_graph)
+    using = _get(op, "using") or []
+    defaults = [_named(_get(u, "default") or _get(u, "named"), "USING") for u in using]
+    reads.update(defaults)
+    read_default = False
+    for node, in_graph in _walk(_get(op, "where"), False):
+        if node.name == "ServiceGraphPattern":
+            raise AccessDenied("SERVICE is refused: it would query past the graphs of your scopes")
+        if node.name in _GRAPH_NODES:
+            reads.add(_named(_get(node, "term"), "GRAPH in WHERE"))
+        elif not in_graph and _has_triples(node):
+            read_default = True
+    if read_default:
+        if using:
+            return  # USING <g> makes the WHERE's default graph exactly those graphs
+        if with_graph is None:
+            raise AccessDenied(
+                "a WHERE that reads the default graph is refused: use USING <graph>, "
+                "WITH <graph> or GRAPH <graph> { … }"
+            )
+        reads.add(with_graph)
+
+
+def _walk(node: Any, in_graph: bool) -> Iterator[tuple[Any, bool]]:
+    """Every parse or algebra node under ``node``, with whether a GRAPH clause encloses it."""
+    stack: list[tuple[Any, bool]] = [(node, in_graph)]
+    while stack:
+        item, inside = stack.pop()
+        if isinstance(item, str) or item is None:
+            continue
+        if isinstance(item, dict):
+            name = getattr(item, "name", None)
+            if name is not None:
+                yield item, inside
+            inner = inside or name in _GRAPH_NODES
+            stack.extend((value, inner) for value in item.values())
+        elif isinstance(item, list | tuple) or hasattr(item, "__iter__"):
+            try:
+                stack.extend((value, inside) for value in item)
+            except TypeError:
+                continue
+
+
+def _get(node: Any, key: str) -> Any:
+    # CompValue.get resolves variables against a query context; the raw value is wanted here.
+    return dict.get(node, key) if isinstance(node, dict) else None
+
+
+def _has_triples(node: Any) -> bool:
+    if node.name == "BGP":
+        return bool(_get(node, "triples"))
+    return node.name in _TRIPLE_NODES
+
+
+def _iris(quads: Any, where: str) -> Iterator[str]:
+    for graph in quads:
+        yield _named(graph, where)
+
+
+def _named(term: Any, where: str) -> str:
+    from rdflib.term import URIRef
+
+    if isinstance(term, URIRef):
+        return str(term)
+    if isinstance(term, str) and term.upper() in ("DEFAULT", "NAMED", "ALL"):
+        raise AccessDenied(f"{where} {term.upper()} is refused: name each graph")
+    raise AccessDenied(f"{where} ?{term} is refused: graphs must be named by IRIs, not variables")
+
+
+def _sparql(name: str) -> str:
+    return {"InsertData": "INSERT DATA", "DeleteData": "DELETE DATA"}.get(name, "DELETE WHERE")
+
+
+def _refusal(grant: Grant, iri: str, what: str) -> str:
+    scope = graph_scope(iri)
+    owner = "no scope" if scope is None else f"scope {scope!r}"
+    allowed = ", ".join(sorted(grant.scopes))
+    return (
+        f"token {grant.name!r} may not {what} <{iri}> (a graph of {owner}); "
+        f"it opens {grant.access} access to: {allowed}"
+    )
