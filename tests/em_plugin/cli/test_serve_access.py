@@ -246,3 +246,18 @@ def test_updates_need_a_read_write_token_for_every_graph(url: str) -> None:
     assert "planted" not in body
     assert _request(url, WRITER_A, update=f"DROP GRAPH <{mine}>")[0] == 204
     assert _values(_request(url, READER_A, query=query)[1]) == {"False"}
+
+
+def test_an_rdflib_sparql_store_client_reads_only_its_scope(url: str) -> None:
+    from rdflib import Graph
+    from rdflib.plugins.stores.sparqlstore import SPARQLStore
+
+    def client(token: str) -> Graph:
+        store = SPARQLStore(query_endpoint=url, headers={"Authorization": f"Bearer {token}"})
+        return Graph(store=store)
+
+    query = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
+    seen_by_a = {str(row[0]) for row in client(READER_A).query(query)}  # type: ignore[index]
+    seen_by_b = {str(row[0]) for row in client(READER_B).query(query)}  # type: ignore[index]
+    assert A1 in seen_by_a and B1 not in seen_by_a and D1 not in seen_by_a
+    assert B1 in seen_by_b and A1 not in seen_by_b
