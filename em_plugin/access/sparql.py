@@ -113,11 +113,16 @@ def _modify(op: Any, reads: set[str], writes: set[str]) -> None:
     with_graph = _get(op, "withClause")
     if with_graph is not None:
         with_graph = _named(with_graph, "WITH")
+    listed = None if _get(op, "using") else _values_graphs(_get(op, "where"))
     for clause_name in ("delete", "insert"):
         clause = _get(op, clause_name)
         if clause is None:
             continue
-        writes.update(_iris(_get(clause, "quads") or {}, f"{clause_name.upper()} GRAPH"))
+        for graph in _get(clause, "quads") or {}:
+            if listed is not None and graph == listed[0]:
+                writes.update(listed[1])
+            else:
+                writes.add(_named(graph, f"{clause_name.upper()} GRAPH"))
         if _get(clause, "triples"):
             if with_graph is None:
                 raise AccessDenied(
@@ -125,6 +130,9 @@ def _modify(op: Any, reads: set[str], writes: set[str]) -> None:
                     "or GRAPH <graph> { … }"
                 )
             writes.add(with_graph)
+    if listed is not None:  # the WHERE reads exactly the listed graphs
+        reads.update(listed[1])
+        return
     using = _get(op, "using") or []
     defaults = [_named(_get(u, "default") or _get(u, "named"), "USING") for u in using]
     reads.update(defaults)
@@ -145,6 +153,48 @@ def _modify(op: Any, reads: set[str], writes: set[str]) -> None:
                 "WITH <graph> or GRAPH <graph> { … }"
             )
         reads.add(with_graph)
+
+
+def _values_graphs(where: Any) -> tuple[Any, set[str]] | None:
+    """``(?g, IRIs)`` for ``WHERE { VALUES ?g { <iri> … } GRAPH ?g { triple patterns } }``.
+
+    That form (the remote backend's replace of graphs) reads, and lets a template write, only
+    the listed graphs: every solution binds ``?g`` to one of them. Any other shape gives None.
+    """
+    from rdflib.term import URIRef, Variable
+
+    leaves = _join_leaves(where)
+    values = [n for n in leaves if n.name == "ToMultiSet"]
+    graphs = [n for n in leaves if n.name == "Graph"]
+    if len(values) != 1 or len(graphs) != 1 or len(leaves) != 2:
+        return None
+    rows = _get(_get(values[0], "p"), "res") or []
+    variable = _get(graphs[0], "term")
+    if not rows or not isinstance(variable, Variable):
+        return None
+    if not all(list(row) == [variable] and isinstance(row[variable], URIRef) for row in rows):
+        return None
+    inner = _join_leaves(_get(graphs[0], "p"))
+    if not all(n.name == "BGP" and _plain(_get(n, "triples") or []) for n in inner):
+        return None
+    return variable, {str(row[variable]) for row in rows}
+
+
+def _join_leaves(node: Any) -> list[Any]:
+    """The operands of nested Joins, without the empty BGPs the translation adds."""
+    if not isinstance(node, dict) or getattr(node, "name", None) is None:
+        return [node]
+    if node.name == "Join":
+        return _join_leaves(_get(node, "p1")) + _join_leaves(_get(node, "p2"))
+    if node.name == "BGP" and not _get(node, "triples"):
+        return []
+    return [node]
+
+
+def _plain(triples: Any) -> bool:
+    from rdflib.term import Node
+
+    return all(isinstance(t, tuple) and all(isinstance(x, Node) for x in t) for t in triples)
 
 
 def _walk(node: Any, in_graph: bool) -> Iterator[tuple[Any, bool]]:

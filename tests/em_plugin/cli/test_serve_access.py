@@ -261,3 +261,37 @@ def test_an_rdflib_sparql_store_client_reads_only_its_scope(url: str) -> None:
     seen_by_b = {str(row[0]) for row in client(READER_B).query(query)}  # type: ignore[index]
     assert A1 in seen_by_a and B1 not in seen_by_a and D1 not in seen_by_a
     assert B1 in seen_by_b and A1 not in seen_by_b
+
+
+def test_a_crew_with_a_read_write_token_saves_and_reads_its_scope_only(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from provenance.errors import StoreError
+    from provenance.stores import WorkflowStore
+    from provenance.stores.remote import SparqlEndpointStore
+
+    monkeypatch.setenv("EM_PLUGIN_CACHE_DIR", "none")
+    store = WorkflowStore(SparqlEndpointStore(url, token=WRITER_A))
+    memory = EpisodicMemory(store=store, embedder="fake", scope="a")
+    try:
+        assert memory.ids() == ["a1"]  # scope b and the default scope are not in its dataset
+        memory.save(_workflow("a2", "a"))
+        memory.save(_workflow("a2", "a"))  # a save replaces: DELETE … VALUES ?g, INSERT DATA
+        assert memory.ids() == ["a1", "a2"]
+        assert [s.tool for s in memory.suggest(_workflow("now", "a"))] == []  # nothing follows
+        other = memory.with_scope("b")
+        with pytest.raises(StoreError, match="403"):
+            other.save(_workflow("b2", "b"))
+    finally:
+        memory.close()
+        store.close()
+    monkeypatch.setenv("EM_PLUGIN_STORE_TOKEN", READER_B)
+    reader = WorkflowStore(SparqlEndpointStore(url))  # the token from the environment
+    try:
+        assert reader.ids("b") == ["b1"] and reader.ids("a") == []
+        with pytest.raises(StoreError, match="read-only"):
+            reader.save(_workflow("b3", "b"))
+    finally:
+        reader.close()
+    status, _ = _request(url, WRITER_A, update=f"DROP GRAPH <{graph_iri('a2', 'a')}>")
+    assert status == 204
