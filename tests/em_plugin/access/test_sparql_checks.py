@@ -55,3 +55,49 @@ def test_a_read_grant_updates_nothing_and_bad_text_is_400() -> None:
     check_query("SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }")
     with pytest.raises(AccessDenied, match="SERVICE"):
         check_query("ASK { FILTER EXISTS { SERVICE <http://x/q> { ?s ?p ?o } } }")
+
+
+def test_the_remote_backends_replace_is_read_exactly() -> None:
+    from provenance.mapping import workflow_to_triples
+    from provenance.model import CallStep, InstructionStep, Workflow
+    from provenance.stores._terms import replace_update
+
+    workflow = Workflow(
+        id="w2", scope="a", steps=(InstructionStep("x }; DROP ALL", (CallStep("t"),)),)
+    )
+    graphs = [(graph_iri("w2", "a"), list(workflow_to_triples(workflow)))]
+    update = replace_update(graphs, [graph_iri("w2", "a"), graph_iri("w1", "a")])
+    assert check_update(update, WRITER).writes == {A, A2}
+    foreign = replace_update(graphs, [graph_iri("w1", "b")])
+    with pytest.raises(AccessDenied, match="may not write"):
+        check_update(foreign, WRITER)
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        f"INSERT DATA {{ GRAPH <{A}> {{ <urn:s> <urn:p> 1 }} }} ; DROP ALL ;"
+        f" INSERT DATA {{ GRAPH <{A}> {{ <urn:s> <urn:p> 1 }} }}",
+        f"INSERT DATA {{ GRAPH <{A}> {{ <urn:s> <urn:p> 1 }} }} # }}\n ; DROP GRAPH <{B}> ;"
+        f" INSERT DATA {{ GRAPH <{A}> {{ <urn:s> <urn:p> 1 }}",
+        "INSERT DATA { GRAPH _:b { <urn:s> <urn:p> 1 } }",
+        "INSERT DATA { { <urn:s> <urn:p> 1 } }",
+        f"DELETE {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ VALUES ?g {{ <{A}> <{B}> }}"
+        " GRAPH ?g { ?s ?p ?o } } ; INSERT DATA { }",
+        f"DELETE {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ VALUES ?g {{ <{A}> UNDEF }}"
+        " GRAPH ?g { ?s ?p ?o } }",
+        f"INSERT {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ VALUES ?g {{ <{A}> }}"
+        " GRAPH ?g { ?s ?p ?o OPTIONAL { GRAPH ?h { ?s ?p ?x } } } }",
+        f"INSERT {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ VALUES ?g {{ <{A}> }}"
+        f" GRAPH ?g {{ ?s ?p ?o FILTER EXISTS {{ GRAPH <{B}> {{ ?s ?p ?o }} }} }} }}",
+    ],
+)
+def test_smuggling_past_the_replace_form_is_refused(update: str) -> None:
+    with pytest.raises(AccessDenied) as denied:
+        check_update(update, WRITER)
+    assert denied.value.status in (400, 403)
+
+
+def test_a_brace_in_a_literal_stays_data() -> None:
+    update = f'INSERT DATA {{ GRAPH <{A}> {{ <urn:s> <urn:p> "}} ; DROP ALL ; INSERT DATA {{" }} }}'
+    assert check_update(update, WRITER).writes == {A}
