@@ -223,11 +223,12 @@ def _values_graphs(where: Any) -> tuple[Any, set[str]] | None:
 
 def _join_leaves(node: Any) -> list[Any]:
     """The operands of nested Joins, without the empty BGPs the translation adds."""
-    if not isinstance(node, dict) or getattr(node, "name", None) is None:
+    name = getattr(node, "name", None) if isinstance(node, dict) else None
+    if name is None:
         return [node]
-    if node.name == "Join":
+    if name == "Join":
         return _join_leaves(_get(node, "p1")) + _join_leaves(_get(node, "p2"))
-    if node.name == "BGP" and not _get(node, "triples"):
+    if name == "BGP" and not _get(node, "triples"):
         return []
     return [node]
 
