@@ -1,16 +1,17 @@
 """The SPARQL endpoint of ``em-plugin serve --token-file``: bearer tokens, one dataset per grant.
 
-The store is opened in this process (pyoxigraph) and each request is answered on the dataset
-its token opens: the default graph is the union of the grant's scopes' workflow graphs, the
-named graphs are all of its scopes' graphs (workflows, change logs, suggestion records). The
-query text is never edited: ``FROM``, ``FROM NAMED`` and ``GRAPH ?g`` range over that dataset
-only, because the engine receives no other. ``SERVICE`` is refused (it would query past it), and
-updates are checked graph by graph (:func:`em_plugin.access.check_update`).
+The store is opened in this process (pyoxigraph). Each query runs on a copy of the graphs its
+token's scopes own (:class:`~em_plugin.cli.scope_copy.ScopeCopy`: the scopes' workflow graphs,
+change logs and suggestion records as named graphs, the union of their workflow graphs as the
+default graph), made on the first query of that set of scopes and kept in step with every
+update. The query text is never edited: ``FROM``, ``FROM NAMED`` and ``GRAPH ?g`` range over
+that copy only, because the engine holds nothing else. ``SERVICE`` is refused (it would query
+past it), and updates are checked graph by graph (:func:`em_plugin.access.check_update`).
 
 Endpoints (SPARQL 1.1 Protocol): ``/query`` (GET ``?query=``, POST form or
 ``application/sparql-query``) and ``/update`` (POST form or ``application/sparql-update``).
-A client's ``default-graph-uri`` / ``named-graph-uri`` narrow the dataset further; graphs outside
-the grant are dropped from them, never added.
+A client's ``default-graph-uri`` / ``named-graph-uri`` narrow the dataset to the listed graphs
+of the grant's scopes.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import logging
 import threading
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -28,9 +28,10 @@ from typing import Any
 import pyoxigraph as ox
 
 from em_plugin.access import AccessDenied, Grant, TokenTable, check_query, check_update
-from em_plugin.access.graphs import graph_scope, is_workflow_graph
+from em_plugin.access.graphs import graph_scope
+from em_plugin.cli.scope_copy import ScopeCopy
 
-__all__ = ["GuardedEndpoint", "ScopeGraphs", "open_store"]
+__all__ = ["GuardedEndpoint", "open_store"]
 
 log = logging.getLogger("em_plugin.serve")
 
@@ -41,37 +42,6 @@ _FORM = "application/x-www-form-urlencoded"
 _RESULTS = ("application/sparql-results+json", "application/sparql-results+xml", "text/csv",
             "text/tab-separated-values")  # fmt: skip
 _GRAPHS = ("application/n-triples", "text/turtle", "application/rdf+xml", "application/n-quads")
-
-
-@dataclass
-class ScopeGraphs:
-    """The store's graphs by scope: ``(workflow graphs, other graphs)`` of each scope."""
-
-    by_scope: dict[str, tuple[list[ox.NamedNode], list[ox.NamedNode]]]
-
-    @classmethod
-    def of(cls, store: ox.Store) -> ScopeGraphs:
-        """Sort every named graph of ``store`` by the scope it belongs to."""
-        by_scope: dict[str, tuple[list[ox.NamedNode], list[ox.NamedNode]]] = {}
-        for graph in store.named_graphs():
-            if not isinstance(graph, ox.NamedNode):
-                continue
-            scope = graph_scope(graph.value)
-            if scope is None:
-                continue
-            workflows, others = by_scope.setdefault(scope, ([], []))
-            (workflows if is_workflow_graph(graph.value) else others).append(graph)
-        return cls(by_scope)
-
-    def dataset(self, grant: Grant) -> tuple[list[ox.NamedNode], list[ox.NamedNode]]:
-        """Return ``(default graph, named graphs)`` that ``grant`` may read."""
-        default: list[ox.NamedNode] = []
-        named: list[ox.NamedNode] = []
-        for scope in sorted(grant.scopes):
-            workflows, others = self.by_scope.get(scope, ([], []))
-            default += workflows
-            named += workflows + others
-        return default, named
 
 
 class GuardedEndpoint:
@@ -87,8 +57,7 @@ class GuardedEndpoint:
     def __init__(self, store: ox.Store, tokens: TokenTable, host: str, port: int) -> None:
         self.store = store
         self.tokens = tokens
-        self._graphs: ScopeGraphs | None = None
-        self._generation = 0
+        self._copies: dict[frozenset[str], ScopeCopy] = {}
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer((host, port), _handler(self))
         self.server.daemon_threads = True
@@ -109,53 +78,49 @@ class GuardedEndpoint:
 
     # -- the work of one request ---------------------------------------------------------------
 
-    def scope_graphs(self) -> ScopeGraphs:
-        """The store's graphs by scope, listed again after each update."""
-        with self._lock:
-            graphs, generation = self._graphs, self._generation
-        if graphs is not None:
-            return graphs
-        graphs = ScopeGraphs.of(self.store)
-        with self._lock:
-            if generation == self._generation:
-                self._graphs = graphs
-        return graphs
+    def copy_for(self, grant: Grant) -> ScopeCopy:
+        """The copy of the grant's scopes' graphs, made on first use and kept in step."""
+        copy = self._copies.get(grant.scopes)
+        if copy is None:
+            with self._lock:  # no update runs while a copy is made, so none is missed
+                copy = self._copies.get(grant.scopes)
+                if copy is None:
+                    copy = self._copies[grant.scopes] = ScopeCopy.of(self.store, grant.scopes)
+        return copy
 
     def query(self, grant: Grant, text: str, params: dict[str, list[str]]) -> Any:
-        """Run a query on the grant's dataset (narrowed by the client's dataset parameters)."""
+        """Run a query on the grant's copy (narrowed by the client's dataset parameters)."""
         check_query(text)
-        default, named = self.scope_graphs().dataset(grant)
-        default = _narrow(default, params.get("default-graph-uri"))
-        named = _narrow(named, params.get("named-graph-uri"))
-        default_graph: list[ox.NamedNode | ox.BlankNode | ox.DefaultGraph] = [*default]
-        named_graphs: list[ox.NamedNode | ox.BlankNode] = [*named]
+        copy = self.copy_for(grant)
+        default = _listed(grant, params.get("default-graph-uri"))
+        named = _listed(grant, params.get("named-graph-uri"))
         try:
-            return self.store.query(
+            return copy.store.query(
                 text,
-                default_graph=default_graph or [_NO_GRAPH],
-                named_graphs=named_graphs or [_NO_GRAPH],
+                default_graph=None if default is None else [*default] or [_NO_GRAPH],
+                named_graphs=None if named is None else [*named] or [_NO_GRAPH],
             )
         except SyntaxError as exc:
             raise AccessDenied(f"the query does not parse: {exc}", 400) from exc
 
     def update(self, grant: Grant, text: str) -> None:
-        """Run an update whose every graph the grant allows."""
-        check_update(text, grant)
-        try:
-            self.store.update(text)
-        except SyntaxError as exc:
-            raise AccessDenied(f"the update does not parse: {exc}", 400) from exc
-        finally:
-            with self._lock:
-                self._graphs = None
-                self._generation += 1
+        """Run an update whose every graph the grant allows; bring the copies in step."""
+        graphs = check_update(text, grant)
+        with self._lock:
+            try:
+                self.store.update(text)
+            except SyntaxError as exc:
+                raise AccessDenied(f"the update does not parse: {exc}", 400) from exc
+            finally:
+                for copy in self._copies.values():
+                    copy.sync(self.store, graphs.writes)
 
 
-def _narrow(allowed: list[ox.NamedNode], asked: list[str] | None) -> list[ox.NamedNode]:
+def _listed(grant: Grant, asked: list[str] | None) -> list[ox.NamedNode] | None:
+    """The client's dataset parameter, cut to the grant's graphs (None: not given)."""
     if not asked:
-        return allowed
-    wanted = set(asked)
-    return [graph for graph in allowed if graph.value in wanted]
+        return None
+    return [ox.NamedNode(iri) for iri in dict.fromkeys(asked) if grant.can_read(graph_scope(iri))]
 
 
 def _handler(endpoint: GuardedEndpoint) -> type[BaseHTTPRequestHandler]:
