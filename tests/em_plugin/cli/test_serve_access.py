@@ -12,6 +12,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -302,3 +303,17 @@ def test_a_crew_with_a_read_write_token_saves_and_reads_its_scope_only(
         reader.close()
     status, _ = _request(url, WRITER_A, update=f"DROP GRAPH <{graph_iri('a2', 'a')}>")
     assert status == 204
+
+
+def test_a_bad_token_file_stops_serve_with_the_entry_named(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from em_plugin.cli import cli
+
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text('[tokens.ops]\ntoken = "short"\nscopes = ["a"]\n')
+    result = CliRunner().invoke(
+        cli, ["serve", "--store", "memory:", "--port", "0", "--token-file", str(tokens)]
+    )
+    assert result.exit_code == 2
+    assert "--token-file" in result.output and "entry 'ops'" in result.output
