@@ -35,6 +35,14 @@ the scopes page read the warmed tables and searches were cached)::
     scopes (cached)                         2.6      3.8          0.1
     tools (cached)                        237.9   1249.7         43.2
 
+The same on 2,000 workflows with the final code (load average about 15)::
+
+    warm-up (tables and tool counts)                       9.4 s
+    workflow table, page 1                 14.8     19.9          1.0  ok
+    workflow table, text search            26.5     39.9          1.9
+    one workflow (random)                  43.1     80.2          3.8  ok
+    tools (cached)                         49.3    267.6         12.8
+
 The table pages do not grow with the store (a slice of an in-memory order); one workflow costs
 what reading and drawing that one graph costs, whatever the store's size; a first search scans
 the rows in Python (linear); the warm-up is linear in the store (SPARQL aggregates).
