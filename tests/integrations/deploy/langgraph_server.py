@@ -73,9 +73,21 @@ def start_langgraph(project: Path, *, store: str, seen: Path, jobs: int = 2) -> 
 
     Returns:
         The server.
+    """
+    return wait_ready(launch_langgraph(project, store=store, seen=seen, jobs=jobs))
 
-    Raises:
-        RuntimeError: When it exits or does not answer within the start timeout.
+
+def launch_langgraph(project: Path, *, store: str, seen: Path, jobs: int = 2) -> LangGraphServer:
+    """Start ``langgraph dev`` from ``project`` without waiting (see :func:`wait_ready`).
+
+    Args:
+        project: The project directory (see :func:`make_project`).
+        store: The memory's store spec (a directory, or an ``oxigraph serve`` URL).
+        seen: Where the crew's models log their inputs.
+        jobs: ``--n-jobs-per-worker``.
+
+    Returns:
+        The server, starting.
     """
     binary = langgraph_binary()
     if binary is None:
@@ -110,7 +122,16 @@ def start_langgraph(project: Path, *, store: str, seen: Path, jobs: int = 2) -> 
         process = subprocess.Popen(
             command, cwd=project, env=env, stdout=out, stderr=subprocess.STDOUT
         )
-    server = LangGraphServer(process, port, project, log)
+    return LangGraphServer(process, port, project, log)
+
+
+def wait_ready(server: LangGraphServer) -> LangGraphServer:
+    """Wait until a launched server answers ``/ok``.
+
+    Raises:
+        RuntimeError: When it exits or does not answer within the start timeout.
+    """
+    process, log = server.process, server.log
     deadline = time.monotonic() + _START_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:

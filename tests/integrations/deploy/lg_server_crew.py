@@ -77,11 +77,12 @@ def coordinator_rule(messages: Sequence[BaseMessage]) -> AIMessage:
 def extractor_rule(messages: Sequence[BaseMessage]) -> AIMessage:
     last = messages[-1]
     file = _last_human(messages).split()[-1]
-    if isinstance(last, ToolMessage) and last.status == "error":
-        return _call("product_extractor", {"file": file, "attempt": 2}, messages)
-    if isinstance(last, ToolMessage):
+    attempt = 1 + sum(isinstance(m, ToolMessage) for m in messages)
+    if isinstance(last, ToolMessage) and last.status != "error":
         return AIMessage(f"{file}: PFOA, water")
-    return _call("product_extractor", {"file": file, "attempt": 1}, messages)
+    if attempt > 2:
+        return AIMessage(f"{file}: extraction failed")
+    return _call("product_extractor", {"file": file, "attempt": attempt}, messages)
 
 
 def classifier_rule(messages: Sequence[BaseMessage]) -> AIMessage:
