@@ -136,7 +136,7 @@ def build_langgraph_crew(
     memory_node = node.name or "episodic_memory"
     builder = StateGraph(MessagesState)
     builder.add_node("crew", coordinator)
-    builder.add_node(memory_node, node)  # type: ignore[type-var]  # the node takes dict state
+    builder.add_node(memory_node, node)
     builder.add_conditional_edges(START, node.router("crew"), ["crew", memory_node])
     builder.add_edge("crew", memory_node)
     builder.add_edge(memory_node, END)

@@ -73,7 +73,7 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
 
     The session is the run's ``thread_id`` (recorded as the workflow's session); the scope comes
     from the run's context or config (``scope``). With a messages key other than ``messages``,
-    add the node with ``input_schema=node.input_schema``.
+    add the node with ``input_schema=node.state_schema``.
 
     Args:
         memory: The :class:`~em_plugin.memory.EpisodicMemory`.
@@ -124,8 +124,8 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         return self.invoke(dict(state), config)
 
     @property
-    def input_schema(self) -> type[Any]:  # type: ignore[override]
-        """The node's state schema (the messages and the session's private channel)."""
+    def state_schema(self) -> type[Any]:
+        """The node's input schema: the messages and the session's private channel."""
         return input_schema(self.messages_key)
 
     # -- routing -------------------------------------------------------------------------------

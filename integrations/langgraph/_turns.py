@@ -37,8 +37,8 @@ TurnEntry = dict[str, Any]
 class EpisodicMemoryState(MessagesState):
     """``MessagesState`` plus the session's private channel (what the memory node reads).
 
-    Adding the node to a graph adds the channel: the graph's output and ``get_state().values``
-    do not show it; the checkpoint keeps it.
+    Adding the node to a graph adds the channel: it is not in the graph's output (``invoke``,
+    ``stream_mode="values"``); the thread's state (``get_state``) and its checkpoints keep it.
     """
 
     episodic_capture: NotRequired[Annotated[list[dict[str, Any]], operator.add]]

@@ -8,7 +8,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.session import MemoryPort, PolicyOptions
-from integrations.langgraph._node import EpisodicMemoryNode
+from integrations.langgraph._node import DEFAULT_NAME, EpisodicMemoryNode
 
 
 def with_episodic_memory(
@@ -53,10 +53,10 @@ def with_episodic_memory(
         node = memory
     else:
         node = EpisodicMemoryNode(memory, crew=crew_name, **options)
-    memory_node = node.name
+    memory_node = node.name or DEFAULT_NAME
     builder = StateGraph(state_schema)
     builder.add_node(crew_node, crew)
-    builder.add_node(memory_node, node, input_schema=node.input_schema)
+    builder.add_node(memory_node, node, input_schema=node.state_schema)
     builder.add_conditional_edges(START, node.router(crew_node), [crew_node, memory_node])
     builder.add_edge(crew_node, memory_node)
     builder.add_edge(memory_node, END)
