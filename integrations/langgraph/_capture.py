@@ -91,6 +91,11 @@ class RunCapture(BaseCallbackHandler):
 
     run_inline = True  # keep events in execution order, async runs too
     raise_error = False  # a recording problem must never break the host run
+    # Events this capture never reads: skipped before any call (it serves every run).
+    ignore_agent = True
+    ignore_retriever = True
+    ignore_retry = True
+    ignore_custom_event = True
 
     def __init__(self) -> None:
         super().__init__()
