@@ -91,8 +91,8 @@ class RunCapture(BaseCallbackHandler):
 
     run_inline = True  # keep events in execution order, async runs too
     raise_error = False  # a recording problem must never break the host run
-    # Events this capture never reads: skipped before any call (it serves every run).
-    ignore_agent = True
+    # Events this capture never reads: skipped before any call (it serves every run). Not
+    # ignore_agent: LangChain files tool events under it.
     ignore_retriever = True
     ignore_retry = True
     ignore_custom_event = True
