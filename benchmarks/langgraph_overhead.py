@@ -7,7 +7,8 @@ memory's own work: collecting the turn's calls from the run hierarchy, compiling
 the thread, retrieving similar workflows from the store and appending suggestions. The capture of
 the run hierarchy, once the first node installs it, serves every LangChain run of the process,
 so the plain graph's CPU time is also measured before that. Memory holds ``--saved`` workflows
-(one per past session) in the same scope. Turns alternate between the two graphs so both see the same machine load.
+(one per past session) in the same scope. Turns alternate between the two graphs so both see
+the same machine load.
 
 Run::
 
