@@ -155,3 +155,54 @@ def test_a_recorder_keeps_sessions_of_graphs_without_the_node() -> None:
     workflow = trajectory.compile()
     assert [s.text for s in workflow.steps] == [EXTRACT]
     assert [s.name for s in workflow.leaves()] == ["product_extractor"]
+
+
+def test_turns_whose_messages_are_gone_still_count_in_their_place() -> None:
+    from integrations.langgraph._turns import trajectory_from_turns
+
+    call = {"id": "c1", "name": "product_extractor", "args": {}, "agent": "crew", "parent": None}
+    turns = [
+        {
+            "turn": "h1",
+            "instruction": EXTRACT,
+            "started": "2026-01-01T00:00:00+00:00",
+            "calls": [
+                {
+                    **call,
+                    "started": "2026-01-01T00:00:01+00:00",
+                    "ended": "2026-01-01T00:00:02+00:00",
+                    "output": "ok",
+                }
+            ],
+        },
+        {
+            "turn": "h2",
+            "instruction": CLASSIFY,
+            "started": "2026-01-01T00:01:00+00:00",
+            "calls": [
+                {
+                    **call,
+                    "name": "pfas_classifier",
+                    "started": "2026-01-01T00:01:01+00:00",
+                    "ended": "2026-01-01T00:01:02+00:00",
+                    "error": "TimeoutError: slow",
+                }
+            ],
+        },
+    ]
+    # The first turn's messages were trimmed from the thread (e.g. summarised away).
+    messages = [HumanMessage(CLASSIFY, id="h2"), AIMessage("PFAS"), HumanMessage("Report", id="h3")]
+    workflow = trajectory_from_turns(messages, turns, session_id="s", scope="default").compile()
+    assert [s.text for s in workflow.steps] == [EXTRACT, CLASSIFY, "Report"]
+    assert workflow.steps[0].steps[0].started == "2026-01-01T00:00:01+00:00"
+    assert [(f.call.name, f.call.id) for f in workflow.failed] == [("pfas_classifier", "c1#2")]
+
+
+def test_the_capture_keeps_nothing_of_finished_runs() -> None:
+    from integrations.langgraph._capture import install
+
+    capture = install()
+    model = ScriptedChatModel(messages=iter([]))
+    model.load([call("product_extractor", {"file": "acme.pdf"}, "e1"), AIMessage("ok")])
+    agent_crew(model).invoke({"messages": [HumanMessage(EXTRACT)]})  # no memory node collects
+    assert not capture._roots and not capture._parent and not capture._tool_records
