@@ -76,6 +76,7 @@ class _Root:
     handoffs: dict[str, str] = field(default_factory=dict)  # agent -> handoff call id
     session: str | None = None  # the root run's thread id
     inputs: Any = None  # the root run's input
+    started: str | None = None  # when the root run started
 
 
 class RunCapture(BaseCallbackHandler):
@@ -163,7 +164,7 @@ class RunCapture(BaseCallbackHandler):
                 self._node_of[run_id] = node
             if parent_run_id is None:
                 root.session = _session_of(metadata)
-                root.inputs = inputs
+                root.inputs, root.started = inputs, self._started[run_id]
                 return
             if parent_run_id in self._tool_records and name:
                 self._agent_of[run_id] = str(name)  # a graph started inside a tool: a sub-agent
@@ -360,15 +361,24 @@ class RunCapture(BaseCallbackHandler):
                 self._agent_of.pop(run, None)
                 self._node_of.pop(run, None)
         if root is not None:
-            self.finished(root.session, root.inputs, [record for _, record in root.records])
+            records = [record for _, record in root.records]
+            self.finished(root.session, root.inputs, records, started=root.started)
 
-    def finished(self, session: str | None, inputs: Any, records: list[CallRecord]) -> None:
+    def finished(
+        self,
+        session: str | None,
+        inputs: Any,
+        records: list[CallRecord],
+        *,
+        started: str | None = None,
+    ) -> None:
         """Called when a root run ends with the calls nobody collected (a hook for subclasses).
 
         Args:
             session: The root run's thread id, if any.
             inputs: The root run's input.
             records: Its uncollected calls, in start order.
+            started: When the root run started.
         """
 
 

@@ -58,7 +58,14 @@ class TrajectoryRecorder(RunCapture):
         with self._sessions_lock:
             self._sessions.pop(session_id, None)
 
-    def finished(self, session: str | None, inputs: Any, records: list[CallRecord]) -> None:
+    def finished(
+        self,
+        session: str | None,
+        inputs: Any,
+        records: list[CallRecord],
+        *,
+        started: str | None = None,
+    ) -> None:
         """Append a finished run (its instruction and uncollected calls) to its session."""
         if session is None:
             return
@@ -71,7 +78,11 @@ class TrajectoryRecorder(RunCapture):
                     self._sessions.popitem(last=False)
             self._sessions.move_to_end(session)
             trajectory, used = found
-            entry = {"instruction": _last_human_text(inputs), "started": now(), "calls": records}
+            entry = {
+                "instruction": _last_human_text(inputs),
+                "started": started or now(),
+                "calls": records,
+            }
             replay_turn(trajectory, entry, used)
 
 
