@@ -1,9 +1,11 @@
 """The closing table of the deployments: what the memory keeps when a crew is served.
 
-For each deployment this script starts real server processes on 127.0.0.1 (the app of
-``tests/integrations/deploy/beeai_server_app.py``: a coordinator with unnamed ``HandoffTool``
-sub-agents on scripted models), drives two interleaved conversations with a real client across a
-restart or a second worker, and checks each property on what happened:
+For each deployment this script starts real server processes on 127.0.0.1 (BeeAI: the app of
+``tests/integrations/deploy/beeai_server_app.py``, a coordinator with unnamed ``HandoffTool``
+sub-agents on scripted models; LangGraph: ``langgraph dev`` serving
+``tests/integrations/deploy/lg_server_crew.py``, a ``create_agent`` coordinator with sub-agents
+behind tools on rule-based models, driven by ``langgraph-sdk``), drives conversations with a real
+client across a restart or a second worker, and checks each property on what happened:
 
 - capture exact at every depth: the saved workflow holds every instruction, each handoff with the
   sub-agent's call nested under it, the sub-agent known by its handoff;
@@ -18,13 +20,17 @@ restart or a second worker, and checks each property on what happened:
 
 Run::
 
-    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/deployments_table.py --beeai
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/deployments_table.py --beeai --langgraph
+
+The servers get ``EM_PLUGIN_TURN_BUDGET=30`` (unless set): the table checks what reaches the
+client, not how fast.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 import tempfile
@@ -49,7 +55,7 @@ from test_beeai_servers import (  # noqa: E402
     wait_ready,
 )
 
-from provenance.model import Workflow  # noqa: E402
+from provenance.model import DEFAULT_SCOPE, Workflow  # noqa: E402
 from provenance.stores import open_store  # noqa: E402
 
 COLUMNS = (
@@ -226,6 +232,105 @@ def judge(
         run.name += " ¹"
 
 
+LG_SESSION = [
+    (0, "Extract the ingredients from acme.pdf", "user"),
+    (1, "ask_extractor", "coordinator"),
+    (2, "product_extractor", "extractor"),
+    (0, "Classify the extracted ingredients", "user"),
+    (1, "ask_classifier", "coordinator"),
+    (2, "pfas_classifier", "classifier"),
+]
+LG_MODES = ["values", "updates", "messages-tuple", "custom", "events", "debug", "tasks"]
+
+
+def lg_saved(store: str, session: str) -> Workflow:
+    with open_store(store) as opened:
+        return opened.load(f"session/{session}", DEFAULT_SCOPE)  # the served crew's scope
+
+
+def langgraph_run(workdir: Path) -> Run:
+    """The LangGraph API server: a thread across a restart, a second server process on the same
+    ``oxigraph serve`` store streaming in every output mode."""
+    from langgraph_sdk import get_sync_client
+    from langgraph_server import launch_langgraph, make_project, stop_langgraph
+    from langgraph_server import wait_ready as lg_ready
+    from test_langgraph_server import rows, times_nest
+
+    run = Run("LangGraph API server (langgraph dev)")
+    oxigraph = start_oxigraph(workdir / "oxigraph")
+    store, seen = oxigraph.query_url, workdir / "langgraph-seen.jsonl"
+    project = make_project(workdir / "langgraph-1")
+
+    def ask(client: Any, thread: str, text: str) -> list[dict[str, Any]]:
+        user = {"messages": [{"role": "user", "content": text}]}
+        return list(client.runs.wait(thread, "crew", input=user)["messages"])
+
+    try:
+        server = lg_ready(launch_langgraph(project, store=store, seen=seen))
+        try:
+            client = get_sync_client(url=server.url)
+            thread = client.threads.create()["thread_id"]
+            ask(client, thread, LG_SESSION[0][1])
+            replies = [ask(client, thread, "/save")[-1]["content"]]
+        finally:
+            stop_langgraph(server)
+        before = lg_saved(store, thread)
+        server = launch_langgraph(project, store=store, seen=seen)  # the restarted server
+        second = launch_langgraph(make_project(workdir / "langgraph-2"), store=store, seen=seen)
+        try:
+            client = get_sync_client(url=lg_ready(server).url)
+            other_client = get_sync_client(url=lg_ready(second).url)
+            ask(client, thread, LG_SESSION[3][1])
+            replies.append(ask(client, thread, "/save")[-1]["content"])
+            other = other_client.threads.create()["thread_id"]  # on the second process
+            found: dict[str, bool] = {}
+            user = {
+                "messages": [{"role": "user", "content": "Extract the ingredients from beta.pdf"}]
+            }
+            for part in other_client.runs.stream(other, "crew", input=user, stream_mode=LG_MODES):
+                mode = part.event.split("|")[0].split("/")[0]
+                hit = SUGGESTED in json.dumps(part.data, default=str)
+                found[mode] = found.get(mode, False) or hit
+            ask(other_client, other, LG_SESSION[3][1])
+        finally:
+            stop_langgraph(server)
+            stop_langgraph(second)
+        after = lg_saved(store, thread)
+    finally:
+        stop_oxigraph(oxigraph)
+    texts = [t for line in seen.read_text().splitlines() for t in json.loads(line)["texts"]]
+
+    def exact() -> None:
+        assert rows(after) == LG_SESSION, f"saved: {rows(after)}"
+        assert [f.call.name for f in after.failed] == ["product_extractor"], after.failed
+        assert times_nest(after), "a step lies outside its parent's interval"
+
+    def per_conversation() -> None:
+        assert replies[-1].startswith(f"Saved workflow session/{thread} "), replies[-1]
+        assert after.session == thread, after.session
+
+    def reaches_client() -> None:
+        wanted = {"messages" if m == "messages-tuple" else m for m in LG_MODES}
+        missing = wanted - {m for m, hit in found.items() if hit}
+        assert not missing, f"no suggestions in stream modes {sorted(missing)}"
+
+    def clean_context() -> None:
+        leaked = [t for t in texts if SUGGESTED in t or "/save" in t or "Saved workflow" in t]
+        assert texts and not leaked, f"{len(leaked)} of {len(texts)} model inputs hold memory text"
+
+    def never_degrades() -> None:
+        old, new = leaves(before), leaves(after)
+        assert new[: len(old)] == old, "a later save lost steps of the earlier one"
+
+    run.check(COLUMNS[0], exact)
+    run.check(COLUMNS[1], per_conversation)
+    run.check(COLUMNS[2], reaches_client)
+    run.check(COLUMNS[3], clean_context)
+    run.check(COLUMNS[4], lambda: rows(after) == LG_SESSION and found.get("custom"))
+    run.check(COLUMNS[5], never_degrades)
+    return run
+
+
 def table(runs: list[Run]) -> str:
     header = "| deployment | " + " | ".join(COLUMNS) + " |"
     rule = "|---" * (len(COLUMNS) + 1) + "|"
@@ -239,13 +344,19 @@ def table(runs: list[Run]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--beeai", action="store_true", help="the BeeAI deployments")
+    parser.add_argument("--langgraph", action="store_true", help="the LangGraph API server")
     args = parser.parse_args(argv)
-    if not args.beeai:
-        parser.error("choose the deployments to run: --beeai")
+    if not (args.beeai or args.langgraph):
+        parser.error("choose the deployments to run: --beeai and/or --langgraph")
     os.environ.setdefault("EM_PLUGIN_TURN_BUDGET", "30")
+    scenarios: list[Callable[[Path], Run]] = []
+    if args.langgraph:
+        scenarios.append(langgraph_run)
+    if args.beeai:
+        scenarios += [a2a_run, responses_run, chat_run]
     runs: list[Any] = []
     with tempfile.TemporaryDirectory(prefix="em-deploy-") as tmp:
-        for scenario in (a2a_run, responses_run, chat_run):
+        for scenario in scenarios:
             workdir = Path(tmp) / scenario.__name__
             workdir.mkdir()
             runs.append(scenario(workdir))
