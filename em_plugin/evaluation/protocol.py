@@ -11,9 +11,10 @@ of :meth:`EpisodicMemory.suggest` with no limit (by default the ``continuation``
 episodic -> procedural -> fallback; ``chain`` picks another named chain), in order, each tool
 once. Reported: micro-averaged hit@1, hit@3 and MRR (a target missing from the ranking counts 0),
 the number of targets, ingest time and suggestion latency percentiles, plus the same metrics for
-the bigram, longest-suffix and paper-rule rankings (:mod:`em_plugin.evaluation.baselines`) and
-the Tax-style LSTM trained on the train split in the same run (:mod:`em_plugin.evaluation.lstm`)
-on the same targets.
+the bigram, longest-suffix and paper-rule rankings (:mod:`em_plugin.evaluation.baselines`) on
+the same targets. Learned peers are opt-in (``peers``, :mod:`em_plugin.evaluation.peers`): the
+Tax-style LSTM and the ProcessTransformer-style encoder, each trained on the train split in the
+same run and scored on the same targets.
 
 ``use_text=False`` is the ablation: every instruction text is replaced by one constant before
 saving and querying, so instructions remain steps but their words carry nothing.
@@ -27,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +36,7 @@ import numpy as np
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.evaluation.baselines import bigram, longest_suffix, paper_rule, tokens
-from em_plugin.evaluation.lstm import LSTMBaseline
+from em_plugin.evaluation.peers import make_peer, parse_peers
 from em_plugin.memory import EpisodicMemory
 from em_plugin.retrieval.reference import DEFAULT_THRESHOLD
 from provenance.model import CallStep, InstructionStep, Step, Workflow
@@ -172,7 +174,7 @@ def _score(
     return run
 
 
-def _report(run: _Run, **head: Any) -> dict[str, Any]:
+def _report(run: _Run, peers: Sequence[str] = (), **head: Any) -> dict[str, Any]:
     n = max(run.chain.targets, 1)
     ms = np.asarray(run.latencies) * 1000 if run.latencies else np.zeros(1)
     report = {**head, "targets": run.chain.targets, **run.chain.report()}
@@ -185,9 +187,9 @@ def _report(run: _Run, **head: Any) -> dict[str, Any]:
         run.chain.hits1 >= run.baselines[b].hits1 and run.chain.hits3 >= run.baselines[b].hits3
         for b in ("bigram", "longest_suffix")
     )
-    if "lstm" in run.baselines:
-        lstm = run.baselines["lstm"]
-        report["beats_lstm"] = run.chain.hits1 >= lstm.hits1 and run.chain.hits3 >= lstm.hits3
+    for peer in peers:
+        tally = run.baselines[peer]
+        report[f"beats_{peer}"] = run.chain.hits1 >= tally.hits1 and run.chain.hits3 >= tally.hits3
     return report
 
 
@@ -229,7 +231,8 @@ def evaluate(
     *,
     chain: str = "continuation",
     llm: Any = None,
-    lstm: bool = True,
+    peers: str | Sequence[str] | None = None,
+    lstm: bool = False,
 ) -> dict[str, Any]:
     """Evaluate next-tool suggestions on a Workflow JSON file with train/test splits.
 
@@ -243,35 +246,48 @@ def evaluate(
             is long).
         chain: The named suggestion chain evaluated (``continuation``, ``paper`` or ``llm``).
         llm: The chat model of the ``llm`` chain.
-        lstm: Train and score the LSTM baseline (needs ``torch``).
+        peers: Learned peers to train and score beside the memory (``"lstm,transformer"`` or
+            a list; :data:`~em_plugin.evaluation.peers.PEERS`); none by default. They need
+            ``torch``.
+        lstm: Also train the LSTM peer (the same as naming it in ``peers``).
 
     Returns:
         ``file, targets, hit@1, hit@3, mrr, ingest_seconds, suggest_ms_p50, suggest_ms_p95`` and
         ``hits@1, hits@3, retrieval_share, top_source, baselines, beats_baselines, threshold,
-        use_text, embedder, train_workflows, test_workflows, chain`` and, with the LSTM,
-        ``beats_lstm`` and ``lstm_epochs``.
+        use_text, embedder, train_workflows, test_workflows, chain, seconds`` (the whole run)
+        and, per peer ``P``, ``beats_P``, ``P_epochs`` and ``P_seconds`` (its training).
 
     Raises:
         WorkflowFormatError: When the file is malformed.
-        ConfigurationError: When it lacks a train or a test split.
+        ConfigurationError: When it lacks a train or a test split, or names an unknown peer.
     """
+    start = time.perf_counter()
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+    chosen = parse_peers([*parse_peers(peers), *(["lstm"] if lstm else [])])
     with _memory(path, store, embedder, use_text, threshold, progress, chain, llm) as opened:
         memory, train, test, ingest, bar = opened
         learned: dict[str, Any] = {}
-        if lstm:
+        extra: dict[str, Any] = {}
+        for name in chosen:
+            trained = time.perf_counter()
+            peer = make_peer(name)
             if bar is not None:
-                bar("train LSTM", 0, 1)
-            learned["lstm"] = LSTMBaseline().fit(train)
+                peer.progress = partial(bar, f"train {name}")
+                bar(f"train {name}", 0, peer.config.max_epochs)
+            learned[name] = peer.fit(train)
+            extra[f"{name}_epochs"] = peer.epochs
+            extra[f"{name}_seconds"] = round(time.perf_counter() - trained, 3)
         run = _score(memory, train, test, bar, learned)
-        extra = {"lstm_epochs": learned["lstm"].epochs} if lstm else {}
-        return _report(
+        report = _report(
             run,
+            chosen,
             file=Path(path).name,
             chain=chain,
             **_head(memory, train, test, ingest, use_text),
             **extra,
         )
+    report["seconds"] = round(time.perf_counter() - start, 3)
+    return report
 
 
 def sweep(
