@@ -36,6 +36,7 @@ _IS_PART_OF, _CORRESPONDS = DCTERMS.isPartOf, PPLAN.correspondsToStep
 _QUALIFIED, _AGENT, _ASSOCIATED = PROV.qualifiedAssociation, PROV.agent, PROV.wasAssociatedWith
 _GENERATED_BY, _INDEX, _ARG_NAME = PROV.wasGeneratedBy, WF.index, WF.argName
 _STEP_ID, _EXTRA, _TOOL, _TOOL_NAME = WF.stepId, WF.extra, WF.tool, WF.toolName
+_OUTCOME = WF.outcome
 _STARTED, _ENDED, _STARTED_TEXT, _ENDED_TEXT = (
     PROV.startedAtTime,
     PROV.endedAtTime,
@@ -145,6 +146,7 @@ class _Reader:
                 steps=tuple(self._step(e) for e in self._children(run)),
                 scope=self._text(wf, WF.scope),
                 created=self._time(wf, DCTERMS.created, WF.createdText),
+                outcome=self._text(run, _OUTCOME, False),
                 failed=tuple(self._failed(e) for e in self._sorted(self.failed)),
                 revised=tuple(self._revised(e) for e in self._sorted(self.revised)),
                 extra=extra,
@@ -183,6 +185,7 @@ class _Reader:
             id=step_id,
             started=self._time(exe, _STARTED, _STARTED_TEXT),
             ended=self._time(exe, _ENDED, _ENDED_TEXT),
+            outcome=self._text(exe, _OUTCOME, False),
             extra=extra,
         )
 

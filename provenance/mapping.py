@@ -294,6 +294,7 @@ class _Writer:
     ENDED_TEXT: Any = WF.endedText
     FAILED_CALL: Any = WF.FailedCall
     ERROR: Any = WF.error
+    OUTCOME: Any = WF.outcome
     PARENT_PATH: Any = WF.parentPath
     NEXT_CALL: Any = WF.nextCall
     TOOL_NAME: Any = WF.toolName
@@ -376,6 +377,8 @@ class _Writer:
         if w.extra:
             add((wf, self.EXTRA, self.json(dict(w.extra))))
         add((run, self.TYPE, self.CHAT_SESSION))
+        if w.outcome is not None:
+            add((run, self.OUTCOME, self.name(w.outcome)))
         self._steps(w.steps, wf, run, "", 0, None)
         for i, failed in enumerate(w.failed):
             self._failed(i, failed)
@@ -513,6 +516,8 @@ class _Writer:
             out = self.iri(f"{stem}-output")
             add((out, self.VALUE, self.json(step.output)))
             add((out, self.GENERATED_BY, exe))
+        if step.outcome is not None:
+            add((exe, self.OUTCOME, self.name(step.outcome)))
         self._time(exe, step.started, self.STARTED, self.STARTED_TEXT)
         self._time(exe, step.ended, self.ENDED, self.ENDED_TEXT)
 

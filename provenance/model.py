@@ -33,6 +33,7 @@ __all__ = [
     "MAX_STEPS",
     "MAX_TEXT_CHARS",
     "MAX_VALUE_DEPTH",
+    "OUTCOMES",
     "Step",
     "Workflow",
 ]
@@ -50,6 +51,10 @@ MAX_JSON_BYTES = 2_000_000
 MAX_VALUE_DEPTH = 64
 
 DEFAULT_SCOPE = "default"
+
+#: The outcomes a workflow or a call can have (``None`` on either means unknown): a failed call
+#: is ``"failure"``; a session that ended without being saved is ``"abandoned"``.
+OUTCOMES: tuple[str, ...] = ("success", "failure", "abandoned")
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _ID_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f]")
@@ -160,6 +165,13 @@ def _check_extra(extra: Any, what: str) -> None:
     _check_json(dict(extra), f"{what} extra")
 
 
+def _check_outcome(value: Any, what: str) -> None:
+    if value is not None and value not in OUTCOMES:
+        raise WorkflowFormatError(
+            f"{what} outcome must be one of {', '.join(OUTCOMES)} (or null); got {value!r}"
+        )
+
+
 def _check_finite(value: Any, what: str) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise WorkflowFormatError(f"{what} must be finite")
@@ -213,6 +225,8 @@ class CallStep:
     """ISO 8601 start time."""
     ended: str | None = None
     """ISO 8601 end time."""
+    outcome: str | None = None
+    """One of :data:`OUTCOMES`, ``None`` when unknown; a failed call's is ``"failure"``."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Unknown Workflow JSON keys, kept for a lossless round trip."""
 
@@ -235,6 +249,7 @@ class CallStep:
         _check_optional_text(self.id, f"call {self.name!r} id", limit=MAX_ID_CHARS)
         _check_time(self.started, f"call {self.name!r} started")
         _check_time(self.ended, f"call {self.name!r} ended")
+        _check_outcome(self.outcome, f"call {self.name!r}")
         _check_steps(self, f"call {self.name!r}")
         _check_extra(self.extra, f"call {self.name!r}")
 
@@ -259,10 +274,14 @@ def _check_steps(owner: Any, what: str) -> None:
 
 @dataclass(frozen=True)
 class FailedCall:
-    """A tool call that failed; kept as retrospective provenance, never in the step tree."""
+    """A tool call that failed; kept as retrospective provenance, never in the step tree.
+
+    Its call's outcome is ``"failure"``: a call given with no outcome gets it, any other
+    outcome is an error.
+    """
 
     call: CallStep
-    """The call as it was attempted."""
+    """The call as it was attempted (its ``outcome`` is ``"failure"``)."""
     error: str
     """The error message the tool raised or returned."""
     parent: str | None = None
@@ -271,6 +290,13 @@ class FailedCall:
     def __post_init__(self) -> None:
         if not isinstance(self.call, CallStep):
             raise WorkflowFormatError("failed call must hold a CallStep")
+        if self.call.outcome is None:
+            object.__setattr__(self, "call", dataclasses.replace(self.call, outcome="failure"))
+        elif self.call.outcome != "failure":
+            raise WorkflowFormatError(
+                f"failed call {self.call.name!r} outcome must be 'failure' (or null); "
+                f"got {self.call.outcome!r}"
+            )
         _check_text(self.error, f"failed call {self.call.name!r} error", empty=True)
         _check_optional_text(self.parent, "failed call parent", limit=MAX_ID_CHARS)
 
@@ -299,6 +325,8 @@ class Workflow:
     """Where the workflow came from (dataset, license, ``synthetic:...``)."""
     split: str | None = None
     """Evaluation split, ``"train"`` or ``"test"``, when it belongs to a benchmark file."""
+    outcome: str | None = None
+    """How the run ended, one of :data:`OUTCOMES`; ``None`` when unknown."""
     failed: tuple[FailedCall, ...] = ()
     """Failed calls (retrospective provenance only)."""
     revised: tuple[InstructionStep, ...] = ()
@@ -314,6 +342,7 @@ class Workflow:
         for name in ("session", "framework", "crew", "source", "split"):
             _check_optional_text(getattr(self, name), f"workflow {name}", limit=MAX_ID_CHARS)
         _check_time(self.created, "workflow created")
+        _check_outcome(self.outcome, "workflow")
         for name, kind in (("failed", FailedCall), ("revised", InstructionStep)):
             value = getattr(self, name)
             if isinstance(value, list):

@@ -109,6 +109,7 @@ class WF(DefinedNamespace):
     instructionText: URIRef
     argName: URIRef
     error: URIRef
+    outcome: URIRef  # "success" | "failure" | "abandoned" on a run or a call
     parentPath: URIRef
     stepId: URIRef
     revisionOf: URIRef

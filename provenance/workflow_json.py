@@ -48,9 +48,10 @@ _WORKFLOW_KEYS = (
     "created",
     "framework",
     "crew",
+    "outcome",
 )
 _INSTRUCTION_KEYS = ("id", "revision_of", "timestamp")
-_CALL_KEYS = ("agent", "id", "started", "ended")
+_CALL_KEYS = ("agent", "id", "started", "ended", "outcome")
 _KINDS = ("instruction", "call")
 
 
@@ -381,6 +382,8 @@ def _failed_from_json(obj: Any, i: int) -> FailedCall:
 
 def _failed_to_json(failed: FailedCall) -> dict[str, Any]:
     out = step_to_json(failed.call)
+    # Every failed call's outcome is "failure": written only where it is not implied.
+    del out["outcome"]
     out["error"] = failed.error
     if failed.parent is not None:
         out["parent"] = failed.parent

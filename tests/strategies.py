@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from hypothesis import strategies as st
 
-from provenance.model import CallStep, FailedCall, InstructionStep, Workflow
+from provenance.model import OUTCOMES, CallStep, FailedCall, InstructionStep, Workflow
 
 # Text that stresses escaping: SPARQL syntax, quotes, newlines, non-ASCII, surrogate-free unicode.
 _HOSTILE = st.sampled_from(
@@ -50,6 +51,7 @@ json_values: st.SearchStrategy[Any] = st.recursive(
 args = st.dictionaries(texts, json_values, max_size=3)
 ids = st.text(alphabet="abcdefghij0123456789-_/:#[]|", min_size=1, max_size=12)
 times = st.sampled_from([None, "2026-11-21T10:00:00+00:00", "2026-01-02T03:04:05.123456"])
+outcomes = st.none() | st.sampled_from(OUTCOMES)
 
 
 def calls(depth: int = 0) -> st.SearchStrategy[CallStep]:
@@ -65,6 +67,7 @@ def calls(depth: int = 0) -> st.SearchStrategy[CallStep]:
         id=st.none() | ids,
         started=times,
         ended=times,
+        outcome=outcomes,
     )
 
 
@@ -89,8 +92,15 @@ workflows = st.builds(
     crew=st.none() | st.just("pfas-crew"),
     source=st.none() | texts,
     split=st.none() | st.sampled_from(["train", "test"]),
+    outcome=outcomes,
     failed=st.lists(
-        st.builds(FailedCall, call=calls(2), error=texts, parent=st.none() | st.just("0")),
+        st.builds(
+            FailedCall,
+            # A failed call's outcome is "failure" (None is read as that).
+            call=calls(2).map(lambda c: dataclasses.replace(c, outcome=None)),
+            error=texts,
+            parent=st.none() | st.just("0"),
+        ),
         max_size=2,
     ).map(tuple),
     revised=st.lists(instructions, max_size=1).map(tuple),
