@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from em_plugin.capture.trajectory import Trajectory
     from em_plugin.embedding.embedders import Embedder, FakeEmbedder
     from em_plugin.errors import EpisodicMemoryError
+    from em_plugin.lifecycle.types import Procedure, WorkflowVersion
     from em_plugin.memory import EpisodicMemory
     from em_plugin.retrieval.reference import Match
     from em_plugin.suggest.crew import CrewDescription
@@ -36,9 +37,11 @@ __all__ = [
     "FakeEmbedder",
     "InstructionStep",
     "Match",
+    "Procedure",
     "Suggestion",
     "Trajectory",
     "Workflow",
+    "WorkflowVersion",
     "format_suggestions",
     "open_store",
 ]
@@ -52,9 +55,11 @@ _WHERE = {
     "FakeEmbedder": "em_plugin.embedding",
     "InstructionStep": "provenance.model",
     "Match": "em_plugin.retrieval.reference",
+    "Procedure": "em_plugin.lifecycle.types",
     "Suggestion": "em_plugin.suggest.types",
     "Trajectory": "em_plugin.capture.trajectory",
     "Workflow": "provenance.model",
+    "WorkflowVersion": "em_plugin.lifecycle.types",
     "format_suggestions": "em_plugin.suggest.types",
     "open_store": "provenance.stores",
 }

@@ -32,6 +32,7 @@ from typing import Any
 from em_plugin.capture.redaction import Redactor
 from em_plugin.embedding.embedders import Embedder
 from em_plugin.errors import ConfigurationError
+from em_plugin.lifecycle.types import Procedure, WorkflowVersion
 from em_plugin.retrieval.reference import (
     DEFAULT_MAX_WORKFLOWS,
     DEFAULT_THRESHOLD,
@@ -325,6 +326,77 @@ class EpisodicMemory:
         """Run the suggestion chain on a request from :meth:`request` (what :meth:`suggest` does
         after retrieval; the evaluation uses both halves to also see the matches)."""
         return self.chain.suggest(request, limit, guard=self._engine.lock)
+
+    # ------------------------------------------------------------------------------ lifecycle
+
+    def history(self, workflow_id: str, *, scope: str | None = None) -> list[WorkflowVersion]:
+        """Return the saved versions of a workflow, oldest first (docs/lifecycle.md).
+
+        Args:
+            workflow_id: The workflow id (an ``ID@vN`` version id gives the same history).
+            scope: The scope; this memory's own by default.
+
+        Returns:
+            One :class:`~em_plugin.lifecycle.WorkflowVersion` per save.
+
+        Raises:
+            WorkflowNotFound: When no version of it is stored in the scope.
+        """
+        raise NotImplementedError
+
+    def retire(self, workflow_id: str, *, reason: str, scope: str | None = None) -> None:
+        """Retire a workflow: retrieval and suggestions skip it; its provenance stays.
+
+        Args:
+            workflow_id: The workflow id.
+            reason: Why (recorded with the ``prov:wasInvalidatedBy`` activity).
+            scope: The scope; this memory's own by default.
+
+        Raises:
+            WorkflowNotFound: When it is not stored in the scope.
+            ConfigurationError: When the reason is empty.
+        """
+        raise NotImplementedError
+
+    def restore(self, workflow_id: str, *, scope: str | None = None) -> None:
+        """Undo :meth:`retire`: the workflow is retrieved and suggested again.
+
+        Raises:
+            WorkflowNotFound: When it is not stored in the scope.
+        """
+        raise NotImplementedError
+
+    def procedures(self, *, status: str | None = None, scope: str | None = None) -> list[Procedure]:
+        """Return the scope's procedures (candidates, active, retired), best supported first.
+
+        Args:
+            status: Only this status (``"candidate"``, ``"active"``, ``"retired"``).
+            scope: The scope; this memory's own by default.
+
+        Raises:
+            ConfigurationError: On an unknown status.
+        """
+        raise NotImplementedError
+
+    def accept_procedure(
+        self, procedure_id: str, *, name: str, scope: str | None = None
+    ) -> Procedure:
+        """Make a procedure active under a name (a ``p-plan:Plan`` in the store).
+
+        Raises:
+            ConfigurationError: When the id is unknown or the name empty.
+        """
+        raise NotImplementedError
+
+    def retire_procedure(
+        self, procedure_id: str, *, reason: str, scope: str | None = None
+    ) -> Procedure:
+        """Retire a procedure with a reason; it is no longer suggested.
+
+        Raises:
+            ConfigurationError: When the id is unknown or the reason empty.
+        """
+        raise NotImplementedError
 
     # ------------------------------------------------------------------------------ provenance
 
