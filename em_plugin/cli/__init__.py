@@ -25,7 +25,12 @@ Example::
 from __future__ import annotations
 
 # Importing the command modules registers their commands on the group.
-from em_plugin.cli import engine_commands, serve_command, store_commands  # noqa: F401
+from em_plugin.cli import (  # noqa: F401
+    engine_commands,
+    outcome_command,
+    serve_command,
+    store_commands,
+)
 from em_plugin.cli.base import DEFAULT_STORE, cli
 
 __all__ = ["DEFAULT_STORE", "cli", "main"]
