@@ -141,6 +141,13 @@ def suggest(
     "(e.g. integrations.llm:local_chat_model).",
 )
 @click.option("--no-lstm", is_flag=True, help="Skip the LSTM baseline (trained in the run).")
+@click.option(
+    "--fail-fraction",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.0,
+    show_default=True,
+    help="Mark this share of the train workflows failed (a fixed seeded sample).",
+)
 @format_option()
 @click.pass_context
 def eval_(
@@ -153,6 +160,7 @@ def eval_(
     chain: str,
     llm_factory: str | None,
     no_lstm: bool,
+    fail_fraction: float,
     fmt: str,
 ) -> None:
     """Evaluate next-tool suggestions on a file with train/test splits (hit@1, hit@3, MRR).
@@ -185,6 +193,8 @@ def eval_(
         return
     if threshold is not None:
         options["threshold"] = threshold
+    if fail_fraction:
+        options["fail_fraction"] = fail_fraction
     report = evaluation.evaluate(file, lstm=not no_lstm, **options)
     if fmt == "table":
         _print_eval_table(report, file.name)

@@ -21,6 +21,7 @@ saving and querying, so instructions remain steps but their words carry nothing.
 
 from __future__ import annotations
 
+import random
 import sys
 import time
 from collections import Counter
@@ -85,6 +86,10 @@ class _Run:
     latencies: list[float] = field(default_factory=list)
     retrieved: int = 0
     top_source: Counter[str] = field(default_factory=Counter)
+    # Shown suggestions (top 3) whose cited workflows are mostly failed train workflows, and
+    # how many of those did not say so (Suggestion.failures empty).
+    mostly_failed: int = 0
+    mostly_failed_unsaid: int = 0
 
 
 def _strip_text(steps: Sequence[Step]) -> tuple[Step, ...]:
@@ -98,7 +103,22 @@ def _strip_text(steps: Sequence[Step]) -> tuple[Step, ...]:
     return tuple(out)
 
 
-def _load(path: str | Path, use_text: bool) -> tuple[list[Workflow], list[Workflow]]:
+#: Seed of the train workflows ``--fail-fraction`` marks failed (the same ones every run).
+FAIL_SEED = 21
+
+
+def _mark_failed(train: list[Workflow], fraction: float) -> list[Workflow]:
+    """Mark ``fraction`` of the train workflows (a seeded sample) with outcome "failure"."""
+    if not 0.0 <= fraction <= 1.0:
+        raise ConfigurationError(f"fail_fraction must be in [0, 1], got {fraction}")
+    count = round(fraction * len(train))
+    failed = set(random.Random(FAIL_SEED).sample(sorted(w.id for w in train), count))
+    return [w.replace(outcome="failure") if w.id in failed else w for w in train]
+
+
+def _load(
+    path: str | Path, use_text: bool, fail_fraction: float = 0.0
+) -> tuple[list[Workflow], list[Workflow]]:
     workflows = read_jsonl(path)
     if not use_text:
         workflows = [w.replace(steps=_strip_text(w.steps), title=None) for w in workflows]
@@ -110,7 +130,7 @@ def _load(path: str | Path, use_text: bool) -> tuple[list[Workflow], list[Workfl
             f'{path}: evaluation needs workflows with "split": "train" and "test"; '
             f"found {len(train)} train and {len(test)} test"
         )
-    return train, test
+    return _mark_failed(train, fail_fraction) if fail_fraction else train, test
 
 
 def _targets(test: Sequence[Workflow]) -> Iterator[tuple[Workflow, str, list[str]]]:
@@ -151,6 +171,7 @@ def _score(
     fitted = {"bigram": bigram(train), "longest_suffix": longest_suffix(train), **(learned or {})}
     state = memory.scope_memory()
     episodes = {w.id: state.episode(w.id) for w in train}
+    failed = {w.id for w in train if w.outcome == "failure"}
     run = _Run(baselines={name: _Tally() for name in (*fitted, "paper_rule")})
     targets = list(_targets(test))
     for done, (current, target, context) in enumerate(targets, start=1):
@@ -161,6 +182,11 @@ def _score(
         ranked = list(dict.fromkeys(s.tool for s in suggestions if s.tool))
         run.chain.add(ranked, target)
         run.top_source[suggestions[0].source if suggestions else "none"] += 1
+        for shown in suggestions[:3] if failed else ():
+            cited = {e.workflow_id for e in shown.evidence}
+            if cited and 2 * len(cited & failed) > len(cited):
+                run.mostly_failed += 1
+                run.mostly_failed_unsaid += not shown.failures
         run.retrieved += bool(request.matches)
         fills = {name: model.rank(context) for name, model in fitted.items()}
         for name, ranking in fills.items():
@@ -179,6 +205,8 @@ def _report(run: _Run, **head: Any) -> dict[str, Any]:
     report["suggest_ms_p50"] = round(float(np.percentile(ms, 50)), 3)
     report["suggest_ms_p95"] = round(float(np.percentile(ms, 95)), 3)
     report["retrieval_share"] = round(run.retrieved / n, 4)
+    report["mostly_failed_shown"] = run.mostly_failed
+    report["mostly_failed_unsaid"] = run.mostly_failed_unsaid
     report["top_source"] = {k: round(v / n, 4) for k, v in sorted(run.top_source.items())}
     report["baselines"] = {name: tally.report() for name, tally in run.baselines.items()}
     report["beats_baselines"] = all(
@@ -201,8 +229,9 @@ def _memory(
     progress: Any,
     chain: str = "continuation",
     llm: Any = None,
+    fail_fraction: float = 0.0,
 ) -> Iterator[tuple[EpisodicMemory, list[Workflow], list[Workflow], float, Any]]:
-    train, test = _load(path, use_text)
+    train, test = _load(path, use_text, fail_fraction)
     total = len(train) + sum(1 for _ in _targets(test))
     memory = EpisodicMemory(
         store=store, embedder=embedder, scope=EVAL_SCOPE, threshold=threshold, use_text=use_text,
@@ -230,6 +259,7 @@ def evaluate(
     chain: str = "continuation",
     llm: Any = None,
     lstm: bool = True,
+    fail_fraction: float = 0.0,
 ) -> dict[str, Any]:
     """Evaluate next-tool suggestions on a Workflow JSON file with train/test splits.
 
@@ -244,6 +274,8 @@ def evaluate(
         chain: The named suggestion chain evaluated (``continuation``, ``paper`` or ``llm``).
         llm: The chat model of the ``llm`` chain.
         lstm: Train and score the LSTM baseline (needs ``torch``).
+        fail_fraction: Mark this share of the train workflows (a sample seeded with
+            :data:`FAIL_SEED`) with outcome ``"failure"`` before they are stored.
 
     Returns:
         ``file, targets, hit@1, hit@3, mrr, ingest_seconds, suggest_ms_p50, suggest_ms_p95`` and
@@ -256,7 +288,9 @@ def evaluate(
         ConfigurationError: When it lacks a train or a test split.
     """
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
-    with _memory(path, store, embedder, use_text, threshold, progress, chain, llm) as opened:
+    with _memory(
+        path, store, embedder, use_text, threshold, progress, chain, llm, fail_fraction
+    ) as opened:
         memory, train, test, ingest, bar = opened
         learned: dict[str, Any] = {}
         if lstm:
@@ -269,6 +303,7 @@ def evaluate(
             run,
             file=Path(path).name,
             chain=chain,
+            fail_fraction=fail_fraction,
             **_head(memory, train, test, ingest, use_text),
             **extra,
         )
