@@ -183,6 +183,8 @@ def eval_(
     }
     if chain != "continuation" or llm_factory is not None:
         options.update(chain=chain, llm=_chat_model(llm_factory) if llm_factory else None)
+    if sweep and fail_fraction:
+        raise click.UsageError("--fail-fraction applies to one evaluation, not to --sweep")
     if sweep:
         thresholds = (threshold,) if threshold is not None else evaluation.DEFAULT_SWEEP
         rows = evaluation.sweep(file, thresholds, **options)
