@@ -86,8 +86,8 @@ class _Run:
     latencies: list[float] = field(default_factory=list)
     retrieved: int = 0
     top_source: Counter[str] = field(default_factory=Counter)
-    # Shown suggestions (top 3) whose cited workflows are mostly failed train workflows, and
-    # how many of those did not say so (Suggestion.failures empty).
+    # Suggestions (all ranked ones) whose cited workflows are mostly failed train workflows,
+    # and how many of those did not say so (Suggestion.failures empty).
     mostly_failed: int = 0
     mostly_failed_unsaid: int = 0
 
@@ -108,12 +108,34 @@ FAIL_SEED = 21
 
 
 def _mark_failed(train: list[Workflow], fraction: float) -> list[Workflow]:
-    """Mark ``fraction`` of the train workflows (a seeded sample) with outcome "failure"."""
+    """Mark ``fraction`` of the train workflows (a seeded sample) failed.
+
+    A marked workflow's outcome is "failure", and so is its last call's: a run that fails
+    usually fails at the last step it tried.
+    """
     if not 0.0 <= fraction <= 1.0:
         raise ConfigurationError(f"fail_fraction must be in [0, 1], got {fraction}")
     count = round(fraction * len(train))
     failed = set(random.Random(FAIL_SEED).sample(sorted(w.id for w in train), count))
-    return [w.replace(outcome="failure") if w.id in failed else w for w in train]
+    return [_failed(w) if w.id in failed else w for w in train]
+
+
+def _failed(workflow: Workflow) -> Workflow:
+    paths = [p for p, s in workflow.walk() if isinstance(s, CallStep) and not s.steps]
+    steps = workflow.steps if not paths else _with_outcome(workflow.steps, paths[-1], "failure")
+    return workflow.replace(outcome="failure", steps=steps)
+
+
+def _with_outcome(steps: tuple[Step, ...], path: str, outcome: str) -> tuple[Step, ...]:
+    head, _, rest = path.partition(".")
+    index = int(head)
+    step = steps[index]
+    changed = (
+        replace(step, steps=_with_outcome(step.steps, rest, outcome))
+        if rest
+        else replace(step, outcome=outcome)
+    )
+    return (*steps[:index], changed, *steps[index + 1 :])
 
 
 def _load(
@@ -182,7 +204,7 @@ def _score(
         ranked = list(dict.fromkeys(s.tool for s in suggestions if s.tool))
         run.chain.add(ranked, target)
         run.top_source[suggestions[0].source if suggestions else "none"] += 1
-        for shown in suggestions[:3] if failed else ():
+        for shown in suggestions if failed else ():
             cited = {e.workflow_id for e in shown.evidence}
             if cited and 2 * len(cited & failed) > len(cited):
                 run.mostly_failed += 1

@@ -13,8 +13,10 @@ from provenance import WorkflowNotFound
 from provenance.model import CallStep, FailedCall, InstructionStep, Workflow
 
 
-def _workflow(workflow_id: str, then: str, outcome: str | None = None) -> Workflow:
-    calls = (CallStep("sds_extractor"), CallStep(then))
+def _workflow(
+    workflow_id: str, then: str, outcome: str | None = None, step: str | None = None
+) -> Workflow:
+    calls = (CallStep("sds_extractor"), CallStep(then, outcome=step))
     return Workflow(
         id=workflow_id,
         steps=(InstructionStep("classify the ingredients of the SDS", calls),),
@@ -52,26 +54,34 @@ def test_set_outcome_is_stored_and_checked(memory: EpisodicMemory) -> None:
         memory.set_outcome("nope", "success")
 
 
-def test_a_step_whose_evidence_mostly_failed_ranks_after_the_others(
+def test_failed_runs_are_said_and_failed_steps_rank_after_the_others(
     memory: EpisodicMemory,
 ) -> None:
     before = [s.tool for s in memory.suggest(CURRENT)]
     assert before[:2] == ["pfas_classifier", "report_writer"]
+    # The runs failed: said, but the steps they took still rank (the run may have failed
+    # elsewhere).
     memory.set_outcome("w1", "failure")
     memory.set_outcome("w2", "failure")
+    ranked = memory.suggest(CURRENT)
+    assert [s.tool for s in ranked][:2] == ["pfas_classifier", "report_writer"]
+    assert {e.workflow_id for e in ranked[0].failures} == {"w1", "w2"}
+    assert "(failed here before in 2 of 2 similar workflows)" in format_suggestions(ranked)
+    # The step itself failed in both: it ranks after the step that did not.
+    memory.save_many(
+        [_workflow(w, "pfas_classifier", "failure", step="failure") for w in ("w1", "w2")]
+    )
     after = memory.suggest(CURRENT)
     assert [s.tool for s in after][:2] == ["report_writer", "pfas_classifier"]
     failed = after[1]
     assert {e.workflow_id for e in failed.failures} == {"w1", "w2"}
     assert mostly_failures(failed) and not after[0].failures
-    text = format_suggestions(after)
-    assert "(failed here before in 2 of 2 similar workflows)" in text
     assert failed.to_json()["failed_before"][0]["workflow_id"] in {"w1", "w2"}
 
 
 def test_one_failure_among_several_says_so_but_keeps_the_rank(memory: EpisodicMemory) -> None:
     memory.save(_workflow("w4", "pfas_classifier"))
-    memory.set_outcome("w1", "failure")
+    memory.save(_workflow("w1", "pfas_classifier", step="failure"))
     ranked = memory.suggest(CURRENT)
     assert ranked[0].tool == "pfas_classifier"
     assert [e.workflow_id for e in ranked[0].failures] == ["w1"]
