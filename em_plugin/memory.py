@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from em_plugin import telemetry
 from em_plugin.capture.redaction import Redactor
 from em_plugin.embedding.embedders import Embedder
 from em_plugin.errors import ConfigurationError
@@ -94,6 +95,7 @@ class EpisodicMemory:
         StoreError: When the store cannot be opened.
     """
 
+    @telemetry.traced("create_memory_store")
     def __init__(
         self,
         store: str | Path | WorkflowStore | None = None,
@@ -195,6 +197,7 @@ class EpisodicMemory:
         """
         return self.save_many([workflow], validate=validate)[0]
 
+    @telemetry.traced("upsert_memory")
     def save_many(
         self,
         workflows: Iterable[Workflow],
@@ -245,6 +248,7 @@ class EpisodicMemory:
     def _write(self, batch: list[Workflow]) -> list[Workflow]:
         return self._engine.write(batch)
 
+    @telemetry.traced("delete_memory")
     def delete(self, workflow_id: str) -> bool:
         """Delete a workflow of this memory's scope (graph, index entries, vectors).
 
@@ -253,6 +257,7 @@ class EpisodicMemory:
         """
         return self._engine.delete(workflow_id, self.scope)
 
+    @telemetry.traced("delete_memory_store")
     def forget(self, scope: str | None = None) -> list[str]:
         """Delete a whole scope: its workflows, vectors, graphs and suggestion records.
 
@@ -324,6 +329,7 @@ class EpisodicMemory:
         self._engine.sync(self.scope)
         return (self.scope, workflow_id) in self._engine.index
 
+    @telemetry.traced("search_memory")
     def retrieve(self, workflow: Workflow) -> list[Match]:
         """Retrieve this scope's workflows similar to ``workflow`` (paper's rule), best first."""
         with self._engine.lock:
@@ -341,6 +347,7 @@ class EpisodicMemory:
             workflow, matches, state, query, self.crew, self._load_quiet, self._prefetch
         )
 
+    @telemetry.traced("search_memory")
     def suggest(self, workflow: Workflow, limit: int | None = 3) -> list[Suggestion]:
         """Suggest next steps for the current workflow.
 
@@ -474,6 +481,7 @@ class EpisodicMemory:
         """Async twin of :meth:`retrieve`."""
         return await asyncio.to_thread(self.retrieve, workflow)
 
+    @telemetry.traced("search_memory")
     async def asuggest(self, workflow: Workflow, limit: int | None = 3) -> list[Suggestion]:
         """Async twin of :meth:`suggest`; an async chat model is awaited on the caller's loop."""
         request = await asyncio.to_thread(self.request, workflow)

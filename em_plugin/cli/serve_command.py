@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -63,9 +64,17 @@ def oxigraph_binary() -> str | None:
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="Address to bind. The endpoint has no authentication: keep it on loopback.",
+    help="Address to bind. Without --token-file the endpoint has no authentication: keep it "
+    "on loopback.",
 )
-def serve(store_spec: str, port: int, host: str) -> None:
+@click.option(
+    "--token-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Require bearer tokens, each opening read or read-write access to named scopes "
+    "(TOML or JSON; docs/observability.md).",
+)
+def serve(store_spec: str, port: int, host: str, token_file: Path | None) -> None:
     """Serve the store as a SPARQL 1.1 endpoint (Query, Update, Graph Store protocols).
 
     \b
@@ -78,11 +87,19 @@ def serve(store_spec: str, port: int, host: str) -> None:
     union of all workflow graphs. Ctrl-C stops the server.
 
     \b
+    \b
+    With --token-file, every request needs 'Authorization: Bearer TOKEN', and
+    each token sees only the graphs of its scopes (docs/observability.md).
+
+    \b
     Example:
       em-plugin serve --store ~/.em-plugin/store --port 7878
     """
     spec = store_path(store_spec)
     location = _location(spec)
+    if token_file is not None:
+        _serve_guarded(spec, location, host, port, token_file)
+        return
     binary = oxigraph_binary()
     if binary is None:
         raise click.ClickException(
@@ -118,6 +135,51 @@ def serve(store_spec: str, port: int, host: str) -> None:
     finally:
         _stop(process)
         signal.signal(signal.SIGTERM, previous)
+
+
+def _serve_guarded(
+    spec: str, location: Path | None, host: str, port: int, token_file: Path
+) -> None:
+    from em_plugin.access import TokenTable
+    from em_plugin.cli.guarded_endpoint import GuardedEndpoint, open_store
+    from em_plugin.errors import ConfigurationError
+
+    try:
+        tokens = TokenTable.load(token_file)
+    except ConfigurationError as exc:
+        raise click.BadParameter(str(exc), param_hint="--token-file") from exc
+    try:
+        store = open_store(location)
+    except OSError as exc:
+        raise click.ClickException(
+            f"cannot open the store {spec} (a crew or a CLI command may hold it for writing; "
+            f"stop it first): {exc}"
+        ) from exc
+    try:
+        endpoint = GuardedEndpoint(store, tokens, host, port)
+    except OSError as exc:
+        raise click.ClickException(f"cannot bind {_bind(host, port)}: {exc}") from exc
+    if not _is_loopback(host):
+        click.echo(f"warning: binding {host} over plain HTTP: put TLS in front", err=True)
+    url = f"http://{_url_host(host)}:{endpoint.port}"
+    worker = threading.Thread(target=endpoint.serve_forever, name="em-plugin-serve", daemon=True)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        worker.start()
+        where = "an empty in-memory store" if location is None else str(location)
+        click.echo(f"serving {where}; {len(tokens)} token(s) from {token_file}", err=True)
+        click.echo(f"query:  {url}/query", err=True)
+        click.echo(f"update: {url}/update", err=True)
+        click.echo(f"{url}/query")
+        sys.stdout.flush()
+        while worker.is_alive():
+            worker.join(0.5)
+    except KeyboardInterrupt:
+        click.echo("stopping", err=True)
+    finally:
+        endpoint.shutdown()
+        signal.signal(signal.SIGTERM, previous)
+        del store  # the last reference: RocksDB closes and releases the directory lock
 
 
 def _location(spec: str) -> Path | None:

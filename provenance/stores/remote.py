@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import http.client
 import ipaddress
+import os
 import socket
 import threading
 import urllib.error
@@ -84,7 +85,15 @@ from provenance.stores.base import (
     result_from_oxigraph,
 )
 
-__all__ = ["VIRTUOSO_MAX_REQUEST_BYTES", "VIRTUOSO_SYSTEM_GRAPHS", "SparqlEndpointStore"]
+__all__ = [
+    "TOKEN_ENV",
+    "VIRTUOSO_MAX_REQUEST_BYTES",
+    "VIRTUOSO_SYSTEM_GRAPHS",
+    "SparqlEndpointStore",
+]
+
+#: The bearer token a remote store sends when none is given (``em-plugin serve --token-file``).
+TOKEN_ENV = "EM_PLUGIN_STORE_TOKEN"
 
 #: The longest SPARQL text Virtuoso 7 takes in one request ("string session is longer than
 #: 10Mb"); a longer update is refused before it is sent.
@@ -128,6 +137,8 @@ class SparqlEndpointStore(GraphStore):
         batch_size: Graphs fetched per request by :meth:`read_graphs`.
         auth: ``(user, password)`` for HTTP Digest or Basic authentication; credentials in the
             URL (``http://user:password@host/…``) are used when this is None.
+        token: A bearer token sent with every request (``em-plugin serve --token-file``);
+            ``$EM_PLUGIN_STORE_TOKEN`` when None.
         hidden_graphs: Graphs of the server that are not the store's, left out of the union
             and of ``graph_names`` on Virtuoso (added to :data:`VIRTUOSO_SYSTEM_GRAPHS`).
         max_update_bytes: The longest update the server takes in one request; a longer write
@@ -151,6 +162,7 @@ class SparqlEndpointStore(GraphStore):
         auth: tuple[str, str] | None = None,
         hidden_graphs: Sequence[str] = (),
         max_update_bytes: int | None = None,
+        token: str | None = None,
     ) -> None:
         query_url, url_auth = _split_credentials(_check_url(query_url, "query"))
         if update_url is None:
@@ -176,7 +188,8 @@ class SparqlEndpointStore(GraphStore):
         self._server_lock = threading.Lock()
         self._readers: ThreadPoolExecutor | None = None  # Virtuoso: graphs read in parallel
         credentials = auth or url_auth or update_auth
-        self._opener = _opener(self.query_url, self.update_url, credentials)
+        token = token or os.environ.get(TOKEN_ENV, "").strip() or None
+        self._opener = _opener(self.query_url, self.update_url, credentials, token)
         # urllib's digest handler counts nonces without a lock: no parallel requests with it.
         self._parallel_reads = credentials is None
 
@@ -458,10 +471,25 @@ def _split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     return bare, (user, urllib.parse.unquote(parts.password or ""))
 
 
+class _Bearer(urllib.request.BaseHandler):
+    """Sends ``Authorization: Bearer <token>`` with every request."""
+
+    def __init__(self, token: str) -> None:
+        self._header = f"Bearer {token}"
+
+    def http_request(self, request: urllib.request.Request) -> urllib.request.Request:
+        request.add_unredirected_header("Authorization", self._header)
+        return request
+
+    https_request = http_request
+
+
 def _opener(
-    query_url: str, update_url: str, auth: tuple[str, str] | None
+    query_url: str, update_url: str, auth: tuple[str, str] | None, token: str | None = None
 ) -> urllib.request.OpenerDirector:
     handlers: list[urllib.request.BaseHandler] = []
+    if token is not None:
+        handlers.append(_Bearer(token))
     # A proxy from the environment must not capture requests to this machine's own endpoint.
     host = urllib.parse.urlsplit(query_url).hostname or ""
     try:
