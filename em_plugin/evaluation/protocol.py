@@ -130,11 +130,12 @@ def _with_outcome(steps: tuple[Step, ...], path: str, outcome: str) -> tuple[Ste
     head, _, rest = path.partition(".")
     index = int(head)
     step = steps[index]
-    changed = (
-        replace(step, steps=_with_outcome(step.steps, rest, outcome))
-        if rest
-        else replace(step, outcome=outcome)
-    )
+    changed: Step
+    if rest:
+        changed = replace(step, steps=_with_outcome(step.steps, rest, outcome))
+    else:
+        assert isinstance(step, CallStep)  # the path names a call leaf
+        changed = replace(step, outcome=outcome)
     return (*steps[:index], changed, *steps[index + 1 :])
 
 
