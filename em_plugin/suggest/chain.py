@@ -204,11 +204,10 @@ class SuggestionChain:
         out = []
         self._learn_routes(request, found, routes)
         if request.prefetch is not None:
-            # Lifting and binding read each suggestion's first cited workflow: fetch them in
-            # one go (a remote store answers one request instead of one per workflow).
-            request.prefetch(
-                list(dict.fromkeys(s.evidence[0].workflow_id for s in found if s.evidence))
-            )
+            # Lifting and binding read each suggestion's first cited workflow, and outcomes
+            # (weigh_outcomes) every cited one: fetch them in one go (a remote store answers
+            # one request instead of one per workflow).
+            request.prefetch(list(dict.fromkeys(e.workflow_id for s in found for e in s.evidence)))
         for suggestion in found:
             if not admissible(request, suggestion, last):
                 continue

@@ -79,7 +79,8 @@ def weigh_outcomes(
     """Attach "failed here before" evidence; move suggestions whose step mostly failed last.
 
     Args:
-        request: The request (its ``load``/``prefetch`` read the cited workflows).
+        request: The request (its ``load`` reads the cited workflows; the chain has fetched
+            them in one go already).
         suggestions: Ranked suggestions.
 
     Returns:
@@ -89,8 +90,6 @@ def weigh_outcomes(
     if request.load is None or not suggestions:
         return list(suggestions)
     ids = list(dict.fromkeys(e.workflow_id for s in suggestions for e in s.evidence))
-    if request.prefetch is not None and ids:
-        request.prefetch(ids)
     loaded = {i: request.load(i) for i in ids}
     kept: list[Suggestion] = []
     moved: list[Suggestion] = []
