@@ -33,6 +33,7 @@ from em_plugin import telemetry
 from em_plugin.capture.redaction import Redactor
 from em_plugin.embedding.embedders import Embedder
 from em_plugin.errors import ConfigurationError
+from em_plugin.lifecycle import api as lifecycle_api
 from em_plugin.lifecycle.types import Procedure, WorkflowVersion
 from em_plugin.retrieval.reference import (
     DEFAULT_MAX_WORKFLOWS,
@@ -185,11 +186,13 @@ class EpisodicMemory:
         first, wherever text is stored (:mod:`em_plugin.capture.redaction`).
 
         Args:
-            workflow: The workflow; an existing id is replaced.
+            workflow: The workflow; an existing id gets a new version, the previous one is
+                kept as ``ID@vN`` (an unchanged save, or a save of the same session with only a
+                prefix of its steps, keeps the stored one; docs/lifecycle.md).
             validate: Override the memory's ``validate`` setting for this call.
 
         Returns:
-            The workflow as stored (scoped, redacted).
+            The workflow as stored (scoped, redacted; the stored one when it was kept).
 
         Raises:
             WorkflowFormatError: When validation fails.
@@ -259,7 +262,8 @@ class EpisodicMemory:
 
     @telemetry.traced("delete_memory_store")
     def forget(self, scope: str | None = None) -> list[str]:
-        """Delete a whole scope: its workflows, vectors, graphs and suggestion records.
+        """Delete a whole scope: its workflows, vectors, graphs, suggestion records and session
+        journals.
 
         Args:
             scope: The scope; this memory's own by default.
@@ -269,7 +273,11 @@ class EpisodicMemory:
         """
         scope = self.scope if scope is None else scope
         _check_scope(scope)
-        return self._engine.forget(scope)
+        deleted = self._engine.forget(scope)
+        from em_plugin.session.journal import SessionJournal  # sessions need the engine, not back
+
+        SessionJournal(self.store.backend).forget(scope)  # session journals hold its texts too
+        return deleted
 
     def set_outcome(self, workflow_id: str, outcome: str, *, scope: str | None = None) -> Workflow:
         """Record how a stored workflow's run ended (``Workflow.outcome``, ``wf:outcome``).
@@ -362,8 +370,25 @@ class EpisodicMemory:
 
     def suggest_from(self, request: SuggestionRequest, limit: int | None = 3) -> list[Suggestion]:
         """Run the suggestion chain on a request from :meth:`request` (what :meth:`suggest` does
-        after retrieval; the evaluation uses both halves to also see the matches)."""
-        return self.chain.suggest(request, limit, guard=self._engine.lock)
+        after retrieval; the evaluation uses both halves to also see the matches).
+
+        An active procedure the current workflow has begun comes first (source
+        ``"procedure"``, docs/lifecycle.md)."""
+        found = self.chain.suggest(request, limit, guard=self._engine.lock)
+        return self._with_procedures(request.workflow, found, limit)
+
+    def _with_procedures(
+        self, workflow: Workflow, found: list[Suggestion], limit: int | None
+    ) -> list[Suggestion]:
+        try:
+            first = lifecycle_api.procedure_suggestions(self._engine, self.scope, workflow)
+        except ProvenanceError as exc:  # a suggestion less, never a failed turn
+            log.warning("could not read the active procedures: %s", exc)
+            return found
+        if not first:
+            return found
+        merged = [*first, *found]
+        return merged if limit is None else merged[:limit]
 
     # ------------------------------------------------------------------------------ lifecycle
 
@@ -380,29 +405,37 @@ class EpisodicMemory:
         Raises:
             WorkflowNotFound: When no version of it is stored in the scope.
         """
-        raise NotImplementedError
+        scope = self.scope if scope is None else scope
+        return lifecycle_api.history(self._engine, workflow_id, scope)
 
-    def retire(self, workflow_id: str, *, reason: str, scope: str | None = None) -> None:
+    def retire(
+        self, workflow_id: str, *, reason: str, scope: str | None = None, agent: str | None = None
+    ) -> None:
         """Retire a workflow: retrieval and suggestions skip it; its provenance stays.
 
         Args:
             workflow_id: The workflow id.
             reason: Why (recorded with the ``prov:wasInvalidatedBy`` activity).
             scope: The scope; this memory's own by default.
+            agent: Who retires it (``prov:wasAssociatedWith``); default ``"user"``.
 
         Raises:
             WorkflowNotFound: When it is not stored in the scope.
-            ConfigurationError: When the reason is empty.
+            ConfigurationError: When the reason is empty, or the id names an older version.
         """
-        raise NotImplementedError
+        scope = self.scope if scope is None else scope
+        lifecycle_api.set_retired(self._engine, workflow_id, scope, reason=reason, agent=agent)
 
-    def restore(self, workflow_id: str, *, scope: str | None = None) -> None:
+    def restore(
+        self, workflow_id: str, *, scope: str | None = None, agent: str | None = None
+    ) -> None:
         """Undo :meth:`retire`: the workflow is retrieved and suggested again.
 
         Raises:
             WorkflowNotFound: When it is not stored in the scope.
         """
-        raise NotImplementedError
+        scope = self.scope if scope is None else scope
+        lifecycle_api.set_retired(self._engine, workflow_id, scope, reason=None, agent=agent)
 
     def procedures(self, *, status: str | None = None, scope: str | None = None) -> list[Procedure]:
         """Return the scope's procedures (candidates, active, retired), best supported first.
@@ -414,27 +447,34 @@ class EpisodicMemory:
         Raises:
             ConfigurationError: On an unknown status.
         """
-        raise NotImplementedError
+        scope = self.scope if scope is None else scope
+        return lifecycle_api.procedures(self._engine, scope, status=status)
 
     def accept_procedure(
-        self, procedure_id: str, *, name: str, scope: str | None = None
+        self, procedure_id: str, *, name: str, scope: str | None = None, agent: str | None = None
     ) -> Procedure:
         """Make a procedure active under a name (a ``p-plan:Plan`` in the store).
 
         Raises:
             ConfigurationError: When the id is unknown or the name empty.
         """
-        raise NotImplementedError
+        scope = self.scope if scope is None else scope
+        return lifecycle_api.set_procedure_status(
+            self._engine, procedure_id, scope, status="active", text=name, agent=agent
+        )
 
     def retire_procedure(
-        self, procedure_id: str, *, reason: str, scope: str | None = None
+        self, procedure_id: str, *, reason: str, scope: str | None = None, agent: str | None = None
     ) -> Procedure:
         """Retire a procedure with a reason; it is no longer suggested.
 
         Raises:
             ConfigurationError: When the id is unknown or the reason empty.
         """
-        raise NotImplementedError
+        scope = self.scope if scope is None else scope
+        return lifecycle_api.set_procedure_status(
+            self._engine, procedure_id, scope, status="retired", text=reason, agent=agent
+        )
 
     # ------------------------------------------------------------------------------ provenance
 
@@ -485,7 +525,8 @@ class EpisodicMemory:
     async def asuggest(self, workflow: Workflow, limit: int | None = 3) -> list[Suggestion]:
         """Async twin of :meth:`suggest`; an async chat model is awaited on the caller's loop."""
         request = await asyncio.to_thread(self.request, workflow)
-        return await self.chain.asuggest(request, limit, offload=self._locked)
+        found = await self.chain.asuggest(request, limit, offload=self._locked)
+        return await asyncio.to_thread(self._with_procedures, workflow, found, limit)
 
     async def arecord_suggestions(
         self, session_id: str, suggestions: Sequence[Suggestion], **kw: Any

@@ -122,6 +122,26 @@ class WF(DefinedNamespace):
     suggestedText: URIRef
     suggestedTool: URIRef
     suggestionSource: URIRef
+    # Lifecycle records (provenance/lifecycle.py): versions, retirement, procedures
+    LifecycleRecord: URIRef
+    Procedure: URIRef
+    Revision: URIRef
+    Retirement: URIRef
+    Restoration: URIRef
+    ProcedureMining: URIRef
+    ProcedureAcceptance: URIRef
+    ProcedureRetirement: URIRef
+    status: URIRef
+    reason: URIRef
+    version: URIRef
+    archivedVersion: URIRef
+    leafCount: URIRef
+    savedAt: URIRef
+    toolSequence: URIRef
+    support: URIRef
+    uses: URIRef
+    successes: URIRef
+    successRate: URIRef
 
 
 class PL(DefinedNamespace):

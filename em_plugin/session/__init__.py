@@ -1,11 +1,12 @@
-"""Sessions: the policy, controller, live-session registry, fault isolation, scope resolution,
-recall text and the memory port that the integrations share."""
+"""Sessions: the policy, controller, live-session registry, the store-backed session journal,
+fault isolation, scope resolution, recall text and the memory port that the integrations share."""
 
 from __future__ import annotations
 
 from em_plugin.session.controller import SEPARATOR, SessionController, append_text
 from em_plugin.session.executor import Failure, MemoryCall
 from em_plugin.session.isolation import FaultIsolation
+from em_plugin.session.journal import JournaledSessions, JournalSession, SessionJournal
 from em_plugin.session.policy import (
     AUTOSAVE_CHOICES,
     DEFAULT_TURN_BUDGET,
@@ -28,12 +29,15 @@ __all__ = [
     "SEPARATOR",
     "Failure",
     "FaultIsolation",
+    "JournalSession",
+    "JournaledSessions",
     "Judge",
     "MemoryCall",
     "MemoryPort",
     "PolicyAttributes",
     "PolicyOptions",
     "SessionController",
+    "SessionJournal",
     "SessionPolicy",
     "SessionRegistry",
     "TurnOutcome",

@@ -20,8 +20,9 @@ Every decision is a *plan* (a generator of memory calls, see
 never diverge. Rules:
 
 - the crew's answer is never rewritten: suggestions come after ``"\\n\\n"``;
-- ``/save`` compiles the whole session and saves it; saving the same session again replaces its
-  earlier workflow (the id is ``session/<session_id>``);
+- ``/save`` compiles the whole session and saves it; saving the same session again makes a new
+  version of its workflow (the id is ``session/<session_id>``; the earlier one stays readable as
+  ``session/<session_id>@vN``, and a save with fewer steps keeps the stored one: docs/lifecycle.md);
 - ``autosave="on_success"`` saves after every turn without a failed call; a
   ``judge(workflow, outcome) -> bool`` replaces that rule;
 - each time suggestions are shown, ``memory.record_suggestions`` records them in the session's

@@ -37,13 +37,15 @@ from typing import Any
 
 from em_plugin.embedding.cache import CachedEmbedder
 from em_plugin.embedding.embedders import Embedder, resolve_embedder
-from em_plugin.errors import IndexStaleError
+from em_plugin.errors import ConfigurationError, IndexStaleError
+from em_plugin.lifecycle.versions import Versions
 from em_plugin.state.continuation import ContinuationConfig
 from em_plugin.state.persistence import META, fingerprint
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.state.step_index import StepIndex
 from em_plugin.state.workflow_copies import FILE_NAME, WorkflowCopies
 from provenance.errors import StoreOutcomeUnknown, WorkflowNotFound
+from provenance.lifecycle import version_id, workflow_record_iri
 from provenance.model import InstructionStep, Workflow
 from provenance.stores import WorkflowStore, open_store
 from provenance.stores.workflow_store import ChangeMarker
@@ -113,6 +115,10 @@ class MemoryEngine:
         # Suggesters load a few retrieved workflows per turn; parsing a graph costs ~10 ms.
         self._loaded: OrderedDict[tuple[str, str], Workflow] = OrderedDict()
         self.copies: WorkflowCopies | None = None
+        # Retired workflows and superseded versions stay stored but are never indexed.
+        self.versions = Versions(self.store)
+        # Per scope, (when read, active procedures) for suggestions (em_plugin/lifecycle/api.py).
+        self.active_procedures: dict[str, tuple[float, list[Any]]] = {}
         try:
             directory = self.store.derived_dir
             self.embedder = open_cache(
@@ -151,7 +157,7 @@ class MemoryEngine:
         if not markers or not index.markers:
             # A store written before change logs existed, or an index rebuilt without them
             # (`em-plugin reindex`): fall back to comparing the (scope, id) pairs.
-            if index.fingerprint() != _store_fingerprint(self.store):
+            if index.fingerprint() != _store_fingerprint(self.store, self.versions):
                 log.warning("rebuilding the step index: it does not hold the store's workflows")
                 self._rebuild(index)
             else:
@@ -164,11 +170,15 @@ class MemoryEngine:
 
     def _rebuild(self, index: StepIndex) -> None:
         copies = self.copies
+        self.versions.forget()
+        workflows = (
+            w for w in self.store.iter_workflows() if w.id not in self.versions.hidden(w.scope)
+        )
         if copies is None:
-            index.rebuild(self.store.iter_workflows())
+            index.rebuild(workflows)
         else:
             copies.clear()
-            index.rebuild(_copied(self.store.iter_workflows(), copies))
+            index.rebuild(_copied(workflows, copies))
         for scope, position in self.store.markers().items():
             index.set_marker(scope, position)
 
@@ -189,7 +199,9 @@ class MemoryEngine:
             # The log does not reach back to the index's position: reload the whole scope.
             changed = frozenset(index.ids(scope)) | frozenset(self.store.ids(scope))
         self._forget_loaded(scope, changed)
-        fresh = list(self.store.load_many(scope, sorted(changed)))
+        self.versions.forget(scope)  # another process may have retired or revised some
+        hidden = self.versions.hidden(scope)
+        fresh = [w for w in self.store.load_many(scope, sorted(changed)) if w.id not in hidden]
         gone = sorted(changed - {w.id for w in fresh})
         log.info("scope %r: reloading %d workflows changed in the store", scope, len(changed))
         for workflow_id in gone:
@@ -270,27 +282,37 @@ class MemoryEngine:
             old = {
                 (w.scope, w.id): self._load(w.id, w.scope)
                 for w in batch
-                if (w.scope, w.id) in self.index
+                if (w.scope, w.id) in self.index or w.id in self.versions.hidden(w.scope)
             }
+            # An existing id gets a new version; the previous one is kept as ID@vN.
+            plan = self.versions.plan(batch, old)
+            if not plan.saves:
+                return plan.result
+            live = plan.live
             try:
-                markers, _ = self.store.commit(saves=batch)
+                markers, _ = self.store.commit(saves=plan.saves, records=plan.records)
             except StoreOutcomeUnknown:
                 self._unsettled = True  # the next read reconciles with whatever was stored
+                self.versions.forget()
+                raise
+            except BaseException:
+                self.versions.forget()
                 raise
             try:
-                self.index.add_many(batch, batch_size=max(1, len(batch)))
+                self.index.add_many(live, batch_size=max(1, len(live)))
                 for scope, state in states.items():
-                    self.discard(state.add_many(w for w in batch if w.scope == scope))
+                    self.discard(state.add_many(w for w in live if w.scope == scope))
                 if self.copies is not None:
-                    self.copies.put_many(batch)
+                    self.copies.put_many(live)
             except BaseException:
                 # The index's marker still names the store before this write, so whatever
                 # state the restore leaves, the next read reloads the ids changed since.
                 self._unsettled = True
-                self._restore(batch, old)
+                self.versions.forget()
+                self._restore(batch, old, plan.archived, plan.undo)
                 raise
             self._advance(markers)
-        return batch
+        return plan.result
 
     def _advance(self, markers: Mapping[str, ChangeMarker]) -> None:
         """Record the store's markers after this engine's write (already indexed); reload
@@ -304,7 +326,13 @@ class MemoryEngine:
             else:
                 self._reconcile(self.index, scope, None)
 
-    def _restore(self, batch: list[Workflow], old: dict[tuple[str, str], Workflow | None]) -> None:
+    def _restore(
+        self,
+        batch: list[Workflow],
+        old: dict[tuple[str, str], Workflow | None],
+        archived: Sequence[tuple[str, str]] = (),
+        records: Sequence[tuple[Any, Any]] = (),
+    ) -> None:
         if self.copies is not None:
             for scope in {w.scope for w in batch}:
                 self.copies.remove(scope, [w.id for w in batch if w.scope == scope])
@@ -315,7 +343,10 @@ class MemoryEngine:
                 state.remove(workflow.id)
         previous = [w for w in old.values() if w is not None]
         absent = [(w.scope, w.id) for w in batch if old.get((w.scope, w.id)) is None]
-        markers, _ = self.store.commit(saves=previous, deletes=absent)
+        markers, _ = self.store.commit(
+            saves=previous, deletes=[*absent, *archived], records=records
+        )
+        previous = [w for w in previous if w.id not in self.versions.hidden(w.scope)]
         if previous:
             self.index.add_many(previous, batch_size=len(previous))
             for workflow in previous:
@@ -326,12 +357,21 @@ class MemoryEngine:
             self.index.set_marker(scope, marker.position)
 
     def delete(self, workflow_id: str, scope: str) -> bool:
-        """Delete a workflow of ``scope``; return whether it existed there."""
+        """Delete a workflow of ``scope`` with its older versions and lifecycle record; return
+        whether it existed there."""
         with self.lock:
-            if (scope, workflow_id) not in self.index:
+            if (scope, workflow_id) not in self.index and not (
+                workflow_id in self.versions.hidden(scope) and (scope, workflow_id) in self.store
+            ):
                 return False
             self._forget_loaded(scope, [workflow_id])
-            markers, _ = self.store.commit(deletes=[(scope, workflow_id)])
+            record, triples = self.versions.record(workflow_id, scope)
+            older = [(scope, version_id(workflow_id, v.version)) for v in record.versions[:-1]]
+            drop: list[tuple[Any, Any]] = (
+                [(workflow_record_iri(workflow_id, scope), [])] if triples else []
+            )
+            markers, _ = self.store.commit(deletes=[(scope, workflow_id), *older], records=drop)
+            self.versions.forget(scope)
             self.index.remove(workflow_id, scope)
             if self.copies is not None:
                 self.copies.remove(scope, [workflow_id])
@@ -362,6 +402,7 @@ class MemoryEngine:
                 texts.update(state.contexts.texts())
             self._forget_loaded(scope)
             removed = self.store.delete_scope(scope)
+            self.versions.forget(scope)
             self.index.remove_scope(scope)
             if self.copies is not None:
                 self.copies.clear(scope)
@@ -370,6 +411,56 @@ class MemoryEngine:
             if self.index.path is not None:
                 self.index.save()  # a fresh snapshot: the journal held the scope's texts
             return removed
+
+    def set_retired(
+        self, workflow_id: str, scope: str, *, retire: bool, reason: str | None, agent: str
+    ) -> bool:
+        """Retire (or restore) a workflow: record it, then drop it from (or put it back in)
+        the index, the suggestion state and the copies. Return whether its status changed.
+
+        Raises:
+            WorkflowNotFound: When the scope holds no such workflow.
+            ConfigurationError: When the id names an older version (``ID@vN``).
+        """
+        with self.lock:
+            self.sync(scope, force=True)
+            if (scope, workflow_id) not in self.store:
+                raise WorkflowNotFound(f"no workflow {workflow_id!r} in scope {scope!r}")
+            record, _ = self.versions.record(workflow_id, scope)
+            # Hidden without being retired itself: an older version, ID@vN.
+            if workflow_id in self.versions.hidden(scope) and not record.retired:
+                raise ConfigurationError(
+                    f"{workflow_id!r} is an older version; retire or restore the workflow "
+                    "it belongs to (its id without @vN)"
+                )
+            change = self.versions.retirement(
+                workflow_id, scope, reason=reason, agent=agent, retire=retire
+            )
+            if change is None:
+                return False
+            markers, _ = self.store.commit(records=[change], touched=[(scope, workflow_id)])
+            self.versions.forget(scope)
+            state = self.scopes.get(scope)
+            self._forget_loaded(scope, [workflow_id])
+            if retire:
+                self.index.remove(workflow_id, scope)
+                if self.copies is not None:
+                    self.copies.remove(scope, [workflow_id])
+                if state is not None:
+                    self.discard(state.remove(workflow_id))
+            else:
+                workflow = self.store.load(workflow_id, scope=scope)
+                self.index.add_many([workflow], batch_size=1)
+                if self.copies is not None:
+                    self.copies.put_many([workflow])
+                if state is not None:
+                    self.discard(state.add_many([workflow]))
+            self._advance(markers)
+            return True
+
+    def procedures_changed(self, scope: str) -> None:
+        """Drop the cached active procedures of a scope (re-read at the next suggestion)."""
+        self.active_procedures.pop(scope, None)
 
     def discard(self, texts: Iterable[str]) -> None:
         """Drop cached vectors of texts that no scope's index or suggestion state uses."""
@@ -471,9 +562,15 @@ class MemoryEngine:
                 self.store.close()
 
 
-def _store_fingerprint(store: WorkflowStore) -> str:
-    """Digest of the store's ``(scope, id)`` pairs, as :meth:`StepIndex.fingerprint` computes."""
-    return fingerprint((scope, wid) for scope in store.scopes() for wid in store.ids(scope))
+def _store_fingerprint(store: WorkflowStore, versions: Versions) -> str:
+    """Digest of the store's indexed ``(scope, id)`` pairs (retired workflows and superseded
+    versions are never indexed), as :meth:`StepIndex.fingerprint` computes."""
+    return fingerprint(
+        (scope, wid)
+        for scope in store.scopes()
+        for wid in store.ids(scope)
+        if wid not in versions.hidden(scope)
+    )
 
 
 def _copied(workflows: Iterable[Workflow], copies: WorkflowCopies) -> Iterator[Workflow]:

@@ -8,11 +8,16 @@
 - :class:`EpisodicMemoryAgent`: the paper's EM agent in front of a crew; it forwards each
   instruction verbatim and answers with the crew's unchanged result plus the suggestions;
 - :class:`RecallWorkflowsTool`: a tool agents call to look past workflows up;
-- :func:`crew_description`: a crew description from a coordinator and its handoff sub-agents.
+- :func:`crew_description`: a crew description from a coordinator and its handoff sub-agents;
+- :class:`SessionMemoryManager`: the ``memory_manager`` to give BeeAI's servers (A2A, ACP, the
+  OpenAI-compatible Responses API) so each conversation id is the memory's session
+  (``docs/deploy.md``).
 
-The session is ``session_id`` in the run's context, else the one given to the constructor, else
-the coordinator's memory (one BeeAI conversation); the scope is ``scope`` in the run's context,
-else the constructor's, else the memory's. Memory failures never break the crew unless
+The session is ``session_id`` in the run's context, else the serving deployment's conversation
+id, else the session whose history the input replays (chat completions), else the one given to
+the constructor, else the coordinator's memory (a script's one conversation); each turn is
+journaled in the memory's store, so any worker continues it. The scope is ``scope`` in the run's
+context, else the constructor's, else the memory's. Memory failures never break the crew unless
 ``strict=True``. :mod:`integrations.beeai.testing` holds an offline scripted chat model.
 """
 
@@ -28,6 +33,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from integrations.beeai._agent import EpisodicMemoryAgent, EpisodicMemoryAgentOutput
 from integrations.beeai._capture import CallRecorder, instruction_text
 from integrations.beeai._context import SUGGESTIONS_EVENT, SuggestionsEvent
+from integrations.beeai._deployment import SessionMemoryManager, deployment_session
 from integrations.beeai._middleware import EpisodicMemoryMiddleware
 from integrations.beeai._tools import (
     RECALL_DESCRIPTION,
@@ -46,8 +52,10 @@ __all__ = [
     "EpisodicMemoryMiddleware",
     "RecallInput",
     "RecallWorkflowsTool",
+    "SessionMemoryManager",
     "SuggestionsEvent",
     "crew_description",
+    "deployment_session",
     "instruction_text",
     "recall_workflows_tool",
 ]

@@ -8,6 +8,7 @@ the crew. It is a BeeAI agent itself, so it can be awaited, given middlewares, o
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any, Unpack, cast
 
@@ -32,16 +33,20 @@ from em_plugin.session import (
     SessionRegistry,
     require_memory,
 )
+from em_plugin.session.journal import JournaledSessions
 from integrations.beeai._capture import CallRecorder, agent_name, instruction_text
 from integrations.beeai._context import (
     SUGGESTIONS_EVENT,
     SuggestionsEvent,
     answer_message,
+    explicit_session,
     logger,
     scope_of,
     workflow_answer,
 )
-from integrations.beeai._sessions import FRAMEWORK, SessionViews
+from integrations.beeai._deployment import deployment_session, history_of
+from integrations.beeai._sanitize import MARK, clean_messages
+from integrations.beeai._sessions import FRAMEWORK, UNSYNCED_SAVE, SessionViews, journal_for
 from integrations.beeai._tools import RecallWorkflowsTool
 
 
@@ -88,8 +93,10 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
         crew_name: The crew's name on saved workflows (default: the crew agent's name).
         name: The EM agent's own name.
         description: The EM agent's description.
-        max_sessions: How many sessions to keep open.
+        max_sessions: How many sessions to keep open in this process.
         middlewares: BeeAI middlewares for the EM agent's own runs.
+        journal: Keep each session's capture in the memory's store (when the memory has one), so
+            other workers and restarted servers continue it.
 
     Raises:
         ConfigurationError: On invalid settings (the message lists the valid choices).
@@ -107,6 +114,7 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
         description: str = "Forwards instructions to the crew and suggests next steps.",
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         middlewares: list[RunMiddlewareType] | None = None,
+        journal: bool = True,
         **options: Unpack[PolicyOptions],
     ) -> None:
         if not isinstance(crew, Runnable | AgentWorkflow):
@@ -118,6 +126,10 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
         self.policy = SessionPolicy.from_options(options)
         self.sessions = SessionRegistry(
             memory, self.policy, framework=FRAMEWORK, log=logger, max_sessions=max_sessions
+        )
+        found = journal_for(memory) if journal else None
+        self.journal: JournaledSessions | None = (
+            JournaledSessions(self.sessions, found) if found is not None else None
         )
         self.crew = crew
         self.episodic_memory = memory
@@ -144,30 +156,36 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
             The crew's answer followed by ``"\\n\\n"`` and the suggestions.
         """
         ctx = RunContext.get()
-        session_id = ctx.context.get("session_id") or self.session_id
+        session_id = explicit_session(ctx) or deployment_session() or self.session_id
         scope = scope_of(ctx, self.scope, self.episodic_memory)
-        controller = self.sessions.get(str(session_id), scope=scope, crew=self.crew_name)
+        controller, synced = await self._open(session_id, scope)
         text = instruction_text(input)
         command = controller.command_of(text)
         if command is not None:
-            reply = await controller.ahandle_command(text) or ""
+            if synced or command != "save":
+                reply = await controller.ahandle_command(text) or ""
+            else:
+                reply = UNSYNCED_SAVE
+            await self._commit(controller)
             return self._output(controller, reply, command=command)
+        if isinstance(input, list):  # a replayed history may carry the memory's own text
+            history = history_of(input)
+            cleaned = clean_messages(history, self._is_command)
+            if cleaned is not None:
+                input = cleaned + input[len(history) :]
         if text.strip():
             controller.begin_turn(text)
         recorder = CallRecorder(
-            controller.trajectory, self.sessions.isolate, skip=(RecallWorkflowsTool,)
+            controller.trajectory,
+            self.sessions.isolate,
+            skip=(RecallWorkflowsTool,),
+            clean=lambda messages: clean_messages(messages, self._is_command),
         )
-        crew_output: Any
-        if isinstance(self.crew, AgentWorkflow):
-            # The instruction is the workflow's input; its agents run it step by step.
-            prompts = [AgentWorkflowInput(prompt=text)]
-            crew_output = await self.crew.run(prompts).middleware(recorder.follow)
-        else:
-            crew_input: Any = input
-            if isinstance(input, str) and not isinstance(self.crew, BaseAgent):
-                crew_input = [UserMessage(input)]  # plain runnables take messages only
-            options = cast(dict[str, Any], kwargs)  # agent options, passed through unchanged
-            crew_output = await self.crew.run(crew_input, **options).middleware(recorder.follow)
+        try:
+            crew_output = await self._run_crew(input, text, recorder, kwargs)
+        except BaseException:
+            await self._commit(controller)  # the failed calls are part of the session
+            raise
         message = answer_message(crew_output)
         answer = message.text if message is not None else _text(crew_output)
         suffix = ""
@@ -184,7 +202,40 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
                 )
         except Exception as exc:  # noqa: BLE001 - raised only in strict mode, or by a bug in the glue
             self.sessions.isolate("suggesting next steps", exc)
+        await self._commit(controller)
         return self._output(controller, answer + suffix, crew_output=crew_output, answer=answer)
+
+    async def _run_crew(
+        self, input: str | list[AnyMessage], text: str, recorder: CallRecorder, kwargs: Any
+    ) -> Any:
+        if isinstance(self.crew, AgentWorkflow):
+            # The instruction is the workflow's input; its agents run it step by step.
+            prompts = [AgentWorkflowInput(prompt=text)]
+            return await self.crew.run(prompts).middleware(recorder.follow)
+        crew_input: Any = input
+        if isinstance(input, str) and not isinstance(self.crew, BaseAgent):
+            crew_input = [UserMessage(input)]  # plain runnables take messages only
+        options = cast(dict[str, Any], kwargs)  # agent options, passed through unchanged
+        return await self.crew.run(crew_input, **options).middleware(recorder.follow)
+
+    def _is_command(self, text: str) -> bool:
+        return self.policy.command_of(text) is not None
+
+    async def _open(self, session_id: str, scope: str) -> tuple[SessionController, bool]:
+        """The session's controller, and whether it holds everything the session captured."""
+        if self.journal is not None:
+            with self.sessions.isolation.guard("reading the session journal"):
+                controller = await asyncio.to_thread(
+                    self.journal.open, session_id, scope=scope, crew=self.crew_name
+                )
+                return controller, True
+            return self.sessions.get(session_id, scope=scope, crew=self.crew_name), False
+        return self.sessions.get(session_id, scope=scope, crew=self.crew_name), True
+
+    async def _commit(self, controller: SessionController) -> None:
+        if self.journal is not None:
+            with self.sessions.isolation.guard("journaling the turn"):
+                await asyncio.to_thread(self.journal.commit, controller)
 
     def _output(
         self,
@@ -195,8 +246,10 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
         crew_output: Any = None,
         answer: str | None = None,
     ) -> EpisodicMemoryAgentOutput:
+        # The whole text is the memory's: a replay of it never reaches the crew's model whole.
+        meta = {MARK: "reply"} if command is not None else {MARK: "suggestions"}
         return EpisodicMemoryAgentOutput(
-            output=[AssistantMessage(text)],
+            output=[AssistantMessage(text, meta)],
             session_id=controller.trajectory.session_id,
             crew_output=crew_output,
             answer=text if answer is None else answer,

@@ -59,6 +59,8 @@ class CallSink(Protocol):
 
 #: Called with the failing step's name and the exception; logs it or re-raises (strict mode).
 FaultHandler = Callable[[str, BaseException], None]
+#: Returns a model's input messages without the memory's own text, or ``None`` if clean.
+InputCleaner = Callable[[list[Any]], list[Any] | None]
 
 
 @dataclass
@@ -74,7 +76,12 @@ class CallRecorder:
     """Mirror the tool calls of one root run and all its nested runs into a :class:`CallSink`."""
 
     def __init__(
-        self, sink: CallSink, on_fault: FaultHandler, *, skip: tuple[type, ...] = ()
+        self,
+        sink: CallSink,
+        on_fault: FaultHandler,
+        *,
+        skip: tuple[type, ...] = (),
+        clean: InputCleaner | None = None,
     ) -> None:
         """Create a recorder.
 
@@ -82,9 +89,12 @@ class CallRecorder:
             sink: Where calls go (the session's trajectory).
             on_fault: Called when recording fails; it decides between logging and raising.
             skip: More tool classes whose runs are not calls (e.g. the memory's recall tool).
+            clean: Rewrites each model run's input messages at every depth (sub-agents behind
+                handoffs included) before the model reads them.
         """
         self._sink = sink
         self._on_fault = on_fault
+        self._clean = clean
         self._skip = NOT_CALLS + tuple(skip)
         self._nodes: dict[str, _Node] = {}
         self.failed_calls = 0
@@ -140,6 +150,12 @@ class CallRecorder:
         self._nodes[ctx.run_id] = node
         if not isinstance(instance, ChatModel):  # a model call runs no tools: nothing to follow
             self._subscribe(ctx)
+        elif self._clean is not None and isinstance(run_input, dict):
+            # BeeAI copies a start event's input back into the run before the model reads it.
+            messages = run_input.get("input")
+            cleaned = self._clean(messages) if isinstance(messages, list) else None
+            if cleaned is not None:
+                run_input["input"] = cleaned
         if isinstance(instance, Tool) and not isinstance(instance, self._skip):
             call_id = self._call_id(ctx)
             self._sink.call_start(

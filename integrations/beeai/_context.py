@@ -1,8 +1,11 @@
 """Where a BeeAI run's session and scope come from, and the outputs memory answers with.
 
 - session: ``session_id`` in the run's context (``agent.run(text).context({"session_id": ...})``
-  or ``agent.run(text, context={...})``), else the id given to the constructor, else the agent's
-  memory: one BeeAI conversation buffer is one session;
+  or ``agent.run(text, context={...})``), else the conversation id of the serving deployment
+  (A2A context, ACP session, Responses API ``conversation``: see
+  :mod:`integrations.beeai._deployment`), else the session whose last turn ended with the
+  history the input replays (chat completions), else the id given to the constructor, else the
+  agent's memory (a script's one conversation);
 - scope: ``scope`` in the run's context, else the constructor's, else the memory's own.
 """
 
@@ -28,6 +31,8 @@ from beeai_framework.workflows.types import WorkflowRun
 from pydantic import BaseModel, ConfigDict
 
 from em_plugin.session import MemoryPort, resolve_scope
+from integrations.beeai._deployment import deployment_session
+from integrations.beeai._sanitize import MARK
 
 logger = logging.getLogger("integrations.beeai")
 
@@ -35,21 +40,18 @@ logger = logging.getLogger("integrations.beeai")
 _MEMORY_SESSIONS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
 
-def session_id_of(ctx: RunContext, default: str | None) -> str:
-    """Return the session a root run belongs to (see the module docstring).
-
-    Args:
-        ctx: The root run's context (after its ``start`` event, when ``.context()`` is merged).
-        default: The session id given to the constructor, if any.
-
-    Returns:
-        The session id.
-    """
+def explicit_session(ctx: RunContext) -> str | None:
+    """Return ``session_id`` from the run's context, if the caller named one."""
     value = ctx.context.get("session_id")
-    if isinstance(value, str) and value.strip():
-        return value
-    if default:
-        return default
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def memory_session(ctx: RunContext) -> str:
+    """Return the in-process session of a run that nothing names: one per agent memory.
+
+    This is the last resort of a script that runs one agent without a session id; a served
+    agent gets its conversation id from the deployment (:mod:`integrations.beeai._deployment`).
+    """
     memory = getattr(ctx.instance, "memory", None)
     if memory is None:
         return f"beeai-{uuid.uuid4().hex[:12]}"
@@ -60,6 +62,21 @@ def session_id_of(ctx: RunContext, default: str | None) -> str:
         return session
     except TypeError:  # a memory that cannot be weakly referenced: one session per run
         return f"beeai-{uuid.uuid4().hex[:12]}"
+
+
+def session_id_of(ctx: RunContext, default: str | None, linked: str | None = None) -> str:
+    """Return the session a root run belongs to (see the module docstring).
+
+    Args:
+        ctx: The root run's context (after its ``start`` event, when ``.context()`` is merged).
+        default: The session id given to the constructor, if any.
+        linked: The session whose history the run's input continues, if one was found.
+
+    Returns:
+        The session id: the run context's ``session_id``, else the deployment's conversation
+        id, else ``linked``, else ``default``, else one per agent memory.
+    """
+    return explicit_session(ctx) or deployment_session() or linked or default or memory_session(ctx)
 
 
 def scope_of(ctx: RunContext | None, default: str | None, memory: MemoryPort) -> str:
@@ -90,7 +107,7 @@ def reply_output(instance: Any, text: str, run_params: Mapping[str, Any] | None 
             else state
         )
         return WorkflowRun(state=reply_state, result=reply_state)
-    message = AssistantMessage(text)
+    message = AssistantMessage(text, {MARK: "reply"})
     if isinstance(instance, RequirementAgent):
         state = RequirementAgentRunState(
             answer=message, result=text, memory=UnconstrainedMemory(), iteration=0
@@ -108,17 +125,25 @@ def workflow_answer(output: Any) -> str | None:
 
 
 def with_workflow_suffix(output: Any, suffix: str) -> None:
-    """Show ``suffix`` after a workflow's final answer, in ``output.result`` only.
+    """Show ``suffix`` after a workflow's final answer, where BeeAI's idiom reads it.
 
-    The run's ``state`` (and the agents' messages it holds) keeps the crew's own answer.
+    ``output.state`` and ``output.result`` become copies whose ``final_answer`` carries the
+    suffix (``response.state.final_answer`` is what BeeAI's docs read); the workflow's own state
+    object, and the agents' messages it holds, keep the crew's answer.
 
     Args:
         output: The ``WorkflowRun`` the caller receives.
         suffix: What to append; empty means nothing.
     """
     answer = workflow_answer(output)
-    if suffix and answer is not None and isinstance(output.result, BaseModel):
-        output.result = output.result.model_copy(update={"final_answer": answer + suffix})
+    if not suffix or answer is None:
+        return
+    update = {"final_answer": answer + suffix}
+    if isinstance(output.result, BaseModel):
+        output.result = output.result.model_copy(update=update)
+    state = getattr(output, "state", None)
+    if isinstance(state, BaseModel) and getattr(state, "final_answer", None) == answer:
+        output.state = state.model_copy(update=update)
 
 
 def answer_message(output: Any) -> AssistantMessage | None:
@@ -149,9 +174,8 @@ def with_suffix(output: Any, suffix: str) -> None:
     message = answer_message(output)
     if not suffix or message is None:
         return
-    shown = AssistantMessage(
-        [*message.content, MessageTextContent(text=suffix)], dict(message.meta or {})
-    )
+    meta = {**(message.meta or {}), MARK: "suggestions"}
+    shown = AssistantMessage([*message.content, MessageTextContent(text=suffix)], meta)
     output.output[-1] = shown
 
 

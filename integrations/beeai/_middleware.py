@@ -13,15 +13,21 @@ coordinator (``RequirementAgent(..., middlewares=[mw])``). On each coordinator r
 - streamed runs (``async for data, meta in agent.run(...)``) get the suggestions as their own
   ``episodic_memory_suggestions`` event (:class:`SuggestionsEvent`) after the answer.
 
-The session is ``session_id`` in the run's context, else the constructor's, else the coordinator's
-memory (one BeeAI conversation is one session). Memory failures are logged, never raised, unless
+The session is ``session_id`` in the run's context, else the serving deployment's conversation id
+(:class:`~integrations.beeai.SessionMemoryManager`), else the session whose history the input
+replays, else the constructor's ``session_id``, else the coordinator's memory (a script's one
+conversation). With a store-backed memory every turn is journaled in the store
+(:mod:`em_plugin.session.journal`), so another worker, or the server after a restart, continues
+the same session. The memory's own text (suggestions, command replies) is cut from every model
+input of the run, at every depth. Memory failures are logged, never raised, unless
 ``strict=True``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Unpack
 
 from beeai_framework.context import (
@@ -44,11 +50,14 @@ from em_plugin.session import (
     SessionRegistry,
     require_memory,
 )
+from em_plugin.session.journal import JournaledSessions, conversation_digest
 from integrations.beeai._capture import CallRecorder, agent_name, run_instruction
 from integrations.beeai._context import (
     SUGGESTIONS_EVENT,
     SuggestionsEvent,
     answer_message,
+    deployment_session,
+    explicit_session,
     logger,
     reply_output,
     scope_of,
@@ -57,7 +66,9 @@ from integrations.beeai._context import (
     with_workflow_suffix,
     workflow_answer,
 )
-from integrations.beeai._sessions import FRAMEWORK, SessionViews
+from integrations.beeai._deployment import history_of, message_pairs
+from integrations.beeai._sanitize import clean_messages, strip_suggestions
+from integrations.beeai._sessions import FRAMEWORK, UNSYNCED_SAVE, SessionViews, journal_for
 from integrations.beeai._tools import RecallWorkflowsTool
 
 #: Above the recorder's listeners: the turn is opened before any call is recorded.
@@ -71,6 +82,8 @@ class _Turn:
     recorder: CallRecorder | None = None
     command: bool = False
     shown: SuggestionsEvent | None = None
+    conversation: list[tuple[str, str]] | None = None  # the input's messages, when it had some
+    links: list[str] = field(default_factory=list)
 
 
 class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProtocol):
@@ -95,7 +108,9 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
         limit: How many suggestions to show.
         turn_budget: Seconds of memory work a turn may add (``None``: no limit).
         crew: The crew's name on saved workflows (default: the coordinator's name).
-        max_sessions: How many sessions to keep open.
+        max_sessions: How many sessions to keep open in this process.
+        journal: Keep each session's capture in the memory's store (when the memory has one), so
+            other workers and restarted servers continue it.
 
     Raises:
         ConfigurationError: On invalid settings (the message lists the valid choices).
@@ -109,12 +124,17 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
         scope: str | None = None,
         crew: str | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        journal: bool = True,
         **options: Unpack[PolicyOptions],
     ) -> None:
         require_memory(memory)  # before the settings: the first error names the memory
         self.policy = SessionPolicy.from_options(options)
         self.sessions = SessionRegistry(
             memory, self.policy, framework=FRAMEWORK, log=logger, max_sessions=max_sessions
+        )
+        found = journal_for(memory) if journal else None
+        self.journal: JournaledSessions | None = (
+            JournaledSessions(self.sessions, found) if found is not None else None
         )
         self.memory = memory
         self.session_id = session_id
@@ -159,6 +179,9 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
             if turn.shown is not None:  # streamed runs see the suggestions after the answer
                 with self.sessions.isolation.guard("emitting the suggestions event"):
                     await turn.ctx.emitter.emit(SUGGESTIONS_EVENT, turn.shown)
+            if self.journal is not None and turn.controller is not None:
+                with self.sessions.isolation.guard("journaling the turn"):
+                    await asyncio.to_thread(self.journal.commit, turn.controller, links=turn.links)
             with self._lock:
                 self._turns.pop(turn.ctx.run_id, None)
                 self._groups.pop(turn.ctx.group_id, None)
@@ -173,23 +196,71 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
 
     async def _on_start(self, turn: _Turn, data: RunContextStartEvent) -> None:
         ctx = turn.ctx
-        session_id = session_id_of(ctx, self.session_id)
         scope = scope_of(ctx, self.scope, self.memory)
         crew = self.crew or agent_name(ctx.instance) or getattr(ctx.instance, "name", None)
-        controller = turn.controller = self.sessions.get(session_id, scope=scope, crew=crew)
+        run_input = data.input.get("input")
+        if isinstance(run_input, list):
+            # A client that replays the conversation may replay the memory's own text too.
+            # The last user message is this turn's instruction (or command): it stays.
+            history = history_of(run_input)
+            cleaned = clean_messages(history, self._is_command)
+            if cleaned is not None:
+                data.input["input"] = run_input = cleaned + run_input[len(history) :]
+            turn.conversation = message_pairs(run_input)
+        session_id = session_id_of(ctx, self.session_id, await self._linked(ctx, scope, run_input))
+        controller, synced = await self._open(session_id, scope, crew)
+        turn.controller = controller
         text = run_instruction(data.input)
         if controller.command_of(text):
             turn.command = True
-            reply = await controller.ahandle_command(text)
+            reply = (
+                await controller.ahandle_command(text)
+                if synced or controller.command_of(text) != "save"
+                else UNSYNCED_SAVE
+            )
             # BeeAI returns a start event's output in place of running the agent or workflow.
             data.output = reply_output(ctx.instance, reply or "", data.input)
             return
         if text.strip():
             controller.begin_turn(text)
         turn.recorder = CallRecorder(
-            controller.trajectory, self.sessions.isolate, skip=(RecallWorkflowsTool,)
+            controller.trajectory,
+            self.sessions.isolate,
+            skip=(RecallWorkflowsTool,),
+            clean=lambda messages: clean_messages(messages, self._is_command),
         )
         turn.recorder.follow(ctx)
+
+    def _is_command(self, text: str) -> bool:
+        return self.policy.command_of(text) is not None
+
+    async def _linked(self, ctx: RunContext, scope: str, run_input: object) -> str | None:
+        """The session whose last turn ended with the history this input replays, if any."""
+        if self.journal is None or not isinstance(run_input, list):
+            return None
+        if explicit_session(ctx) or deployment_session():
+            return None
+        history = message_pairs(history_of(run_input))
+        if not history:
+            return None
+        digest = conversation_digest(history)
+        linked: str | None = None
+        with self.sessions.isolation.guard("finding the conversation's session"):
+            linked = await asyncio.to_thread(self.journal.journal.find_link, scope, digest)
+        return linked
+
+    async def _open(
+        self, session_id: str, scope: str, crew: str | None
+    ) -> tuple[SessionController, bool]:
+        """The session's controller, and whether it holds everything the session captured."""
+        if self.journal is not None:
+            with self.sessions.isolation.guard("reading the session journal"):
+                controller = await asyncio.to_thread(
+                    self.journal.open, session_id, scope=scope, crew=crew
+                )
+                return controller, True
+            return self.sessions.get(session_id, scope=scope, crew=crew), False
+        return self.sessions.get(session_id, scope=scope, crew=crew), True
 
     async def _on_success(self, turn: _Turn, data: RunContextSuccessEvent) -> None:
         controller = turn.controller
@@ -202,6 +273,11 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
         # copy with the suggestions, the crew's own message (or workflow state) stays untouched.
         with_suffix(data.output, suffix)
         with_workflow_suffix(data.output, suffix)
+        if turn.conversation is not None:
+            # The history a client replays next: this input and the crew's answer.
+            turn.links.append(
+                conversation_digest([*turn.conversation, ("message", strip_suggestions(answer))])
+            )
         if suffix:
             turn.shown = SuggestionsEvent(
                 session_id=controller.trajectory.session_id,

@@ -7,33 +7,63 @@ public classes expose.
 
 from __future__ import annotations
 
-from em_plugin.session import SessionController, SessionRegistry
+from em_plugin.session import MemoryPort, SessionController, SessionRegistry
+from em_plugin.session.journal import JournaledSessions, SessionJournal
 from em_plugin.suggest.types import Suggestion
 from provenance.model import Workflow
+from provenance.stores import WorkflowStore
 
 FRAMEWORK = "beeai"
+
+#: The reply to ``/save`` when the session's journal cannot be read: this process may hold only
+#: part of the session, and saving it would replace the whole saved workflow with that part.
+UNSYNCED_SAVE = (
+    "Could not read this session's journal from the store; nothing was saved "
+    "(the workflow saved before is kept). Try /save again."
+)
+
+
+def journal_for(memory: MemoryPort) -> SessionJournal | None:
+    """Return a journal in the memory's store, or ``None`` for a memory without a store."""
+    store = memory.store
+    return SessionJournal(store.backend) if isinstance(store, WorkflowStore) else None
 
 
 class SessionViews:
     """Read and save the sessions of a :class:`SessionRegistry` (mixed into the public classes)."""
 
     sessions: SessionRegistry
+    journal: JournaledSessions | None
 
     def session(self, session_id: str | None = None) -> SessionController:
-        """Return an open session's controller (``None``: the most recently used session).
+        """Return a session's controller (``None``: the most recently used session).
+
+        A session this process has not served is read from the journal (in the memory's
+        scope), caught up with what other workers added.
 
         Raises:
-            KeyError: When the session is not open.
+            KeyError: When the session is neither open nor journaled.
         """
-        return self.sessions.find(session_id)
+        try:
+            controller = self.sessions.find(session_id)
+        except KeyError:
+            if self.journal is None or session_id is None:
+                raise
+            scope = self.sessions.memory.scope
+            if not self.journal.journal.head(scope, session_id):
+                raise
+            return self.journal.open(session_id, scope=scope, crew=None)
+        if self.journal is not None:
+            self.journal.sync(controller)
+        return controller
 
     def workflow(self, session_id: str | None = None) -> Workflow:
         """Compile a session's workflow so far (``None``: the most recently used session).
 
         Raises:
-            KeyError: When the session is not open.
+            KeyError: When the session is neither open nor journaled.
         """
-        controller = self.sessions.find(session_id)
+        controller = self.session(session_id)
         return controller.trajectory.compile(crew=controller.crew)
 
     def suggestions(self, session_id: str | None = None) -> tuple[Suggestion, ...]:
@@ -48,16 +78,25 @@ class SessionViews:
         """Save a session's workflow now, as ``/save`` does; return the reply text.
 
         Raises:
-            KeyError: When the session is not open.
+            KeyError: When the session is neither open nor journaled.
         """
-        controller = self.sessions.find(session_id)
-        return await controller.ahandle_command(controller.save_command) or ""
+        controller = self.session(session_id)
+        reply = await controller.ahandle_command(controller.save_command) or ""
+        self._mark(controller)
+        return reply
 
     def save(self, session_id: str | None = None) -> str:
         """Sync twin of :meth:`asave` (call it outside a running event loop).
 
         Raises:
-            KeyError: When the session is not open.
+            KeyError: When the session is neither open nor journaled.
         """
-        controller = self.sessions.find(session_id)
-        return controller.handle_command(controller.save_command) or ""
+        controller = self.session(session_id)
+        reply = controller.handle_command(controller.save_command) or ""
+        self._mark(controller)
+        return reply
+
+    def _mark(self, controller: SessionController) -> None:
+        if self.journal is not None:
+            with self.sessions.isolation.guard("marking the session saved"):
+                self.journal.commit(controller)

@@ -6,8 +6,9 @@ memory sits in front, as in the paper's Figure 1a:
 
 - LangGraph: a graph ``START -> crew -> episodic_memory -> END`` whose ``crew`` node is the
   coordinator (``create_agent``); each handoff tool runs its sub-agent (another ``create_agent``
-  graph), whose nested tool runs a :class:`~integrations.langgraph.TrajectoryRecorder` captures;
-  ``/save`` goes straight to the :class:`~integrations.langgraph.EpisodicMemoryNode`. A
+  graph), whose nested tool runs the memory captures from the run hierarchy
+  (:func:`~integrations.langgraph.with_episodic_memory` wires it); ``/save`` goes straight to
+  the :class:`~integrations.langgraph.EpisodicMemoryNode`. A
   checkpointer keeps each ``thread_id`` as one chat session.
 - BeeAI: a ``RequirementAgent`` coordinator with a ``HandoffTool`` per ``RequirementAgent``
   sub-agent, behind the :class:`~integrations.beeai.EpisodicMemoryAgent`.
@@ -65,12 +66,10 @@ class LangGraphCrew:
     """The compiled graph (``START -> crew -> episodic_memory -> END``, checkpointed)."""
     node: Any
     """The :class:`~integrations.langgraph.EpisodicMemoryNode`."""
-    recorder: Any
-    """The :class:`~integrations.langgraph.TrajectoryRecorder` passed with every run."""
 
     def config(self, session_id: str) -> dict[str, Any]:
-        """The run config of one chat session (its thread and the recorder)."""
-        return {"configurable": {"thread_id": session_id}, "callbacks": [self.recorder]}
+        """The run config of one chat session (its thread)."""
+        return {"configurable": {"thread_id": session_id}}
 
     def ask(self, text: str, session_id: str) -> str:
         """Send one user message in a session; return the answer (crew result + suggestions).
@@ -115,10 +114,9 @@ def build_langgraph_crew(
     """
     from langchain.agents import create_agent
     from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.graph import END, START, MessagesState, StateGraph
 
     from integrations.demo._llm_env import LLMSpec, langchain_chat_model
-    from integrations.langgraph import EpisodicMemoryNode, TrajectoryRecorder
+    from integrations.langgraph import EpisodicMemoryNode, with_episodic_memory
 
     model = model if model is not None else langchain_chat_model(LLMSpec(), router)
     handoffs = []
@@ -133,17 +131,10 @@ def build_langgraph_crew(
         model, handoffs, system_prompt=_prompt(COORDINATOR), name=COORDINATOR.name
     )
     node = EpisodicMemoryNode(memory, crew=CREW_DESCRIPTION.name, limit=limit)
-    memory_node = node.name or "episodic_memory"
-    builder = StateGraph(MessagesState)
-    builder.add_node("crew", coordinator)
-    builder.add_node(memory_node, node)  # type: ignore[type-var]  # the node takes dict state
-    builder.add_conditional_edges(START, node.router("crew"), ["crew", memory_node])
-    builder.add_edge("crew", memory_node)
-    builder.add_edge(memory_node, END)
-    graph = builder.compile(
+    graph = with_episodic_memory(coordinator, node).compile(
         checkpointer=checkpointer or InMemorySaver(), name=CREW_DESCRIPTION.name
     )
-    return LangGraphCrew(graph=graph, node=node, recorder=TrajectoryRecorder())
+    return LangGraphCrew(graph=graph, node=node)
 
 
 def _langchain_tool(name: str) -> Any:
@@ -177,8 +168,8 @@ def _langchain_handoff(agent: AgentDescription, sub_agent: Any) -> Any:
         task: str = Field(description="The sub-task for this agent, with the data it needs.")
 
     def delegate(task: str, config: RunnableConfig) -> str:
-        # The config carries the callbacks, so the recorder sees the sub-agent's tool runs
-        # nested under this handoff call.
+        # The config carries the run's callbacks, so the sub-agent's tool runs nest under this
+        # handoff call in the run hierarchy the memory captures.
         state = sub_agent.invoke({"messages": [HumanMessage(task)]}, config)
         return message_text(state["messages"][-1])
 

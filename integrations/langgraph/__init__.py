@@ -1,9 +1,12 @@
 """LangGraph / LangChain integration of the episodic memory (docs/capture.md).
 
-- :class:`EpisodicMemoryNode`: a node added after the crew (``graph.add_node("episodic_memory",
-  node)``); it compiles the session from the messages (or from a :class:`TrajectoryRecorder`),
-  answers ``/save`` without the crew and shows suggestions after the crew's answer, as its own
-  message that the crew's model never reads (:func:`reply_text` joins the two for display);
+- :func:`with_episodic_memory`: a crew with the memory in one call (node, router, capture);
+- :class:`EpisodicMemoryNode`: the node added after the crew (``graph.add_node("episodic_memory",
+  node)``); it keeps each turn's calls (every depth, from the run hierarchy) in the graph's
+  checkpointed state, answers ``/save`` without the crew and shows suggestions after the crew's
+  answer, as its own message that the crew's model never reads (:func:`reply_text` joins the
+  two for display);
+- :class:`TrajectoryRecorder`: the same capture, kept per session for inspection;
 - :class:`EpisodicMemoryMiddleware`: the same for ``langchain.agents.create_agent``, with optional
   prompt injection (``inject=True``);
 - :func:`recall_workflows_tool`: a tool agents call to look past workflows up;
@@ -39,13 +42,17 @@ from integrations.langgraph._middleware import (
 from integrations.langgraph._node import EpisodicMemoryNode, append_to_message
 from integrations.langgraph._recorder import TrajectoryRecorder
 from integrations.langgraph._tools import crew_description, recall_workflows_tool, tools_of
+from integrations.langgraph._turns import CAPTURE_KEY, EpisodicMemoryState
+from integrations.langgraph._wiring import with_episodic_memory
 
 __all__ = [
+    "CAPTURE_KEY",
     "SUGGESTIONS_EVENT",
     "TRACE_KEY",
     "EpisodicAgentState",
     "EpisodicMemoryMiddleware",
     "EpisodicMemoryNode",
+    "EpisodicMemoryState",
     "TrajectoryRecorder",
     "append_to_message",
     "crew_description",
@@ -58,4 +65,5 @@ __all__ = [
     "reply_text",
     "tools_of",
     "trajectory_from_messages",
+    "with_episodic_memory",
 ]

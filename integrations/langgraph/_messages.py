@@ -1,4 +1,7 @@
-"""LangChain messages -> trajectory events (the state-based capture path).
+"""LangChain messages -> trajectory events: what a thread's messages alone say.
+
+The memory node does not capture from messages (its calls come from the run hierarchy, see
+``_capture``); this view serves code that has only a thread's messages.
 
 A session's messages are replayed in order: each non-command ``HumanMessage`` is an instruction,
 each ``AIMessage`` tool call a call (its agent is the message's ``name``), and the matching
@@ -12,19 +15,14 @@ it until the agent that handed off speaks again or someone calls ``transfer_back
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from em_plugin.capture.trajectory import (
-    CallEnd,
-    CallError,
-    CallStart,
-    Instruction,
     Trajectory,
-    TrajectoryEvent,
     is_command,
 )
 from integrations.langgraph._memory_messages import memory_kind, message_text
@@ -51,9 +49,7 @@ def trajectory_from_messages(
     session_id: str,
     scope: str,
     handoff: Callable[[str], bool] = is_handoff,
-    nested: Mapping[str, Sequence[Sequence[TrajectoryEvent]]] | None = None,
     default_agent: str | None = None,
-    agents: Mapping[str, str] | None = None,
 ) -> Trajectory:
     """Replay a session's messages into a fresh :class:`Trajectory`.
 
@@ -62,20 +58,13 @@ def trajectory_from_messages(
         session_id: The LangGraph thread id.
         scope: The memory scope.
         handoff: Tells whether a tool name is a handoff to another agent.
-        nested: For a tool call id, per successful run with that id, the events of calls
-            recorded *inside* it (a sub-agent behind a tool, seen only by the callback recorder);
-            they nest under the call. Runs and the messages' calls with the same id are paired
-            from the most recent backwards (the recorder may have missed early turns).
         default_agent: The agent of calls whose message names none (e.g. the crew's node).
-        agents: Per model tool-call id, the agent the run hierarchy names (used when the
-            message names none, before ``default_agent``).
 
     Returns:
         The trajectory.
     """
     trajectory = Trajectory(session_id, scope=scope, framework="langgraph")
     results = _results_by_call(messages)
-    inside = _pair_nested(messages, results, nested or {})
     used: set[str] = set()
     open_handoffs: list[_Open] = []
     for index, message in enumerate(messages):
@@ -95,16 +84,13 @@ def trajectory_from_messages(
                         open_handoffs.pop()
                     continue
                 raw_id = call.get("id")
-                if raw_id and raw_id not in used and trajectory.has_call(raw_id):
-                    used.add(raw_id)  # already replayed from the callbacks, nested where it ran
-                    continue
                 call_id = _unique(raw_id or f"call-{index}", used)
                 parent = open_handoffs[-1].call_id if open_handoffs else None
                 trajectory.call_start(
                     call_id,
                     name,
                     call.get("args") or {},
-                    agent=agent or (agents or {}).get(raw_id or "") or default_agent,
+                    agent=agent or default_agent,
                     parent_call_id=parent,
                 )
                 result = results.get((call.get("id"), index))
@@ -114,9 +100,6 @@ def trajectory_from_messages(
                     trajectory.call_error(call_id, message_text(result))
                     continue
                 trajectory.call_end(call_id, _output(result))
-                replay_events(
-                    trajectory, inside.get((call.get("id"), index), ()), root_parent=call_id
-                )
                 if handoff(name):
                     open_handoffs.append(_Open(call_id, agent))
             for bad in message.invalid_tool_calls:
@@ -167,59 +150,3 @@ def _output(message: ToolMessage) -> Any:
     if message.artifact is not None and isinstance(message.artifact, Mapping | list):
         return message.artifact
     return message_text(message)
-
-
-def _pair_nested(
-    messages: Sequence[BaseMessage],
-    results: Mapping[tuple[str | None, int], ToolMessage],
-    nested: Mapping[str, Sequence[Sequence[TrajectoryEvent]]],
-) -> dict[tuple[str | None, int], Sequence[TrajectoryEvent]]:
-    """Pair successful message calls with recorded runs of the same id, most recent first."""
-    if not nested:
-        return {}
-    occurrences: dict[str, list[tuple[str | None, int]]] = {}
-    for index, message in enumerate(messages):
-        if isinstance(message, AIMessage):
-            for call in message.tool_calls:
-                call_id = call.get("id")
-                result = results.get((call_id, index))
-                if call_id and call_id in nested and result and result.status != "error":
-                    occurrences.setdefault(call_id, []).append((call_id, index))
-    paired: dict[tuple[str | None, int], Sequence[TrajectoryEvent]] = {}
-    for call_id, places in occurrences.items():
-        runs = nested[call_id]
-        for place, run in zip(reversed(places), reversed(runs), strict=False):
-            paired[place] = run
-    return paired
-
-
-def replay_events(
-    trajectory: Trajectory, events: Iterable[TrajectoryEvent], *, root_parent: str | None = None
-) -> None:
-    """Append recorded call events to a trajectory, re-rooting parentless calls.
-
-    Args:
-        trajectory: Where to append.
-        events: Recorded events; instructions are replayed too (with their recorded times).
-        root_parent: The call that events without a parent nest under.
-    """
-    for event in events:
-        if isinstance(event, Instruction):
-            trajectory.instruction(event.text, timestamp=event.timestamp)
-        elif isinstance(event, CallStart):
-            if trajectory.has_call(event.call_id):
-                continue  # already known from the messages
-            trajectory.call_start(
-                event.call_id,
-                event.name,
-                event.args,
-                agent=event.agent,
-                parent_call_id=event.parent_call_id or root_parent,
-                timestamp=event.timestamp,
-            )
-        elif isinstance(event, CallEnd):
-            if trajectory.is_running(event.call_id):
-                trajectory.call_end(event.call_id, event.output, timestamp=event.timestamp)
-        elif isinstance(event, CallError):
-            if trajectory.is_running(event.call_id):
-                trajectory.call_error(event.call_id, event.error, timestamp=event.timestamp)

@@ -9,7 +9,6 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, Remove
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.types import Command
 
-from em_plugin.capture.trajectory import CallStart, Trajectory
 from em_plugin.session import (
     DEFAULT_MAX_SESSIONS,
     SEPARATOR,
@@ -20,6 +19,7 @@ from em_plugin.session import (
     SessionPolicy,
     SessionRegistry,
 )
+from integrations.langgraph._capture import RunCapture, install
 from integrations.langgraph._context import (
     FRAMEWORK,
     logger,
@@ -34,29 +34,35 @@ from integrations.langgraph._memory_messages import (
     memory_kind,
     memory_message,
 )
-from integrations.langgraph._messages import (
-    is_handoff,
-    message_text,
-    replay_events,
-    trajectory_from_messages,
+from integrations.langgraph._messages import message_text
+from integrations.langgraph._turns import (
+    CAPTURE_KEY,
+    EpisodicMemoryState,
+    TurnEntry,
+    input_schema,
+    trajectory_from_turns,
+    turn_entry,
 )
-from integrations.langgraph._recorder import TrajectoryRecorder
 
 DEFAULT_NAME = "episodic_memory"
-#: The agent of calls made by an agent that has no name and no node name is known.
-DEFAULT_AGENT = "crew"
 
 
 class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
-    """A graph node that compiles the session, answers ``/save`` and shows suggestions.
+    """A graph node that keeps the session with the thread, answers ``/save`` and suggests.
+
+    When a turn ends it collects the turn's calls from the run hierarchy (every depth: sub-agents
+    behind tools, supervisor and swarm agents, subgraphs; nothing to attach) and appends them to
+    the graph's checkpointed state (the private channel ``episodic_capture``, added to the graph
+    with this node). The session is compiled from the thread alone, so any worker of a LangGraph
+    server, or a restarted one, compiles the same workflow.
 
     The suggestions follow the crew's unchanged answer as the memory's own message
     (:func:`reply_text` joins the two the way the user reads them). They are for the user only:
     when the next turn starts, the router sends it through this node first, which removes them
     (and earlier commands and replies) from the thread before handing over to the crew.
 
-    Add it after the crew; route commands straight to it with :meth:`router` so that ``/save``
-    never reaches the crew::
+    :func:`~integrations.langgraph.with_episodic_memory` wires it for the common case; in a
+    custom graph, add it after the crew and route commands straight to it with :meth:`router`::
 
         node = EpisodicMemoryNode(memory)
         builder.add_node("crew", crew)
@@ -65,10 +71,9 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         builder.add_edge("crew", "episodic_memory")
         builder.add_edge("episodic_memory", END)
 
-    The session is the run's ``thread_id``; the scope comes from the run's context or config
-    (``scope``). The session's workflow is compiled from ``state[messages_key]``; when the crew
-    hides its tool calls, from a :class:`TrajectoryRecorder` passed in the run's callbacks (which
-    also supplies calls made inside tools, e.g. by a sub-agent behind a handoff tool).
+    The session is the run's ``thread_id`` (recorded as the workflow's session); the scope comes
+    from the run's context or config (``scope``). With a messages key other than ``messages``,
+    add the node with ``input_schema=node.state_schema``.
 
     Args:
         memory: The :class:`~em_plugin.memory.EpisodicMemory`.
@@ -81,9 +86,9 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         limit: How many suggestions to append.
         turn_budget: Seconds of memory work a turn may add (``None``: no limit).
         crew: The crew description's name, recorded on compiled workflows.
-        handoff: Tells whether a tool name hands off to another agent (shared-message crews).
         name: The node's default name.
-        max_sessions: How many sessions (threads) to keep open.
+        max_sessions: How many sessions' controllers (last suggestions) to keep in this
+            process; the sessions themselves live in the thread.
 
     Raises:
         ConfigurationError: On invalid settings (the message lists the valid choices).
@@ -95,7 +100,6 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         *,
         messages_key: str = "messages",
         crew: str | None = None,
-        handoff: Callable[[str], bool] = is_handoff,
         name: str = DEFAULT_NAME,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         **options: Unpack[PolicyOptions],
@@ -107,11 +111,22 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         self.memory = memory
         self.messages_key = messages_key
         self.crew = crew
-        self.handoff = handoff
         self.name = name
         self._crew_node: str | None = None
-        self.recorder = TrajectoryRecorder(max_sessions=max_sessions)
-        """Records the crew's runs at every depth once attached (:meth:`attach`)."""
+        self.capture: RunCapture = install()
+        """The process's capture of the run hierarchy (shared by every node)."""
+
+    def __call__(
+        self, state: EpisodicMemoryState, config: RunnableConfig | None = None
+    ) -> dict | Command:
+        # The annotation is how ``add_node`` learns this node's input schema, and so adds the
+        # session's private channel to the graph.
+        return self.invoke(dict(state), config)
+
+    @property
+    def state_schema(self) -> type[Any]:
+        """The node's input schema: the messages and the session's private channel."""
+        return input_schema(self.messages_key)
 
     # -- routing -------------------------------------------------------------------------------
 
@@ -148,21 +163,6 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
 
         return route
 
-    def attach(self, graph: Any) -> Any:
-        """Return ``graph`` with this node's :attr:`recorder` in its callbacks.
-
-        The recorder sees the crew's runs at every depth (sub-agents behind handoffs or tools,
-        ``Command(goto=...)`` handoffs, agents whose messages never reach the state), so the
-        captured workflow does not depend on what the crew keeps in its messages.
-
-        Args:
-            graph: The compiled graph holding this node.
-
-        Returns:
-            The same graph, configured with the recorder.
-        """
-        return graph.with_config(callbacks=[self.recorder])
-
     # -- Runnable ------------------------------------------------------------------------------
 
     def invoke(
@@ -172,10 +172,12 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         handover = self._handover(input)
         if handover is not None:
             return handover
+        entry = self._entry(input, config)
         try:
-            return self._invoke(input, config)
+            return _with_entry(self._invoke(input, config, entry), entry)
         except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
-            return self._isolate(exc)
+            self._isolate(exc)
+            return _with_entry({}, entry)
 
     async def ainvoke(
         self, input: dict, config: RunnableConfig | None = None, **kwargs: Any
@@ -184,14 +186,15 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         handover = self._handover(input)
         if handover is not None:
             return handover
+        entry = self._entry(input, config)
         try:
-            return await self._ainvoke(input, config)
+            return _with_entry(await self._ainvoke(input, config, entry), entry)
         except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
-            return self._isolate(exc)
+            self._isolate(exc)
+            return _with_entry({}, entry)
 
-    def _isolate(self, exc: Exception) -> dict:
+    def _isolate(self, exc: Exception) -> None:
         self.sessions.isolate("the episodic memory node", exc)
-        return {}
 
     def _handover(self, state: dict) -> Command | None:
         """Before the crew (routed here for cleanup): drop memory traffic, go to the crew."""
@@ -209,8 +212,20 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
             self.sessions.isolate("removing earlier suggestions from the thread", exc)
         return Command(update={self.messages_key: removals}, goto=self._crew_node)
 
-    def _invoke(self, input: dict, config: RunnableConfig | None) -> dict:
-        prepared = self._prepare(input, config)
+    def _entry(self, state: dict, config: RunnableConfig | None) -> TurnEntry | None:
+        """Collect this turn's calls from the run hierarchy (``None`` for a command turn)."""
+        try:
+            calls, started = self.capture.collect(config)
+            instruction = _instruction(_messages(state, self.messages_key), self.policy)
+            if instruction is None:
+                return None
+            return turn_entry(instruction, calls, started)
+        except Exception as exc:  # noqa: BLE001 - the crew's answer goes through regardless
+            self.sessions.isolate("collecting the turn's calls", exc)
+            return None
+
+    def _invoke(self, input: dict, config: RunnableConfig | None, entry: TurnEntry | None) -> dict:
+        prepared = self._prepare(input, config, entry)
         if prepared is None:
             return {}
         controller, messages, command = prepared
@@ -223,8 +238,10 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         suffix = controller.suggestion_suffix(message_text(answer), record_answer=False)
         return self._reply(suffix.removeprefix(SEPARATOR), "suggestions")
 
-    async def _ainvoke(self, input: dict, config: RunnableConfig | None) -> dict:
-        prepared = self._prepare(input, config)
+    async def _ainvoke(
+        self, input: dict, config: RunnableConfig | None, entry: TurnEntry | None
+    ) -> dict:
+        prepared = self._prepare(input, config, entry)
         if prepared is None:
             return {}
         controller, messages, command = prepared
@@ -240,7 +257,7 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
     # -- internals -----------------------------------------------------------------------------
 
     def _prepare(
-        self, state: dict, config: RunnableConfig | None
+        self, state: dict, config: RunnableConfig | None, entry: TurnEntry | None
     ) -> tuple[SessionController, list[BaseMessage], str | None] | None:
         messages = _messages(state, self.messages_key)
         if not messages:
@@ -251,43 +268,18 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         session_id = thread_id_of(config) or _first_id(messages)
         scope = scope_of(config, runtime_context(), self.memory)
         controller = self.sessions.get(session_id, scope=scope, crew=self.crew)
-        # The checkpointed messages are the session's truth: rebuild its trajectory each turn.
-        controller.trajectory = Trajectory(session_id, scope=scope, framework=FRAMEWORK)
-        with controller.guard("compiling the session from its messages"):
-            controller.trajectory = self._trajectory(messages, session_id, scope, config)
+        turns = list(_turns(state))
+        if entry is not None:
+            turns.append(entry)
+        with controller.guard("compiling the session from the thread"):
+            controller.trajectory = trajectory_from_turns(
+                messages, turns, session_id=session_id, scope=scope
+            )
         last = messages[-1]
         command = None
         if isinstance(last, HumanMessage) and controller.command_of(message_text(last)):
             command = message_text(last)
         return controller, messages, command
-
-    def _trajectory(
-        self,
-        messages: Sequence[BaseMessage],
-        session_id: str,
-        scope: str,
-        config: RunnableConfig | None,
-    ) -> Trajectory:
-        recorder, recorded_session = _recorder_for(config, self.recorder)
-        nested = recorder.nested_calls(recorded_session) if recorder and recorded_session else None
-        trajectory = trajectory_from_messages(
-            messages,
-            session_id=session_id,
-            scope=scope,
-            handoff=self.handoff,
-            nested=nested,
-            default_agent=self._crew_node or DEFAULT_AGENT,
-            agents=recorder.agents(recorded_session) if recorder and recorded_session else None,
-        )
-        if recorder is None or recorded_session is None or _has_calls(trajectory):
-            return trajectory
-        recorded = recorder.trajectory(recorded_session)
-        if recorded is None or not _has_calls(recorded):
-            return trajectory
-        # The crew hid its tool calls (no ToolMessages in state): use the recorder's session.
-        fallback = Trajectory(session_id, scope=scope, framework="langgraph")
-        replay_events(fallback, recorded.events)
-        return fallback
 
     def _reply(self, text: str | None, kind: Kind) -> dict:
         if not text:
@@ -308,10 +300,6 @@ def append_to_message(message: AIMessage, suffix: str) -> AIMessage:
     else:
         content = [*message.content, {"type": "text", "text": suffix}]
     return message.model_copy(update={"content": content})
-
-
-def _has_calls(trajectory: Trajectory) -> bool:
-    return any(isinstance(event, CallStart) for event in trajectory.events)
 
 
 def _messages(state: Any, key: str) -> list[BaseMessage]:
@@ -339,25 +327,6 @@ def _first_id(messages: Sequence[BaseMessage]) -> str:
     return first.id or "default"
 
 
-def _recorder_for(
-    config: RunnableConfig | None, own: TrajectoryRecorder
-) -> tuple[TrajectoryRecorder | None, str | None]:
-    callbacks = (config or {}).get("callbacks")
-    handlers = getattr(callbacks, "handlers", callbacks) or []
-    if not isinstance(handlers, list | tuple):
-        handlers = []
-    recorder = next((h for h in handlers if isinstance(h, TrajectoryRecorder)), None)
-    if recorder is None:
-        session = thread_id_of(config)
-        if session is None or own.trajectory(session) is None:
-            return None, None
-        return own, session
-    session = recorder.session_of_run(getattr(callbacks, "parent_run_id", None))
-    if session is None:
-        session = thread_id_of(config)
-    return recorder, session
-
-
 LONE_SAVE = (
     "Nothing to save yet: this run holds only the /save message. A session spans turns through "
     "the graph's checkpointed messages: compile the graph with a checkpointer (e.g. "
@@ -374,3 +343,20 @@ def _explain_lone_save(
     # "/save" arrives alone: say what is missing instead of "this session has no instructions".
     lone = len(messages) == 1 and controller.command_of(message_text(messages[-1])) == "save"
     return LONE_SAVE if lone and reply and reply.startswith("Nothing to save yet") else reply
+
+
+def _with_entry(update: dict, entry: TurnEntry | None) -> dict:
+    return update if entry is None else {**update, CAPTURE_KEY: [entry]}
+
+
+def _turns(state: Any) -> list[TurnEntry]:
+    value = state.get(CAPTURE_KEY) if isinstance(state, dict) else getattr(state, CAPTURE_KEY, None)
+    return [t for t in value or [] if isinstance(t, dict)]
+
+
+def _instruction(messages: Sequence[BaseMessage], policy: SessionPolicy) -> HumanMessage | None:
+    """The user message that opened this turn, unless it is a command."""
+    human = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
+    if human is None or policy.command_of(message_text(human)) is not None:
+        return None
+    return human if message_text(human).strip() else None

@@ -41,6 +41,7 @@ from typing import Any
 from rdflib import Graph, Literal, URIRef
 
 from provenance.errors import QueryError, StoreError, StoreOutcomeUnknown, WorkflowNotFound
+from provenance.lifecycle import HIDDEN_QUERY, PROCEDURES_QUERY, SCOPE_GRAPHS_QUERY
 from provenance.mapping import triples_to_workflow
 from provenance.model import DEFAULT_SCOPE, Workflow
 from provenance.stores._cache_dir import CacheSlot, claim_slot, erase_idle_slots
@@ -174,12 +175,18 @@ class WorkflowStore:
         *,
         saves: Iterable[Workflow] = (),
         deletes: Iterable[tuple[str, str]] = (),
+        records: Sequence[tuple[URIRef, Any]] = (),
+        touched: Iterable[tuple[str, str]] = (),
     ) -> tuple[dict[str, ChangeMarker], list[Workflow]]:
         """Save and delete workflows in one transaction, with their scopes' change markers.
 
         Args:
             saves: Workflows to store (a repeated (scope, id) keeps the last).
             deletes: ``(scope, id)`` pairs to delete (absent ones are ignored).
+            records: Lifecycle graphs ``(name, triples)`` to write in the same transaction
+                (:mod:`provenance.lifecycle`; empty triples drop the graph).
+            touched: ``(scope, id)`` pairs whose lifecycle changed: logged as changed, so other
+                processes reload them (a retired workflow leaves their indexes).
 
         Returns:
             The new change marker of every scope touched, and the workflows stored.
@@ -191,7 +198,7 @@ class WorkflowStore:
         batch = {(w.scope, w.id): w for w in saves}
         gone = [key for key in dict.fromkeys(deletes) if key not in batch]
         changed: dict[str, set[str]] = {}
-        for scope, workflow_id in [*batch, *gone]:
+        for scope, workflow_id in [*batch, *gone, *touched]:
             changed.setdefault(scope, set()).add(workflow_id)
         # Term text straight from the workflows: the backends write text, and building rdflib
         # terms first cost more than the rest of the Python side of a save (docs/stores.md).
@@ -199,6 +206,7 @@ class WorkflowStore:
             (graph_iri(w.id, w.scope), workflow_to_text(w)) for w in batch.values()
         ]
         graphs.extend((graph_iri(i, s), []) for s, i in gone)
+        graphs.extend(records)
         markers = self._write(graphs, {s: frozenset(ids) for s, ids in changed.items()})
         return markers, list(batch.values())
 
@@ -220,6 +228,7 @@ class WorkflowStore:
         index = self._index(scope)
         log_graphs = [changes_graph_iri(scope, e.graph) for e in self.marker(scope).entries]
         drops = [g for g, _, _ in index] + self.suggestion_records(scope) + log_graphs
+        drops += self.lifecycle_graphs(scope)
         self._write([(g, []) for g in drops], {scope: None})
         if self.backend.cache_key is not None:
             # Cached indexes of processes that are gone still hold the scope's texts; live
@@ -351,6 +360,27 @@ class WorkflowStore:
     def suggestion_records(self, scope: str) -> list[URIRef]:
         """Return the names of a scope's suggestion record graphs, sorted."""
         rows = self.backend.select(_SCOPE_RECORDS, {"scope": Literal(scope)}).rows
+        return sorted(URIRef(str(row[0])) for row in rows)
+
+    # -- lifecycle records (provenance/lifecycle.py) --------------------------------------------
+
+    def read_records(self, names: Sequence[URIRef]) -> dict[URIRef, list[Any]]:
+        """Return the triples of the lifecycle graphs among ``names`` that exist."""
+        return dict(self.backend.read_graphs(list(names)))
+
+    def hidden(self, scope: str) -> set[str]:
+        """Return the ids of a scope's retired workflows and superseded versions."""
+        rows = self.backend.select(HIDDEN_QUERY, {"scope": Literal(scope)}).rows
+        return {str(row[0]) for row in rows}
+
+    def procedure_graphs(self, scope: str) -> list[URIRef]:
+        """Return the names of a scope's procedure record graphs, sorted."""
+        rows = self.backend.select(PROCEDURES_QUERY, {"scope": Literal(scope)}).rows
+        return sorted(URIRef(str(row[0])) for row in rows)
+
+    def lifecycle_graphs(self, scope: str) -> list[URIRef]:
+        """Return the names of every lifecycle graph of a scope, sorted."""
+        rows = self.backend.select(SCOPE_GRAPHS_QUERY, {"scope": Literal(scope)}).rows
         return sorted(URIRef(str(row[0])) for row in rows)
 
     # -- reads -------------------------------------------------------------------------------

@@ -109,8 +109,7 @@ def _lg_session(
     models: Sequence[ScriptedChatModel],
     script: Callable[[str, str], None],
 ) -> Outcome:
-    """Run the scenario on a LangGraph graph holding ``node`` (with its recorder attached)."""
-    graph = node.attach(graph)
+    """Run the scenario on a LangGraph graph holding ``node`` (wired as the README shows)."""
     first = {"configurable": {"thread_id": "t-1"}}
     for text in (EXTRACT, CLASSIFY):
         script(text, "t-1")

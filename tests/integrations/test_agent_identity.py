@@ -39,7 +39,7 @@ def test_node_names_an_unnamed_crew_by_its_graph_node() -> None:
     model = ScriptedChatModel(messages=iter([]))
     memory = make_memory()
     node = EpisodicMemoryNode(memory)
-    graph = node.attach(with_memory(unnamed_agent(model), node))
+    graph = with_memory(unnamed_agent(model), node)
     model.load(extract_turn())
     graph.invoke({"messages": [HumanMessage(EXTRACT)]}, thread("n"))
     graph.invoke({"messages": [HumanMessage("/save")]}, thread("n"))

@@ -52,7 +52,48 @@ def _graphs() -> list[tuple[URIRef, list[tuple[Any, Any, Any]]]]:
     graphs = [(graph_iri(w.id), workflow_to_triples(w)) for w in workflows]
     suggestions = suggestion_triples("sess-50", SUGGESTIONS, MEMORY, "2025-06-05T08:00:00Z")
     graphs.append((suggestion_graph_iri("sess-50"), list(suggestions)))
+    graphs.extend(_lifecycle_graphs())
     return graphs
+
+
+def _lifecycle_graphs() -> list[tuple[URIRef, list[tuple[Any, Any, Any]]]]:
+    """A revised and retired workflow and an active procedure (provenance/lifecycle.py)."""
+    from provenance.lifecycle import (
+        LifecycleEvent,
+        ProcedureRecord,
+        VersionRecord,
+        WorkflowRecord,
+        procedure_iri,
+        procedure_triples,
+        workflow_record_iri,
+        workflow_record_triples,
+    )
+
+    time = "2025-06-05T09:00:00+00:00"
+    revision = LifecycleEvent("Revision", time, "user", status="active", token="r1")
+    retirement = LifecycleEvent(
+        "Retirement", time, "ann", reason="stale", status="retired", token="r2"
+    )
+    versions = (VersionRecord(1, None, 3), VersionRecord(2, time, 5))
+    record = WorkflowRecord("session/sess-42", "default", versions)
+    triples = workflow_record_triples(record, (), revision)
+    retired = WorkflowRecord(
+        "session/sess-42", "default", versions, True, "stale", time, retirement.token
+    )
+    triples = workflow_record_triples(retired, triples, retirement)
+    procedure = ProcedureRecord(
+        "p-0123456789ab", "default", ("product_extractor", "pfas_classifier"), "active",
+        name="PFAS intake", support=2, uses=2, successes=2, sources=tuple(MEMORY),
+    )  # fmt: skip
+    mined = LifecycleEvent("ProcedureMining", time, "em-plugin", status="candidate", token="m1")
+    accepted = LifecycleEvent("ProcedureAcceptance", time, "ann", status="active", token="a1")
+    return [
+        (workflow_record_iri("session/sess-42", "default"), triples),
+        (
+            procedure_iri("p-0123456789ab", "default"),
+            procedure_triples(procedure, (), [mined, accepted]),
+        ),
+    ]
 
 
 def rdflib_dataset(graphs: list[tuple[URIRef, list[tuple[Any, Any, Any]]]]) -> Dataset:

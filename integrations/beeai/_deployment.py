@@ -1,0 +1,97 @@
+"""Where a served BeeAI run's session comes from: the conversation id the deployment already has.
+
+BeeAI's servers (A2A, ACP, the OpenAI-compatible Responses API) keep one conversation memory per
+conversation id in a ``MemoryManager``; before each run they fetch it with
+``init_agent_memory(agent, manager, conversation_id)``, in the task that then runs the agent.
+:class:`SessionMemoryManager` wraps any manager and, on that fetch, notes the id in a context
+variable that the memory middleware (and the EM agent) read: the A2A context id, the ACP session
+id, the Responses API ``conversation``. Pass it as the server's ``memory_manager``::
+
+    server = A2AServer(config=..., memory_manager=SessionMemoryManager())
+
+Clients that replay the whole history instead (OpenAI chat completions) have no id: there the
+session is found from the history itself (:func:`message_pairs`,
+:func:`em_plugin.session.journal.conversation_digest`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextvars import ContextVar
+from typing import Any
+
+from beeai_framework.backend import AnyMessage, AssistantMessage, UserMessage
+from beeai_framework.memory import BaseMemory
+from beeai_framework.serve import MemoryManager
+from beeai_framework.serve.utils import UnlimitedMemoryManager
+
+__all__ = ["SessionMemoryManager", "deployment_session", "message_pairs"]
+
+_SESSION: ContextVar[str | None] = ContextVar("em_plugin_beeai_deployment_session", default=None)
+
+
+def deployment_session() -> str | None:
+    """Return the conversation id the serving deployment named for the current request, if any."""
+    return _SESSION.get()
+
+
+class SessionMemoryManager(MemoryManager):
+    """A BeeAI serve ``MemoryManager`` that tells the episodic memory each request's conversation.
+
+    It stores conversation memories exactly as the manager it wraps does.
+
+    Args:
+        inner: The manager that keeps the memories (default: BeeAI's ``UnlimitedMemoryManager``,
+            what the servers use when given none).
+    """
+
+    def __init__(self, inner: MemoryManager | None = None) -> None:
+        self.inner: MemoryManager = inner if inner is not None else UnlimitedMemoryManager()
+
+    async def set(self, key: str, value: BaseMemory) -> None:
+        """Store a conversation's memory (and note ``key`` as the current conversation)."""
+        _note(key)
+        await self.inner.set(key, value)
+
+    async def get(self, key: str) -> BaseMemory:
+        """Return a conversation's memory (and note ``key`` as the current conversation)."""
+        _note(key)
+        return await self.inner.get(key)
+
+    async def contains(self, key: str) -> bool:
+        """Tell whether a conversation has a memory."""
+        return await self.inner.contains(key)
+
+
+def _note(key: Any) -> None:
+    if isinstance(key, str) and key.strip():
+        _SESSION.set(key)
+
+
+def message_pairs(messages: Sequence[Any]) -> list[tuple[str, str]]:
+    """Return ``("message", text)`` for a conversation's user and assistant messages with text.
+
+    Roles are left out on purpose: BeeAI's chat-completions server turns the assistant messages
+    a client replays into user messages, so only the texts identify a history.
+
+    Args:
+        messages: BeeAI messages (others are ignored).
+
+    Returns:
+        The pairs, in order.
+    """
+    pairs: list[tuple[str, str]] = []
+    for message in messages:
+        if isinstance(message, UserMessage | AssistantMessage):
+            text = message.text
+            if text.strip():
+                pairs.append(("message", text))
+    return pairs
+
+
+def history_of(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
+    """Return the messages before the last user message (the history a client replayed)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], UserMessage):
+            return list(messages[:index])
+    return []

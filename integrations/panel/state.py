@@ -1,0 +1,150 @@
+"""What one running panel holds: its settings, the open store, the catalog, the lazy memory.
+
+The store is opened once, read-only unless the panel may write, so the panel works beside a live
+crew that holds a disk store open for writing; a read-only view is refreshed (at most once a
+second) so that the crew's saves show up. The :class:`~em_plugin.memory.EpisodicMemory`, and with
+it the embedding model, is made only when a page needs it (suggestions, lifecycle actions).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from em_plugin.memory import EpisodicMemory
+from integrations.panel.catalog import Catalog
+from provenance.stores import WorkflowStore, open_store
+
+__all__ = ["LIFECYCLE_METHODS", "PanelSettings", "PanelState", "lifecycle_available"]
+
+LIFECYCLE_METHODS = ("history", "retire", "restore", "procedures", "accept_procedure")
+"""The :class:`EpisodicMemory` lifecycle API the panel's actions and version lists call."""
+
+_REFRESH_SECONDS = 1.0
+log = logging.getLogger("integrations.panel")
+
+
+@dataclass(frozen=True)
+class PanelSettings:
+    """How a panel runs.
+
+    Args:
+        store: A store spec (directory, ``memory:``, SPARQL endpoint URL).
+        update_url: The SPARQL Update endpoint of a remote store, when it differs.
+        allow_write: Offer retire, restore, delete and procedure actions.
+        token: When set, every request must carry it (``?token=``, a bearer header or the
+            cookie the panel sets after one good ``?token=``).
+        embedder: The embedder setting for suggestions (``None``: the default model).
+        page_size: Rows per page of the workflow table.
+    """
+
+    store: str
+    update_url: str | None = None
+    allow_write: bool = False
+    token: str | None = None
+    embedder: Any = None
+    page_size: int = 50
+
+
+class PanelState:
+    """The open store, its catalog and the lazily built memory of one panel.
+
+    Args:
+        settings: The panel's settings.
+        store: An already open store to use instead of opening ``settings.store`` (the caller
+            keeps owning it).
+    """
+
+    def __init__(self, settings: PanelSettings, *, store: WorkflowStore | None = None) -> None:
+        self.settings = settings
+        self._owns_store = store is None
+        if store is None:
+            read_only = not settings.allow_write and _is_disk(settings.store)
+            store = open_store(settings.store, update_url=settings.update_url, read_only=read_only)
+        self.store = store
+        self.catalog = Catalog(store)
+        self._memory: EpisodicMemory | None = None
+        self._memory_lock = threading.Lock()
+        self._refresh_lock = threading.Lock()
+        self._refreshed = 0.0
+        self.warmed = threading.Event()
+        """Set once :meth:`warm` has finished (whatever its outcome)."""
+
+    @property
+    def memory_loaded(self) -> bool:
+        """Whether the memory (and so the embedder) has been built."""
+        return self._memory is not None
+
+    def refresh(self) -> None:
+        """Let a read-only view see the writes committed since (at most once a second)."""
+        if not self.store.read_only:
+            return
+        with self._refresh_lock:
+            now = time.monotonic()
+            if now - self._refreshed < _REFRESH_SECONDS:
+                return
+            self._refreshed = now
+        self.store.refresh()
+
+    def warm(self) -> None:
+        """Build every scope's workflow table now (run in the background at startup), so the
+        first look at a large scope does not wait for it; failures are only logged."""
+        try:
+            scopes = self.store.scopes()
+            for scope in scopes:
+                self.catalog.table(scope).rows()
+            self.catalog.scopes()
+            for scope in scopes:
+                self.catalog.tools(scope)
+        except Exception as exc:  # a page will meet (and show) the same failure  # noqa: BLE001
+            log.warning("could not prepare the workflow tables: %s", exc)
+        finally:
+            self.warmed.set()
+
+    def memory(self, scope: str) -> EpisodicMemory:
+        """Return the memory over the panel's store, as a view of ``scope`` (built on first use)."""
+        with self._memory_lock:
+            if self._memory is None:
+                self._memory = EpisodicMemory(store=self.store, embedder=self.settings.embedder)
+            return self._memory.with_scope(scope)
+
+    def lifecycle_available(self) -> bool:
+        """Whether the installed engine has the lifecycle API (versions, retire, procedures)."""
+        return lifecycle_available()
+
+    def close(self) -> None:
+        """Close the memory and the store this state opened."""
+        with self._memory_lock:
+            if self._memory is not None:
+                self._memory.close()
+                self._memory = None
+        if self._owns_store:
+            self.store.close()
+
+
+@functools.cache
+def lifecycle_available() -> bool:
+    """Whether :class:`EpisodicMemory` has a working lifecycle API.
+
+    The methods must exist, and answer on an empty in-memory store rather than raise
+    ``NotImplementedError`` (an engine where only their signatures have landed).
+    """
+    if not all(callable(getattr(EpisodicMemory, name, None)) for name in LIFECYCLE_METHODS):
+        return False
+    try:
+        with EpisodicMemory(store="memory:", embedder="fake") as probe:
+            probe.procedures()
+    except NotImplementedError:
+        return False
+    except Exception:  # any other answer means the methods are implemented  # noqa: BLE001
+        return True
+    return True
+
+
+def _is_disk(spec: str) -> bool:
+    text = spec.strip()
+    return not (text in ("memory:", "memory://", ":memory:") or "://" in text)

@@ -1,0 +1,44 @@
+"""What every page handler shares: the refusal error and the page renderer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.templating import Jinja2Templates
+
+from integrations.panel.state import PanelState
+
+__all__ = ["PanelError", "panel_state", "render"]
+
+
+class PanelError(Exception):
+    """A request the panel refuses, with the status to answer and a message for the page.
+
+    Args:
+        message: What went wrong, in one line.
+        status: The HTTP status (400 bad input by default).
+    """
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def panel_state(request: Request) -> PanelState:
+    """Return the running panel's state."""
+    state: PanelState = request.app.state.panel
+    return state
+
+
+def render(request: Request, template: str, context: dict[str, Any], status: int = 200) -> Response:
+    """Render a page with what every page shows (settings, lifecycle availability)."""
+    state: PanelState = request.app.state.panel
+    templates: Jinja2Templates = request.app.state.templates
+    base = {
+        "settings": state.settings,
+        "read_only": not state.settings.allow_write,
+        "lifecycle": state.lifecycle_available(),
+    }
+    return templates.TemplateResponse(request, template, {**base, **context}, status_code=status)

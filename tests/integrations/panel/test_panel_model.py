@@ -1,0 +1,84 @@
+"""The panel's data layer without a browser: the PROV drawing's classes, the workflow table."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from hypothesis import given, settings
+from panel_support import SCOPE, seed_workflows
+from rdflib import URIRef
+from rdflib.namespace import PROV, RDF
+
+from integrations.panel.catalog import Catalog, WorkflowFilter
+from integrations.panel.provgraph import prov_drawing
+from provenance.mapping import entail_types, workflow_to_graph
+from provenance.model import CallStep, InstructionStep, Workflow
+from provenance.stores import open_store
+from provenance.vocab import WF
+from tests.strategies import workflows
+
+
+def _entailed_kinds(workflow: Workflow) -> dict[str, str]:
+    graph = entail_types(workflow_to_graph(workflow))
+    tools = set(graph.subjects(WF.toolName, None))
+    kinds: dict[str, str] = {}
+    for cls, kind in ((PROV.Agent, "agent"), (PROV.Activity, "activity"), (PROV.Entity, "entity")):
+        for node in graph.subjects(RDF.type, cls):
+            if isinstance(node, URIRef) and node not in tools:
+                kinds.setdefault(str(node), kind)
+    return kinds
+
+
+@settings(max_examples=60, deadline=None)
+@given(workflows)
+def test_the_drawing_classes_every_node_as_entail_types_does(workflow: Workflow) -> None:
+    drawing = prov_drawing(workflow, max_nodes=10_000)
+    drawn = {e["data"]["id"]: e["data"]["kind"] for e in drawing.elements if "kind" in e["data"]}
+    assert drawn == _entailed_kinds(workflow)
+    ids = set(drawn)
+    edges = [e["data"] for e in drawing.elements if "source" in e["data"]]
+    assert all(e["source"] in ids and e["target"] in ids for e in edges)
+    assert drawing.omitted == 0 and drawing.edges == len(edges)
+
+
+def test_a_large_drawing_is_cut_and_says_so() -> None:
+    workflow = seed_workflows()[0]
+    full = prov_drawing(workflow)
+    cut = prov_drawing(workflow, max_nodes=5)
+    assert cut.nodes == 5 and cut.omitted == full.nodes - 5
+
+
+def test_the_workflow_table_follows_saves_and_deletes() -> None:
+    seeded = [w for w in seed_workflows() if w.scope == SCOPE]
+    with open_store("memory:") as store:
+        store.save_many(seeded)
+        catalog = Catalog(store)
+        page = catalog.workflows(SCOPE, limit=10)
+        assert page.total == len(seeded) and len(page.rows) == 10
+        newest = max(seeded, key=lambda w: w.created or "")
+        assert page.rows[0].id == newest.id
+        first = seeded[0]
+        row = next(r for r in catalog.workflows(SCOPE, limit=100).rows if r.id == first.id)
+        assert row.steps == sum(1 for _ in first.walk())
+        assert row.calls == sum(isinstance(s, CallStep) for _, s in first.walk())
+
+        extra = Workflow(
+            id="late/1",
+            scope=SCOPE,
+            title="A late arrival",
+            created="2027-01-01T00:00:00+00:00",
+            steps=(InstructionStep("Rank the suppliers", (CallStep("ranker", agent="a1"),)),),
+        )
+        store.save(extra)
+        page = catalog.workflows(SCOPE, limit=1)
+        assert page.total == len(seeded) + 1 and page.rows[0].id == "late/1"
+        found = catalog.workflows(SCOPE, where=WorkflowFilter(text="suppliers"))
+        assert [r.id for r in found.rows] == ["late/1"]
+        found = catalog.workflows(SCOPE, where=WorkflowFilter(agent="a1", tool="ranker"))
+        assert [r.id for r in found.rows] == ["late/1"]
+        found = catalog.workflows(SCOPE, where=WorkflowFilter(since=date(2027, 1, 1)))
+        assert [r.id for r in found.rows] == ["late/1"]
+
+        store.delete("late/1", SCOPE)
+        assert catalog.workflows(SCOPE).total == len(seeded)
+        assert catalog.workflows(SCOPE, where=WorkflowFilter(text="suppliers")).total == 0
