@@ -48,3 +48,18 @@ def test_the_controller_records_a_failed_turn_and_saves_it_as_a_failure() -> Non
         assert memory.load("session/s3").outcome == "failure"
     finally:
         memory.close()
+
+
+def test_a_failed_run_survives_the_session_journal() -> None:
+    from em_plugin.session.journal import SessionJournal
+    from provenance.stores import open_store
+
+    with open_store("memory:") as store:
+        journal = SessionJournal(store.backend)
+        live = Trajectory("chat-9", scope="team")
+        live.instruction("Classify PFOA")
+        live.run_error("TimeoutError: the crew timed out")
+        journal.append("team", "chat-9", live.events, base=0)
+        replayed = journal.replay("team", "chat-9")
+        assert replayed.events == live.events
+        assert replayed.compile().outcome == "failure"
