@@ -148,6 +148,13 @@ def suggest(
     "lstm, transformer (default: none; they need torch and take minutes on large files).",
 )
 @click.option("--no-lstm", is_flag=True, hidden=True, help="Kept for old scripts: no-op.")
+@click.option(
+    "--fail-fraction",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.0,
+    show_default=True,
+    help="Mark this share of the train workflows failed (a fixed seeded sample).",
+)
 @format_option()
 @click.pass_context
 def eval_(
@@ -161,6 +168,7 @@ def eval_(
     llm_factory: str | None,
     peers: str,
     no_lstm: bool,
+    fail_fraction: float,
     fmt: str,
 ) -> None:
     """Evaluate next-tool suggestions on a file with train/test splits (hit@1, hit@3, MRR).
@@ -193,6 +201,8 @@ def eval_(
     }
     if chain != "continuation" or llm_factory is not None:
         options.update(chain=chain, llm=_chat_model(llm_factory) if llm_factory else None)
+    if sweep and fail_fraction:
+        raise click.UsageError("--fail-fraction applies to one evaluation, not to --sweep")
     if sweep:
         if chosen:
             raise click.BadParameter(
@@ -207,6 +217,8 @@ def eval_(
         return
     if threshold is not None:
         options["threshold"] = threshold
+    if fail_fraction:
+        options["fail_fraction"] = fail_fraction
     report = evaluation.evaluate(file, peers=chosen, **options)
     if fmt == "table":
         _print_eval_table(report, file.name)

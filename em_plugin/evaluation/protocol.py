@@ -22,6 +22,7 @@ saving and querying, so instructions remain steps but their words carry nothing.
 
 from __future__ import annotations
 
+import random
 import sys
 import time
 from collections import Counter
@@ -87,6 +88,10 @@ class _Run:
     latencies: list[float] = field(default_factory=list)
     retrieved: int = 0
     top_source: Counter[str] = field(default_factory=Counter)
+    # Suggestions (all ranked ones) whose cited workflows are mostly failed train workflows,
+    # and how many of those did not say so (Suggestion.failures empty).
+    mostly_failed: int = 0
+    mostly_failed_unsaid: int = 0
 
 
 def _strip_text(steps: Sequence[Step]) -> tuple[Step, ...]:
@@ -100,7 +105,45 @@ def _strip_text(steps: Sequence[Step]) -> tuple[Step, ...]:
     return tuple(out)
 
 
-def _load(path: str | Path, use_text: bool) -> tuple[list[Workflow], list[Workflow]]:
+#: Seed of the train workflows ``--fail-fraction`` marks failed (the same ones every run).
+FAIL_SEED = 21
+
+
+def _mark_failed(train: list[Workflow], fraction: float) -> list[Workflow]:
+    """Mark ``fraction`` of the train workflows (a seeded sample) failed.
+
+    A marked workflow's outcome is "failure", and so is its last call's: a run that fails
+    usually fails at the last step it tried.
+    """
+    if not 0.0 <= fraction <= 1.0:
+        raise ConfigurationError(f"fail_fraction must be in [0, 1], got {fraction}")
+    count = round(fraction * len(train))
+    failed = set(random.Random(FAIL_SEED).sample(sorted(w.id for w in train), count))
+    return [_failed(w) if w.id in failed else w for w in train]
+
+
+def _failed(workflow: Workflow) -> Workflow:
+    paths = [p for p, s in workflow.walk() if isinstance(s, CallStep) and not s.steps]
+    steps = workflow.steps if not paths else _with_outcome(workflow.steps, paths[-1], "failure")
+    return workflow.replace(outcome="failure", steps=steps)
+
+
+def _with_outcome(steps: tuple[Step, ...], path: str, outcome: str) -> tuple[Step, ...]:
+    head, _, rest = path.partition(".")
+    index = int(head)
+    step = steps[index]
+    changed: Step
+    if rest:
+        changed = replace(step, steps=_with_outcome(step.steps, rest, outcome))
+    else:
+        assert isinstance(step, CallStep)  # the path names a call leaf
+        changed = replace(step, outcome=outcome)
+    return (*steps[:index], changed, *steps[index + 1 :])
+
+
+def _load(
+    path: str | Path, use_text: bool, fail_fraction: float = 0.0
+) -> tuple[list[Workflow], list[Workflow]]:
     workflows = read_jsonl(path)
     if not use_text:
         workflows = [w.replace(steps=_strip_text(w.steps), title=None) for w in workflows]
@@ -112,7 +155,7 @@ def _load(path: str | Path, use_text: bool) -> tuple[list[Workflow], list[Workfl
             f'{path}: evaluation needs workflows with "split": "train" and "test"; '
             f"found {len(train)} train and {len(test)} test"
         )
-    return train, test
+    return _mark_failed(train, fail_fraction) if fail_fraction else train, test
 
 
 def _targets(test: Sequence[Workflow]) -> Iterator[tuple[Workflow, str, list[str]]]:
@@ -153,6 +196,7 @@ def _score(
     fitted = {"bigram": bigram(train), "longest_suffix": longest_suffix(train), **(learned or {})}
     state = memory.scope_memory()
     episodes = {w.id: state.episode(w.id) for w in train}
+    failed = {w.id for w in train if w.outcome == "failure"}
     run = _Run(baselines={name: _Tally() for name in (*fitted, "paper_rule")})
     targets = list(_targets(test))
     for done, (current, target, context) in enumerate(targets, start=1):
@@ -163,6 +207,11 @@ def _score(
         ranked = list(dict.fromkeys(s.tool for s in suggestions if s.tool))
         run.chain.add(ranked, target)
         run.top_source[suggestions[0].source if suggestions else "none"] += 1
+        for shown in suggestions if failed else ():
+            cited = {e.workflow_id for e in shown.evidence}
+            if cited and 2 * len(cited & failed) > len(cited):
+                run.mostly_failed += 1
+                run.mostly_failed_unsaid += not shown.failures
         run.retrieved += bool(request.matches)
         fills = {name: model.rank(context) for name, model in fitted.items()}
         for name, ranking in fills.items():
@@ -181,6 +230,8 @@ def _report(run: _Run, peers: Sequence[str] = (), **head: Any) -> dict[str, Any]
     report["suggest_ms_p50"] = round(float(np.percentile(ms, 50)), 3)
     report["suggest_ms_p95"] = round(float(np.percentile(ms, 95)), 3)
     report["retrieval_share"] = round(run.retrieved / n, 4)
+    report["mostly_failed_shown"] = run.mostly_failed
+    report["mostly_failed_unsaid"] = run.mostly_failed_unsaid
     report["top_source"] = {k: round(v / n, 4) for k, v in sorted(run.top_source.items())}
     report["baselines"] = {name: tally.report() for name, tally in run.baselines.items()}
     report["beats_baselines"] = all(
@@ -203,8 +254,9 @@ def _memory(
     progress: Any,
     chain: str = "continuation",
     llm: Any = None,
+    fail_fraction: float = 0.0,
 ) -> Iterator[tuple[EpisodicMemory, list[Workflow], list[Workflow], float, Any]]:
-    train, test = _load(path, use_text)
+    train, test = _load(path, use_text, fail_fraction)
     total = len(train) + sum(1 for _ in _targets(test))
     memory = EpisodicMemory(
         store=store, embedder=embedder, scope=EVAL_SCOPE, threshold=threshold, use_text=use_text,
@@ -233,6 +285,7 @@ def evaluate(
     llm: Any = None,
     peers: str | Sequence[str] | None = None,
     lstm: bool = False,
+    fail_fraction: float = 0.0,
 ) -> dict[str, Any]:
     """Evaluate next-tool suggestions on a Workflow JSON file with train/test splits.
 
@@ -250,6 +303,8 @@ def evaluate(
             a list; :data:`~em_plugin.evaluation.peers.PEERS`); none by default. They need
             ``torch``.
         lstm: Also train the LSTM peer (the same as naming it in ``peers``).
+        fail_fraction: Mark this share of the train workflows (a sample seeded with
+            :data:`FAIL_SEED`) with outcome ``"failure"`` before they are stored.
 
     Returns:
         ``file, targets, hit@1, hit@3, mrr, ingest_seconds, suggest_ms_p50, suggest_ms_p95`` and
@@ -264,7 +319,9 @@ def evaluate(
     start = time.perf_counter()
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
     chosen = parse_peers([*parse_peers(peers), *(["lstm"] if lstm else [])])
-    with _memory(path, store, embedder, use_text, threshold, progress, chain, llm) as opened:
+    with _memory(
+        path, store, embedder, use_text, threshold, progress, chain, llm, fail_fraction
+    ) as opened:
         memory, train, test, ingest, bar = opened
         learned: dict[str, Any] = {}
         extra: dict[str, Any] = {}
@@ -283,6 +340,7 @@ def evaluate(
             chosen,
             file=Path(path).name,
             chain=chain,
+            fail_fraction=fail_fraction,
             **_head(memory, train, test, ingest, use_text),
             **extra,
         )
