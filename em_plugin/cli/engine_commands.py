@@ -179,7 +179,7 @@ def eval_(
     a transformer); the table puts them side by side (docs/evaluation.md).
 
     \b
-    Examples:
+    Example:
       em-plugin eval tau2_airline.jsonl --format json
       em-plugin eval tau2_airline.jsonl --peers lstm,transformer
     """
