@@ -6,6 +6,8 @@
 - ``EM_PLUGIN_TORCH_THREADS``: torch threads of the default embedder (default: chosen per call,
   one for a turn's few texts);
 - ``EM_PLUGIN_TURN_BUDGET``: seconds the memory may add to a turn, or ``none`` (default 0.5);
+- ``EM_PLUGIN_WARM_UP_WAIT``: seconds after a memory is created during which the first turns
+  wait for the embedder's background warm-up, outside the turn budget (default 60);
 - ``EM_PLUGIN_LLM``: the demo's chat model, ``local``, ``ollama:<model>`` or ``openai:<model>``
   (default: none, the offline router).
 
@@ -25,25 +27,31 @@ from provenance.stores.registry import ENV_VAR as STORE_ENV
 __all__ = [
     "DEFAULT_STORE",
     "DEFAULT_TURN_BUDGET",
+    "DEFAULT_WARM_UP_WAIT",
     "EMBEDDER_ENV",
     "FAKE_EMBEDDER",
     "LLM_ENV",
     "STORE_ENV",
     "TORCH_THREADS_ENV",
     "TURN_BUDGET_ENV",
+    "WARM_UP_WAIT_ENV",
     "torch_threads",
     "turn_budget",
+    "warm_up_wait",
 ]
 
 EMBEDDER_ENV = "EM_PLUGIN_EMBEDDER"
 LLM_ENV = "EM_PLUGIN_LLM"
 TORCH_THREADS_ENV = "EM_PLUGIN_TORCH_THREADS"
 TURN_BUDGET_ENV = "EM_PLUGIN_TURN_BUDGET"
+WARM_UP_WAIT_ENV = "EM_PLUGIN_WARM_UP_WAIT"
 
 #: The embedder alias of tests and benchmarks (``fake`` or ``fake:<dimension>``).
 FAKE_EMBEDDER = "fake"
 #: Seconds the memory may add to a turn when neither the policy nor the environment says.
 DEFAULT_TURN_BUDGET = 0.5
+#: Seconds the first turns wait for the embedder's warm-up (the default model loads in 2-9 s).
+DEFAULT_WARM_UP_WAIT = 60.0
 
 
 def torch_threads() -> int | None:
@@ -77,3 +85,23 @@ def turn_budget() -> float | None:
         raise ConfigurationError(
             f"{TURN_BUDGET_ENV} must be a number of seconds or 'none', got {raw!r}"
         ) from None
+
+
+def warm_up_wait() -> float:
+    """Return ``$EM_PLUGIN_WARM_UP_WAIT`` in seconds, else :data:`DEFAULT_WARM_UP_WAIT`.
+
+    Raises:
+        ConfigurationError: When the variable is not a number of seconds >= 0.
+    """
+    raw = os.environ.get(WARM_UP_WAIT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_WARM_UP_WAIT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise ConfigurationError(
+            f"{WARM_UP_WAIT_ENV} must be a number of seconds >= 0, got {raw!r}"
+        )
+    return value

@@ -4,6 +4,8 @@ The tree::
 
     EpisodicMemoryError
     ├── ConfigurationError (ValueError)   bad constructor arguments or settings; raised at once
+    │   ├── EmbedderMismatchError         the store was indexed with another embedder
+    │   └── MissingExtraError             an optional extra (e.g. ``minilm``) is not installed
     ├── EmbedderError                     the embedding model could not load or embed
     ├── IndexStaleError                   the persisted step index does not fit the store/embedder
     ├── SuggestionError                   a suggester (e.g. the LLM) failed
@@ -22,6 +24,14 @@ class EpisodicMemoryError(Exception):
 
 class ConfigurationError(EpisodicMemoryError, ValueError):
     """A setting is invalid; the message lists the valid choices."""
+
+
+class EmbedderMismatchError(ConfigurationError):
+    """The store was indexed with another embedder than the one given (the message names both)."""
+
+
+class MissingExtraError(ConfigurationError):
+    """An optional extra is not installed; the message names the extra and how to install it."""
 
 
 class EmbedderError(EpisodicMemoryError):

@@ -25,13 +25,17 @@ import copy
 import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from em_plugin import telemetry
 from em_plugin.capture.redaction import Redactor
+from em_plugin.config import warm_up_wait
+from em_plugin.durability import BackgroundWriter
 from em_plugin.embedding.embedders import Embedder
+from em_plugin.embedding.warmup import Warmup
 from em_plugin.errors import ConfigurationError
 from em_plugin.lifecycle import api as lifecycle_api
 from em_plugin.lifecycle.types import Procedure, WorkflowVersion
@@ -135,6 +139,9 @@ class EpisodicMemory:
             store, embedder, continuation=continuation, c=c, edge_similarity=edge_similarity,
             use_text=use_text, poll_interval=poll_interval,
         )  # fmt: skip
+        # The model loads in the background while the crew starts (docs/architecture.md).
+        self._warmup = Warmup(self._engine.embedder, wait=warm_up_wait())
+        self._writer = BackgroundWriter()
 
     # ------------------------------------------------------------------------------ views
 
@@ -251,6 +258,45 @@ class EpisodicMemory:
     def _write(self, batch: list[Workflow]) -> list[Workflow]:
         return self._engine.write(batch)
 
+    def save_in_background(
+        self, workflow: Workflow, *, validate: bool | None = None
+    ) -> Future[Workflow]:
+        """Start :meth:`save` on the memory's writer thread and return at once.
+
+        The save is durable: saves apply in submission order, and :meth:`close`, interpreter
+        exit and SIGTERM wait for the unfinished ones (:mod:`em_plugin.durability`).
+
+        Returns:
+            The future of the stored workflow (its exception if the save failed).
+        """
+        return self._writer.submit(self.save, workflow, validate=validate)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait for the saves started by :meth:`save_in_background`.
+
+        Args:
+            timeout: Seconds to wait at most (``None``: until they finish).
+
+        Returns:
+            True when none is left unfinished.
+        """
+        return self._writer.flush(timeout)
+
+    @property
+    def ready(self) -> bool:
+        """Whether the embedder's background warm-up has finished."""
+        return self._warmup.ready
+
+    def wait_ready(self) -> bool:
+        """Wait for the embedder's background warm-up, at most until ``$EM_PLUGIN_WARM_UP_WAIT``
+        seconds (default 60) after this memory was created; the integrations call it before a
+        turn's memory work, outside the turn's budget.
+
+        Returns:
+            Whether the warm-up has finished.
+        """
+        return self._warmup.wait()
+
     @telemetry.traced("delete_memory")
     def delete(self, workflow_id: str) -> bool:
         """Delete a workflow of this memory's scope (graph, index entries, vectors).
@@ -352,8 +398,9 @@ class EpisodicMemory:
             matches = tuple(self.retrieve(workflow))
             query = state.query(workflow, exclude=(workflow.id,))
         return SuggestionRequest(
-            workflow, matches, state, query, self.crew, self._load_quiet, self._prefetch
-        )
+            workflow, matches, state, query, self.crew, self._load_quiet, self._prefetch,
+            threshold=self.threshold,
+        )  # fmt: skip
 
     @telemetry.traced("search_memory")
     def suggest(self, workflow: Workflow, limit: int | None = 3) -> list[Suggestion]:
@@ -501,11 +548,20 @@ class EpisodicMemory:
             self.on_suggestions(str(session_id), tuple(suggestions))
         if not suggestions:
             return None
+        # Provenance cites only workflows stored when the suggestions were made: never the
+        # session's own (unsaved, or saved later) workflow (docs/suggestions.md).
+        stored = [
+            dataclasses.replace(s, evidence=tuple(e for e in s.evidence if e.workflow_id in self))
+            for s in suggestions
+        ]
         if workflow_ids is None:
-            seen = {e.workflow_id: None for s in suggestions for e in s.evidence}
+            seen = {e.workflow_id: None for s in stored for e in s.evidence}
             workflow_ids = list(seen)
-        records = [self.redactor.suggestion(s.to_json()) for s in suggestions]
-        return self._engine.record_suggestions(session_id, records, workflow_ids, self.scope, time)
+        records = [self.redactor.suggestion(s.to_json()) for s in stored]
+        crew = self.crew.name if self.crew is not None else None
+        return self._engine.record_suggestions(
+            session_id, records, workflow_ids, self.scope, time, crew
+        )
 
     # ------------------------------------------------------------------------------ async
 
@@ -544,7 +600,9 @@ class EpisodicMemory:
     # ------------------------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
-        """Persist the index and release the store (a store passed in stays open)."""
+        """Finish background saves, persist the index and release the store (a store passed
+        in stays open)."""
+        self._writer.flush()
         self._engine.close()
 
     def __enter__(self) -> EpisodicMemory:

@@ -21,6 +21,7 @@ from provenance.errors import MappingError
 from provenance.model import DEFAULT_SCOPE
 from provenance.vocab import (
     BASE,
+    DCTERMS,
     PROV,
     RDF,
     WF,
@@ -30,7 +31,7 @@ from provenance.vocab import (
     workflow_iri,
 )
 
-__all__ = ["suggestion_graph_iri", "suggestion_iri", "suggestion_triples"]
+__all__ = ["crew_iri", "suggestion_graph_iri", "suggestion_iri", "suggestion_triples"]
 
 _XSD_TIME = re.compile(
     r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-](?:(?:0\d|1[0-3]):[0-5]\d|14:00))?"
@@ -70,12 +71,18 @@ def suggestion_iri(session_id: str, time: str, scope: str = DEFAULT_SCOPE) -> UR
     return URIRef(f"{BASE}suggestion/{_scoped(session_id, scope)}/{encode_segment(time)}")
 
 
+def crew_iri(crew: str | None) -> URIRef:
+    """Return the IRI of a crew's description (what fallback suggestions derive from)."""
+    return URIRef(f"{BASE}crew/{encode_segment(crew or 'crew')}")
+
+
 def suggestion_triples(
     session_id: str,
     suggestions: Sequence[Mapping[str, Any]],
     workflow_ids: Sequence[str],
     time: str | datetime,
     scope: str | None = None,
+    crew: str | None = None,
 ) -> Graph:
     """Return the provenance graph of one round of suggestions.
 
@@ -90,6 +97,8 @@ def suggestion_triples(
         scope: The scope of the memory that suggested; recorded as ``wf:scope`` (so erasing a
             scope finds its records) and part of the IRIs. ``None``: the default scope,
             unrecorded.
+        crew: The crew description's name: ``fallback`` suggestions (the crew's tools, no
+            memory) are derived from it (:func:`crew_iri`), never from workflows.
 
     Returns:
         A graph to store in the named graph ``suggestion_graph_iri(session_id, scope)``.
@@ -118,6 +127,12 @@ def suggestion_triples(
         add((activity, PROV.used, workflow_iri(workflow_id)))
     for rank, suggestion in enumerate(suggestions, start=1):
         _suggested_step(graph, activity, rank, suggestion)
+        if isinstance(suggestion, Mapping) and suggestion.get("source") == "fallback":
+            described = crew_iri(crew)
+            add((URIRef(f"{activity}#{rank}"), PROV.wasDerivedFrom, described))
+            add((described, RDF.type, PROV.Entity))
+            add((described, RDF.type, WF.CrewDescription))
+            add((described, DCTERMS.title, Literal(f"crew description ({crew or 'crew'})")))
     return graph
 
 

@@ -91,6 +91,7 @@ class WF(DefinedNamespace):
     Tool: URIRef
     Suggestion: URIRef  # the activity of suggesting next steps
     SuggestedStep: URIRef  # one suggested next step
+    CrewDescription: URIRef  # what fallback suggestions derive from
     # Object properties
     tool: URIRef
     nextCall: URIRef

@@ -12,6 +12,7 @@ Every error prints as one line, ``error: <what is wrong>``, on stderr, with the 
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,7 +22,7 @@ from typing import Any, TypeVar
 
 import click
 
-from em_plugin.errors import EpisodicMemoryError
+from em_plugin.errors import EmbedderMismatchError, EpisodicMemoryError, MissingExtraError
 from provenance.errors import ProvenanceError, WorkflowNotFound
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "EXIT_CODES",
     "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
     "EXIT_MISSING_EXTRA",
     "EXIT_NOT_FOUND",
     "EXIT_OK",
@@ -54,23 +56,32 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_NOT_FOUND = 3
 EXIT_MISSING_EXTRA = 4
+EXIT_INTERRUPTED = 130
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",
     EXIT_ERROR: "the command failed or found problems (bad file, store error, SHACL violations)",
     EXIT_USAGE: "bad usage: unknown option, bad value, missing argument or confirmation",
     EXIT_NOT_FOUND: "not found: no such store, scope or workflow (the message lists what exists)",
     EXIT_MISSING_EXTRA: "an optional extra is not installed (the message names it)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C): nothing more was done",
 }
 """Exit statuses of every ``em-plugin`` command (documented in docs/cli.md)."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _MEMORY_SPECS = ("memory:", "memory://", ":memory:")
+_FUNCTION = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
 
 class NotFoundError(click.ClickException):
     """A store, scope or workflow the command was asked about does not exist (exit 3)."""
 
     exit_code = EXIT_NOT_FOUND
+
+
+class _MissingExtra(click.ClickException):
+    """An optional extra is not installed (exit 4); the message names it."""
+
+    exit_code = EXIT_MISSING_EXTRA
 
 
 class _Group(click.Group):
@@ -96,6 +107,10 @@ class _Group(click.Group):
                 raise
             if isinstance(exc, WorkflowNotFound):
                 raise NotFoundError(_one_line(exc)) from None
+            if isinstance(exc, MissingExtraError):
+                raise _MissingExtra(_one_line(exc)) from None
+            if isinstance(exc, EmbedderMismatchError):
+                raise click.UsageError(_one_line(exc)) from None
             raise click.ClickException(_one_line(exc)) from None
 
     def main(  # type: ignore[override]
@@ -116,7 +131,9 @@ class _Group(click.Group):
         except click.ClickException as exc:
             _fail(exc.format_message(), exc.exit_code)
         except (click.Abort, EOFError, KeyboardInterrupt):
-            _fail("aborted", EXIT_ERROR)
+            # Ctrl-C (or end of input at a prompt): the user stopped it, not a failure.
+            click.echo("interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 
@@ -169,15 +186,22 @@ class _Settings:
 @click.group(
     cls=_Group,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-    epilog="Exit status: 0 success, 1 failure, 2 bad usage, 3 not found, 4 missing extra.",
+    epilog=(
+        "Exit status: 0 success, 1 failure, 2 bad usage, 3 not found, 4 missing extra, "
+        "130 interrupted."
+    ),
 )
 @click.option("--debug", is_flag=True, help="Show the full traceback when a command fails.")
 @click.option(
     "--embedder",
     envvar="EM_PLUGIN_EMBEDDER",
-    hidden=True,
+    metavar="E",
     default=None,
-    help="Embedding model name or path, or 'fake' (tests). Default: all-MiniLM-L6-v2.",
+    help=(
+        "Embedder: a sentence-transformers model name or path, 'default' (all-MiniLM-L6-v2), "
+        "or module:function for a custom list[str] -> array callable ($EM_PLUGIN_EMBEDDER). "
+        "Default: the one the store was indexed with."
+    ),
 )
 @click.version_option(package_name="em-plugin", prog_name="em-plugin")
 @click.pass_context
@@ -223,10 +247,19 @@ def _require_existing(spec: str) -> None:
     if is_memory_spec(spec) or "://" in spec:
         return
     path = Path(spec[len("file:") :] if spec.startswith("file:") else spec)
+    hint = ""
+    if spec.strip().rstrip(":/").lower() == "memory":
+        hint = "; did you mean 'memory:' (a private in-memory store)?"
     if not path.exists():
         raise NotFoundError(
             f"no store at {path} (check --store or $EM_PLUGIN_STORE; "
-            "'em-plugin import FILE --store PATH' creates one)"
+            f"'em-plugin import FILE --store PATH' creates one){hint}"
+        )
+    if path.is_dir() and not (path / "CURRENT").is_file():
+        what = "is empty" if not any(path.iterdir()) else "holds no Oxigraph store"
+        raise NotFoundError(
+            f"no store at {path}: the directory {what} (check --store or $EM_PLUGIN_STORE; "
+            f"'em-plugin import FILE --store PATH' creates one){hint}"
         )
 
 
@@ -293,7 +326,7 @@ def open_cli_memory(
     if must_exist:
         _require_existing(store_path(store_spec))
     with open_cli_store(store_spec, update_url) as store:
-        kwargs: dict[str, Any] = {"store": store, "embedder": embedder_setting(ctx)}
+        kwargs: dict[str, Any] = {"store": store, "embedder": embedder_setting(ctx, store)}
         if scope is not None:
             kwargs["scope"] = scope
         memory = EpisodicMemory(**kwargs)
@@ -303,10 +336,42 @@ def open_cli_memory(
             memory.close()
 
 
-def embedder_setting(ctx: click.Context) -> str | None:
-    """The --embedder setting; ``None`` or ``"default"`` mean the default model."""
+def embedder_setting(ctx: click.Context, store: Any = None) -> Any:
+    """The embedder a command uses, as :func:`~em_plugin.embedding.resolve_embedder` takes it.
+
+    ``--embedder`` (``$EM_PLUGIN_EMBEDDER``) when given: a model name or path, ``fake[:N]``,
+    ``default`` (all-MiniLM-L6-v2) or ``module:function`` (a custom embedder). Without it, the
+    embedder ``store`` records (:mod:`em_plugin.embedding.record`), else the default model.
+
+    Raises:
+        click.UsageError: The store records a custom embedder and ``--embedder`` is missing.
+        ConfigurationError: ``module:function`` cannot be imported.
+    """
     name = ctx.obj.embedder
-    return None if name in (None, "", "default") else name
+    if name in (None, ""):
+        return _recorded_embedder(store) if store is not None else None
+    if name == "default":
+        return None
+    if _FUNCTION.fullmatch(name) and name.split(":")[0] != "fake" and not Path(name).exists():
+        from em_plugin.embedding.record import load_function
+
+        return load_function(name)
+    return name
+
+
+def _recorded_embedder(store: Any) -> str | None:
+    from em_plugin.embedding.record import cli_spec, read_record
+
+    record = read_record(store)
+    if record is None:
+        return None
+    spec = cli_spec(record)
+    if spec is None:
+        raise click.UsageError(
+            f"this store was indexed with the custom embedder {record.name!r} (dimension "
+            f"{record.dimension}); pass it as --embedder module:function"
+        )
+    return spec
 
 
 def check_scope(store: Any, scope: str | None) -> None:

@@ -31,23 +31,32 @@ __all__ = [
 
 @cli.command()
 @store_options
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Rebuild for --embedder even if the store was indexed with another embedder.",
+)
 @click.pass_context
-def reindex(ctx: click.Context, store_spec: str, update_url: str | None) -> None:
+def reindex(ctx: click.Context, store_spec: str, update_url: str | None, force: bool) -> None:
     """Rebuild the step index from the store alone.
 
-    A disk store keeps its index beside it (STORE.em-index/); use this after copying a store,
-    changing the embedding model, or writing to it without em-plugin. In-memory and remote
-    stores have no persisted index: theirs is rebuilt whenever they are opened.
+    A disk store keeps its index beside it (STORE.em-index/); use this after copying a store
+    or writing to it without em-plugin. The store records the embedder it was indexed with,
+    and reindex uses it; to switch the store to another embedder, pass --embedder and --force
+    (every app on the store must then use the new one). In-memory and remote stores have no
+    persisted index: theirs is rebuilt whenever they are opened.
 
     \b
     Example:
       em-plugin reindex
+      em-plugin --embedder myapp.embeddings:embed reindex --force
     """
     from em_plugin.cli.io import rebuild_index
 
     start = time.perf_counter()
     with open_cli_store(store_spec, update_url) as store, progress_bar("reindex") as progress:
-        count, where = rebuild_index(store, embedder=embedder_setting(ctx), progress=progress)
+        embedder = embedder_setting(ctx, None if force else store)
+        count, where = rebuild_index(store, embedder=embedder, progress=progress, force=force)
     where = "memory (not persisted for this store)" if where == "memory" else where
     click.echo(
         f"indexed {count} workflow{'s' if count != 1 else ''} into {where}"

@@ -288,6 +288,10 @@ def _check_iri(name: str, iri: str) -> str:
 
 def export_text(store: WorkflowStore, *, scope: str | None, fmt: str) -> str:
     """Serialize the store's workflows (one scope, or all) as ``jsonl`` or an RDF/PROV format."""
+    if fmt == "nq":  # a full backup: suggestion records too (em_plugin/cli/backup.py)
+        from em_plugin.cli.backup import backup_text
+
+        return backup_text(store, scope)
     workflows = store.iter_workflows(scope)
     if fmt == "jsonl":
         return jsonl_text(workflows)
@@ -335,6 +339,8 @@ def rebuild_index(
     store: WorkflowStore,
     embedder: Any,
     progress: Callable[[str, int, int], None] | None = None,
+    *,
+    force: bool = False,
 ) -> tuple[int, str]:
     """Rebuild the step index from the store alone (persisted beside a disk store).
 
@@ -342,15 +348,21 @@ def rebuild_index(
         store: The store.
         embedder: Anything :func:`~em_plugin.embedding.resolve_embedder` accepts.
         progress: Called as ``progress("", done, total)`` as workflows are read.
+        force: Rebuild for ``embedder`` even when the store records another one (the record
+            then names ``embedder``).
 
     Returns:
         How many workflows were indexed, and where the index lives (``"memory"`` for stores
         whose index is rebuilt on every open).
     """
     from em_plugin.embedding.embedders import resolve_embedder
+    from em_plugin.embedding.record import check_embedder, write_record
     from em_plugin.state import derived as memory_support
     from em_plugin.state.step_index import StepIndex
 
+    resolved = resolve_embedder(embedder)
+    if not force:
+        check_embedder(store, resolved)  # another app's index is not ours to rebuild
     directory = memory_support.derived_dir(store)
     if directory is not None:
         # A remote store's slot also holds workflow copies that follow its index: a rebuilt
@@ -358,7 +370,7 @@ def rebuild_index(
         from em_plugin.state.workflow_copies import erase
 
         erase(directory)
-    cached = memory_support.open_cache(resolve_embedder(embedder), directory)
+    cached = memory_support.open_cache(resolved, directory)
     steps = directory / "steps" if directory is not None else None
     index = StepIndex(cached, path=steps)
     try:
@@ -371,6 +383,8 @@ def rebuild_index(
                     progress("", done, total)
 
         count = index.rebuild(counted())
+        if not store.read_only:
+            write_record(store, resolved)
     finally:
         index.close()
         close = getattr(cached, "close", None)

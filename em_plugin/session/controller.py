@@ -30,7 +30,9 @@ never diverge. Rules:
 - each memory call is isolated on its own: with ``strict=False`` a failure is logged as a warning
   and the answer goes through unchanged; with ``strict=True`` it propagates;
 - the memory work of one turn takes at most ``turn_budget`` seconds (see
-  :class:`~em_plugin.session.policy.SessionPolicy`).
+  :class:`~em_plugin.session.policy.SessionPolicy`), except ``/save``, which answers once the
+  workflow is stored (or says why it is not), and an autosave past the budget, which goes on
+  durably in the background (:mod:`em_plugin.session.executor`).
 """
 
 from __future__ import annotations
@@ -243,11 +245,8 @@ class SessionController(PolicyAttributes):
             return "Could not compile this session's workflow; nothing was saved."
         if not workflow.steps:
             return "Nothing to save yet: this session has no instructions."
-        saved = yield MemoryCall("saving the workflow", "save", (workflow,))
-        if isinstance(saved, Failure) and saved.overran:
-            return (
-                f"Saving {workflow.id} is taking longer than usual; it goes on in the background."
-            )
+        # Whatever the turn budget: the reply says "Saved" only once the store has it.
+        saved = yield MemoryCall("saving the workflow", "save", (workflow,), unbounded=True)
         if isinstance(saved, Failure):
             return f"Could not save the workflow: {saved.reason}"
         assert isinstance(saved, Workflow)

@@ -9,7 +9,13 @@ isolation and the same per-turn time budget:
 - each call's failure is isolated on its own (a failed retrieval never drops the suggestions);
 - once the turn's budget is spent, the call still running is left to finish in the background
   (sync: a worker thread; async: the memory's worker thread), a warning is logged, and the
-  remaining calls of the plan are skipped, so the crew's answer goes out unchanged.
+  remaining calls of the plan are skipped, so the crew's answer goes out unchanged;
+- the budget never drops a save: a save marked ``unbounded`` (``/save``) runs to its end before
+  the reply, and any other save past the budget goes on through the memory's durable writer
+  (``EpisodicMemory.save_in_background``: finished at ``close()``, at exit and on SIGTERM);
+- the budget starts after the embedder's background warm-up (``EpisodicMemory.wait_ready``,
+  bounded by ``$EM_PLUGIN_WARM_UP_WAIT``): a first turn waits for the model once instead of
+  losing its suggestions to a model that is still loading.
 """
 
 from __future__ import annotations
@@ -48,6 +54,8 @@ class MemoryCall:
     method: Method
     args: tuple[Any, ...] = ()
     kwargs: Mapping[str, Any] = field(default_factory=dict)
+    unbounded: bool = False
+    """Run to the end whatever the budget (a save the reply reports)."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,24 @@ def _async_method(memory: MemoryPort, method: Method) -> Callable[..., Any]:
             return memory.arecord_suggestions
 
 
+def _wait_ready(memory: MemoryPort) -> None:
+    # Memories without a background warm-up (test doubles, other ports) are always ready.
+    wait = getattr(memory, "wait_ready", None)
+    if callable(wait) and not getattr(memory, "ready", True):
+        wait()
+
+
+def _durable_save(memory: MemoryPort, call: MemoryCall) -> Future[Any] | None:
+    """Start a save on the memory's durable writer, when it has one (else ``None``)."""
+    if call.method != "save":
+        return None
+    start = getattr(memory, "save_in_background", None)
+    if not callable(start):
+        return None
+    future: Future[Any] = start(*call.args, **call.kwargs)
+    return future
+
+
 def _drive(plan: Plan[T], step: Callable[[MemoryCall], object]) -> T:
     try:
         call = next(plan)
@@ -139,15 +165,19 @@ def run_sync(
     Returns:
         The plan's result.
     """
+    _wait_ready(memory)
     clock = _Clock(budget)
 
     def step(call: MemoryCall) -> object:
-        if clock.spent:
+        if clock.spent and not call.unbounded:
             return _SKIPPED
         function = _sync_method(memory, call.method)
         try:
-            if clock.deadline is None:
+            if clock.deadline is None or call.unbounded:
                 return function(*call.args, **call.kwargs)
+            background = _durable_save(memory, call)
+            if background is not None:
+                return background.result(timeout=clock.remaining())
             return _in_worker(clock, call, function, isolation).result(timeout=clock.remaining())
         except FutureTimeout:
             clock.spent = True
@@ -167,8 +197,10 @@ def _in_worker(
     context = contextvars.copy_context()
 
     def work() -> Any:
-        # Queued behind calls that overran their budget: a turn long over drops its work.
-        if deadline is not None and time.monotonic() > deadline + 10 * (clock.budget or 0.0):
+        # Queued behind calls that overran their budget: a turn long over drops its work (never
+        # a save: what the user was told about must reach the store).
+        late = deadline is not None and time.monotonic() > deadline + 10 * (clock.budget or 0.0)
+        if late and call.method != "save":
             isolation.slow(f"{call.action} (dropped, its turn is long over)", clock.budget or 0.0)
             return None
         return context.run(function, *call.args, **call.kwargs)
@@ -190,18 +222,25 @@ async def run_async(
     Returns:
         The plan's result.
     """
+    if not getattr(memory, "ready", True):
+        await asyncio.to_thread(_wait_ready, memory)
     clock = _Clock(budget)
     try:
         call = next(plan)
         while True:
             result: object
-            if clock.spent:
+            if clock.spent and not call.unbounded:
                 result = _SKIPPED
             else:
                 function = _async_method(memory, call.method)
                 try:
-                    awaitable = function(*call.args, **call.kwargs)
-                    if clock.deadline is None:
+                    background = None if call.unbounded else _durable_save(memory, call)
+                    if background is not None:
+                        # Shielded: the budget's timeout must not cancel a save still queued.
+                        awaitable = asyncio.shield(asyncio.wrap_future(background))
+                    else:
+                        awaitable = function(*call.args, **call.kwargs)
+                    if clock.deadline is None or call.unbounded:
                         result = await awaitable
                     else:
                         result = await asyncio.wait_for(awaitable, clock.remaining())

@@ -37,6 +37,7 @@ from typing import Any
 
 from em_plugin.embedding.cache import CachedEmbedder
 from em_plugin.embedding.embedders import Embedder, resolve_embedder
+from em_plugin.embedding.record import check_embedder, write_record
 from em_plugin.errors import ConfigurationError, IndexStaleError
 from em_plugin.lifecycle.versions import Versions
 from em_plugin.state.continuation import ContinuationConfig
@@ -124,12 +125,16 @@ class MemoryEngine:
             self.embedder = open_cache(
                 resolve_embedder(embedder), directory, read_only=self.read_only
             )
+            # One embedder per store: refuse another before its index is rebuilt for this one.
+            self._recorded = check_embedder(self.store, self.embedder) is not None
             if directory is not None and not self.read_only:
                 # Cited workflows are read from local copies, not parsed from the store's graphs
                 # (a request each on a remote store). Opened before the index, which writes them
                 # as it catches up.
                 self.copies = WorkflowCopies(directory / FILE_NAME)
             self.index = self._open_index(directory)
+            if self.index.scopes():
+                self._record_embedder()  # a store indexed before records existed
         except BaseException:
             if self.copies is not None:
                 self.copies.close()
@@ -312,7 +317,13 @@ class MemoryEngine:
                 self._restore(batch, old, plan.archived, plan.undo)
                 raise
             self._advance(markers)
+            self._record_embedder()
         return plan.result
+
+    def _record_embedder(self) -> None:
+        if not self._recorded and not self.read_only:
+            write_record(self.store, self.embedder)
+            self._recorded = True
 
     def _advance(self, markers: Mapping[str, ChangeMarker]) -> None:
         """Record the store's markers after this engine's write (already indexed); reload
@@ -538,12 +549,13 @@ class MemoryEngine:
         workflow_ids: Sequence[str],
         scope: str,
         time: datetime | None = None,
+        crew: str | None = None,
     ) -> str:
         """Record a round of suggestions in the store; return the ISO time naming it."""
         stamp = (time or datetime.now(UTC)).isoformat()
         with self.lock:
             self.store.record_suggestions(
-                session_id, suggestions, workflow_ids, scope=scope, time=stamp
+                session_id, suggestions, workflow_ids, scope=scope, time=stamp, crew=crew
             )
         return stamp
 

@@ -42,6 +42,9 @@ class SuggestionRequest:
     prefetch: Callable[[Sequence[str]], None] | None = None
     """Loads several stored workflows at once, so that later ``load`` calls find them (one
     request to a remote store instead of one each); ``None``: ``load`` alone."""
+    threshold: float = 0.65
+    """The paper's ``T``: a stored workflow is cited as evidence only when its match with the
+    current one exceeds it (the memory's retrieval threshold)."""
 
     @property
     def called(self) -> list[str]:

@@ -30,7 +30,7 @@ from em_plugin.errors import ConfigurationError, SuggestionError
 from em_plugin.suggest.arguments import bind_arguments
 from em_plugin.suggest.base import Suggester, SuggestionRequest
 from em_plugin.suggest.cited import CitedWorkflows
-from em_plugin.suggest.episodic import EpisodicSuggester
+from em_plugin.suggest.episodic import EpisodicSuggester, cite
 from em_plugin.suggest.evidence import admissible, repeat_needs_support
 from em_plugin.suggest.fallback import FallbackSuggester
 from em_plugin.suggest.llm import LLMSuggester
@@ -216,7 +216,9 @@ class SuggestionChain:
                 continue
             lifted = lift(request, suggestion, self.cited, routes)
             out.append(bind_arguments(request, lifted, self.cited))
-        return out
+        # The rules and the lift read every supporting position; what is cited follows the
+        # paper's rule (em_plugin.suggest.episodic.cite).
+        return [cite(s, request.threshold) if s.source == "episodic" else s for s in out]
 
     def _called_refined(
         self,

@@ -12,7 +12,16 @@ from typing import Any, Literal
 #: Which suggester produced a suggestion: an open string, so that custom suggesters name
 #: themselves; the built-in ones use :data:`SOURCES`.
 SuggestionSource = str
-SOURCES: tuple[str, ...] = ("episodic", "fallback", "llm", "paper", "procedural", "procedure")
+SOURCES: tuple[str, ...] = (
+    "episodic",
+    "fallback",
+    "llm",
+    "paper",
+    "pattern",
+    "procedural",
+    "procedure",
+    "session",
+)
 
 #: Where a suggestion's arguments come from (see :attr:`Suggestion.args_from`).
 ArgsFrom = Literal["current", "example", "mixed"]

@@ -33,6 +33,7 @@ __all__ = [
     "beeai_tools",
     "build_beeai_crew",
     "build_langgraph_crew",
+    "demo_turn_budget",
     "langchain_tools",
 ]
 
@@ -45,6 +46,19 @@ def langchain_tools() -> list[Any]:
 def beeai_tools() -> list[Any]:
     """The four PFAS tools as BeeAI tools returning JSON."""
     return [_beeai_tool(name) for name in TOOLS]
+
+
+def demo_turn_budget() -> float | None:
+    """The demo's turn budget: ``$EM_PLUGIN_TURN_BUDGET`` when set, else none.
+
+    The demo replays scripted sessions to show what memory suggests; a loaded machine must not
+    change what it prints (a turn cut short by the budget shows no suggestions).
+    """
+    import os
+
+    from em_plugin.config import TURN_BUDGET_ENV, turn_budget
+
+    return turn_budget() if os.environ.get(TURN_BUDGET_ENV, "").strip() else None
 
 
 def _prompt(agent: AgentDescription) -> str:
@@ -130,7 +144,9 @@ def build_langgraph_crew(
     coordinator = create_agent(
         model, handoffs, system_prompt=_prompt(COORDINATOR), name=COORDINATOR.name
     )
-    node = EpisodicMemoryNode(memory, crew=CREW_DESCRIPTION.name, limit=limit)
+    node = EpisodicMemoryNode(
+        memory, crew=CREW_DESCRIPTION.name, limit=limit, turn_budget=demo_turn_budget()
+    )
     graph = with_episodic_memory(coordinator, node).compile(
         checkpointer=checkpointer or InMemorySaver(), name=CREW_DESCRIPTION.name
     )
@@ -257,7 +273,13 @@ def build_beeai_crew(
         role=COORDINATOR.role,
         instructions=COORDINATOR.description,
     )
-    agent = EpisodicMemoryAgent(coordinator, memory, crew_name=CREW_DESCRIPTION.name, limit=limit)
+    agent = EpisodicMemoryAgent(
+        coordinator,
+        memory,
+        crew_name=CREW_DESCRIPTION.name,
+        limit=limit,
+        turn_budget=demo_turn_budget(),
+    )
     return BeeAICrew(agent=agent, coordinator=coordinator)
 
 

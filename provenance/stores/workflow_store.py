@@ -332,6 +332,7 @@ class WorkflowStore:
         *,
         scope: str,
         time: str,
+        crew: str | None = None,
     ) -> URIRef:
         """Append one round of suggestions to the (scope, session)'s record graph.
 
@@ -341,6 +342,7 @@ class WorkflowStore:
             workflow_ids: The retrieved workflows of the round (``prov:used``).
             scope: The scope of the memory that suggested.
             time: ISO 8601 text naming the round.
+            crew: The crew description's name, which fallback suggestions derive from.
 
         Returns:
             The record graph's IRI.
@@ -349,7 +351,9 @@ class WorkflowStore:
             MappingError: When a suggestion or the time cannot be recorded.
             StoreError: When the backend fails (the graph keeps its earlier rounds).
         """
-        graph = suggestion_triples(session_id, suggestions, workflow_ids, time, scope=scope)
+        graph = suggestion_triples(
+            session_id, suggestions, workflow_ids, time, scope=scope, crew=crew
+        )
         name = suggestion_graph_iri(session_id, scope)
         triples = list(graph)
         for _, old in self.backend.read_graphs([name]):
@@ -470,6 +474,10 @@ class WorkflowStore:
                 never get spliced into the text.
             scope: Confine the query to that scope's workflow graphs (see module doc).
 
+        Query text runs over the union of the workflow graphs, each triple once (the answer
+        ``em-plugin query`` and ``em-plugin serve`` give, :mod:`provenance.stores.union`); the
+        named queries run in place.
+
         Returns:
             A :class:`QueryResult` (SELECT), a bool (ASK) or an rdflib Graph (CONSTRUCT).
 
@@ -477,6 +485,13 @@ class WorkflowStore:
             QueryError: Bad SPARQL, an unknown query name or a bad binding.
         """
         sparql = _resolve(sparql_or_name)
+        if sparql is sparql_or_name:
+            # Ad-hoc text: the union of the workflow graphs, each triple once, as every other
+            # place a query can be asked answers it (provenance/stores/union.py).
+            from provenance.stores.base import result_from_oxigraph
+            from provenance.stores.union import union_query
+
+            return result_from_oxigraph(union_query(self, sparql, bindings, scope))
         graphs = None if scope is None else [g for g, _, _ in self._index(scope)]
         return self.backend.query(sparql, bindings, graphs=graphs)
 

@@ -101,3 +101,56 @@ def test_an_endpoint_is_not_a_store_to_serve() -> None:
     result = CliRunner().invoke(cli, ["serve", "--store", "http://127.0.0.1:7878/query"])
     assert result.exit_code == 2
     assert "already a SPARQL endpoint" in result.output
+
+
+_TOOL_CALLS = """PREFIX wf: <https://w3id.org/em-plugin/ns#>
+SELECT (COUNT(*) AS ?n) WHERE { ?c wf:tool ?t . ?t wf:toolName "reset_apn_settings" }"""
+
+
+def test_one_query_has_one_answer_through_query_serve_and_open_store(tmp_path: Path) -> None:
+    from provenance.workflow_json import read_jsonl
+
+    root = Path(__file__).resolve().parents[3]
+    directory = tmp_path / "store"
+    workflows = list(read_jsonl(root / "notebooks" / "data" / "tau2_telecom.jsonl"))
+    calls = sum(
+        isinstance(s, CallStep) and s.name == "reset_apn_settings"
+        for w in workflows
+        for _, s in w.walk()
+    )
+    with open_store(str(directory)) as store:
+        store.save_many(workflows)
+        multiset = store.backend.query(_TOOL_CALLS)  # Oxigraph's union: once per graph
+        # Suggestion records are not workflows: the union leaves them out.
+        suggestion = {"rank": 1, "text": "x", "tool": "reset_apn_settings"}
+        store.record_suggestions("s", [suggestion], [], scope="default", time="2026-01-01T00:00:00")
+
+    cli_run = CliRunner().invoke(
+        cli,
+        ["query", "--sparql", _TOOL_CALLS, "--store", str(directory), "--format", "json"],
+    )
+    assert cli_run.exit_code == 0, cli_run.output
+    through_cli = int(__import__("json").loads(cli_run.output)[0]["n"])
+
+    with open_store(str(directory), read_only=True) as store:
+        result = store.query(_TOOL_CALLS)
+        through_open_store = int(str(result.rows[0][0]))  # type: ignore[union-attr]
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "em_plugin", "serve", "--store", str(directory), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        client = Graph(store=SPARQLStore(query_endpoint=url))
+        through_serve = int(next(iter(client.query(_TOOL_CALLS)))[0])  # type: ignore[index]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=20)
+
+    assert through_cli == through_open_store == through_serve == calls
+    assert int(str(multiset.rows[0][0])) > calls  # type: ignore[union-attr]

@@ -39,11 +39,12 @@ def calls(*names: str) -> tuple[CallStep, ...]:
 
 def test_empty_memory_gives_no_episodic_suggestion_from_the_current_steps_alone() -> None:
     # Issue 14 found: on an empty memory, [A, B] -> B came back labelled episodic. Only the
-    # session itself supports B: it is labelled "session" and cites the current workflow.
+    # session itself supports B: it is labelled "session" and cites no workflow (the session's
+    # own is not a past one).
     current = Workflow(id="now", steps=calls("A", "B", "A"))
     found = EpisodicSuggester().suggest(request(current, state_of()))
     assert [(s.tool, s.source) for s in found] == [("B", "session")]
-    assert found[0].evidence == (Evidence("now", 1, 1.0),)
+    assert found[0].evidence == ()
     chained = build_chain().suggest(request(current, state_of()), None)
     assert all(s.source != "episodic" for s in chained)
 
@@ -57,11 +58,39 @@ def test_every_episodic_suggestion_cites_a_stored_workflow() -> None:
     found = EpisodicSuggester().suggest(request(current, state))
     assert found, "memory supports C and D after A, B"
     assert {s.tool for s in found} <= {"A", "B", "C", "D"}
+    assert {s.tool for s in found if s.source == "episodic"} == {"C", "D"}
     for suggestion in found:
-        assert suggestion.evidence and suggestion.score > 0
+        assert suggestion.score > 0
+        # Without a cited workflow whose match passes T, a suggestion is not episodic.
+        assert bool(suggestion.evidence) == (suggestion.source == "episodic")
         for evidence in suggestion.evidence:
+            assert evidence.score > 0.65
             episode = state.episode(evidence.workflow_id)
             assert episode is not None and episode.tools[evidence.position] == suggestion.tool
+
+
+def test_a_workflow_below_t_is_not_cited_and_its_step_is_not_episodic() -> None:
+    # The issue's case: memory [A,B,C], [A,X,Y], [A,Z,B,D] (calls only), current [A,B].
+    from em_plugin.memory import EpisodicMemory
+
+    with EpisodicMemory(store="memory:", embedder="fake") as memory:
+        for i, tools in enumerate((("A", "B", "C"), ("A", "X", "Y"), ("A", "Z", "B", "D"))):
+            memory.save(Workflow(id=f"w{i}", steps=calls(*tools)))
+        found = memory.suggest(Workflow(id="now", steps=calls("A", "B")), limit=None)
+    episodic = {s.tool: s for s in found if s.source == "episodic"}
+    assert list(episodic) == ["C", "D"]
+    assert all(e.workflow_id != "w1" for s in found for e in s.evidence)  # [A,X,Y]: 0.5 < T
+    x = next(s for s in found if s.tool == "X")
+    assert x.source == "pattern" and x.evidence == ()
+
+
+def test_an_unknown_tool_gets_no_episodic_suggestion() -> None:
+    from em_plugin.memory import EpisodicMemory
+
+    with EpisodicMemory(store="memory:", embedder="fake") as memory:
+        memory.save(Workflow(id="w0", steps=calls("A", "B", "C")))
+        found = memory.suggest(Workflow(id="now", steps=calls("Q")), limit=None)
+    assert found and all(s.source != "episodic" and not s.evidence for s in found)
 
 
 def test_the_step_just_taken_is_suggested_again_only_where_memory_repeats_it() -> None:
@@ -145,11 +174,12 @@ def test_memory_readme_case_no_repeat_after_the_same_call() -> None:
 
 def test_a_loop_the_current_workflow_is_in_may_continue() -> None:
     # The session already called "retry" twice in a row: suggesting it again needs no stored
-    # repeat, but it still cites the stored workflows that use it.
+    # repeat. No stored workflow's match passes T there (w1 never repeats it), so it is the
+    # session's own pattern and cites nothing.
     state = state_of(Workflow(id="w1", steps=calls("open", "retry", "close")))
     looping = Workflow(id="now", steps=calls("open", "retry", "retry"))
-    found = EpisodicSuggester().suggest(request(looping, state))
+    found = build_chain().suggest(request(looping, state), None)
     again = [s for s in found if s.tool == "retry"]
-    assert again and again[0].evidence
+    assert again and again[0].source in ("session", "pattern") and again[0].evidence == ()
     once = Workflow(id="now", steps=calls("open", "retry"))
     assert "retry" not in [s.tool for s in EpisodicSuggester().suggest(request(once, state))]
