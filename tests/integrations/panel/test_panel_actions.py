@@ -44,6 +44,8 @@ def test_the_table_lists_current_versions_and_the_page_links_each(page: Any, pan
     assert page.locator("[data-total]").get_attribute("data-total") == str(len(PFAS))
     listed = _listed(page)
     assert not [i for i in listed if "@v" in i]
+    page.goto(f"{panel.url}/workflows?scope={SCOPE}&q={REVISED.id}")
+    assert f"{REVISED.id}@v1" not in _listed(page)
     row = page.locator(f"#workflows tr[data-id='{REVISED.id}']")
     assert row.locator("[data-versions]").get_attribute("data-versions") == "2"
     row.locator("a").first.click()
@@ -101,7 +103,7 @@ def test_retire_asks_first_then_leaves_the_suggestions(page: Any, panel: Panel) 
     page.goto(f"{panel.url}/workflow?scope={SCOPE}&id={victim}")
     assert "outdated procedure" in page.inner_text("#versions")
 
-    page.goto(f"{panel.url}/workflows?scope={SCOPE}")
+    page.goto(f"{panel.url}/workflows?scope={SCOPE}&q={victim}")
     assert page.locator(f"tr[data-id='{victim}'][data-retired] .badge.retired").count() == 1
     page.select_option("#retired-filter", "hide")
     page.click("#filters button[type=submit]")
