@@ -25,8 +25,10 @@ from provenance.vocab import PREFIXES, workflow_iri
 
 __all__ = [
     "OUTCOME_CHOICES",
+    "RETIRED_CHOICES",
     "SORT_KEYS",
     "Catalog",
+    "Lifecycle",
     "ScopeSummary",
     "ToolSummary",
     "WorkflowFilter",
@@ -98,6 +100,21 @@ _RECORDS = (
   }
 } ORDER BY DESC(?time) ?rank LIMIT 200"""
 )
+# Lifecycle records of a scope: retired workflows and the archived older versions (ID@vN) of
+# revised ones; a few rows per revised or retired workflow, so read on every table page.
+_LIFECYCLE = (
+    _HEAD
+    + """SELECT ?id ?status ?archived WHERE {
+  GRAPH ?g {
+    ?record a wf:LifecycleRecord ; wf:scope ?scope ; dcterms:identifier ?id .
+    OPTIONAL { ?record wf:status ?status }
+    OPTIONAL { ?record wf:archivedVersion ?archived }
+  }
+}"""
+)
+RETIRED_CHOICES: tuple[str, ...] = ("show", "hide", "only")
+"""What the workflow table does with retired workflows: list them (badged), hide them, or
+list only them."""
 _AGENT_NAMES = (
     _HEAD
     + """SELECT DISTINCT ?name WHERE {
@@ -128,6 +145,22 @@ class WorkflowRow:
     steps: int = 0
     calls: int = 0
     agents: int = 0
+    versions: int = 1
+    """How many saved versions it has (older ones are stored as ``ID@vN``)."""
+    retired: bool = False
+    """Whether it is retired (kept as provenance, out of retrieval and suggestions)."""
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """A scope's workflow lifecycle state, as the table needs it."""
+
+    retired: frozenset[str] = frozenset()
+    """Ids of the retired workflows."""
+    archived: frozenset[str] = frozenset()
+    """Ids of the older versions (``ID@vN``): workflows in the store, not rows of the table."""
+    versions: dict[str, int] = field(default_factory=dict)
+    """Version count of each revised workflow."""
 
 
 @dataclass(frozen=True)
@@ -140,9 +173,10 @@ class WorkflowFilter:
     outcome: str = ""
     since: date | None = None
     until: date | None = None
+    retired: str = "show"
 
     def active(self) -> bool:
-        """Whether anything narrows the table."""
+        """Whether anything narrows the table (the retired choice aside)."""
         return any((self.text, self.tool, self.agent, self.outcome, self.since, self.until))
 
 
@@ -198,7 +232,8 @@ class Catalog:
         # would scan every workflow graph again (minutes at 100k workflows).
         summaries = []
         for scope in self.store.scopes():
-            rows = self.table(scope).rows().values()
+            archived = self.lifecycle(scope).archived
+            rows = [r for r in self.table(scope).rows().values() if r.id not in archived]
             created = [r.created for r in rows if r.created and r.day is not None]
             summaries.append(
                 ScopeSummary(
@@ -245,8 +280,13 @@ class Catalog:
         Returns:
             The page and the number of workflows that match.
 
+        Older versions (``ID@vN``) are never rows: a row is a workflow's current version, with
+        its version count; retired workflows are listed, hidden or listed alone as
+        ``where.retired`` says.
+
         Raises:
-            ValueError: For an unknown sort key or outcome (the message lists the valid ones).
+            ValueError: For an unknown sort key, outcome or retired choice (the message lists
+                the valid ones).
         """
         if sort not in SORT_KEYS:
             raise ValueError(f"unknown sort {sort!r}; choose one of {', '.join(SORT_KEYS)}")
@@ -255,13 +295,47 @@ class Catalog:
             raise ValueError(
                 f"unknown outcome {where.outcome!r}; choose one of {', '.join(OUTCOME_CHOICES)}"
             )
+        if where.retired not in RETIRED_CHOICES:
+            raise ValueError(
+                f"unknown retired choice {where.retired!r}; "
+                f"choose one of {', '.join(RETIRED_CHOICES)}"
+            )
         table = self.table(scope)
         if where.active():
             ordered = table.matching(sort, descending, where, _matcher(where))
         else:
             ordered = table.ordered(sort, descending)
-        page = [_row(r) for r in ordered[offset : offset + limit]]
+        # Applied after the cached orders: a retirement writes only a lifecycle graph, which
+        # does not move the scope's workflow change log the table follows.
+        state = self.lifecycle(scope)
+        if state.archived or state.retired:
+            hidden = state.archived
+            if where.retired == "hide":
+                hidden = hidden | state.retired
+            if where.retired == "only":
+                ordered = [r for r in ordered if r.id in state.retired]
+            elif hidden:
+                ordered = [r for r in ordered if r.id not in hidden]
+        elif where.retired == "only":
+            ordered = []
+        page = [_row(r, state) for r in ordered[offset : offset + limit]]
         return WorkflowPage(rows=page, total=len(ordered), offset=offset, limit=limit)
+
+    def lifecycle(self, scope: str) -> Lifecycle:
+        """Return a scope's retired workflows and older versions (read from the store now)."""
+        retired: set[str] = set()
+        archived: set[str] = set()
+        versions: dict[str, int] = {}
+        for r in self._select(_LIFECYCLE, scope=scope):
+            workflow_id = str(r["id"])
+            if r.get("status") is not None and str(r["status"]) == "retired":
+                retired.add(workflow_id)
+            if r.get("archived") is not None:
+                archived.add(str(r["archived"]))
+        for version in archived:
+            base, _, _ = version.rpartition("@v")
+            versions[base] = versions.get(base, 1) + 1
+        return Lifecycle(frozenset(retired), frozenset(archived), versions)
 
     def table(self, scope: str) -> WorkflowTable:
         """Return the scope's workflow table (made on first use)."""
@@ -384,7 +458,7 @@ def _matcher(where: WorkflowFilter) -> Callable[[TableRow], bool]:
     return keep
 
 
-def _row(row: TableRow) -> WorkflowRow:
+def _row(row: TableRow, state: Lifecycle) -> WorkflowRow:
     return WorkflowRow(
         id=row.id,
         title=row.title,
@@ -393,6 +467,8 @@ def _row(row: TableRow) -> WorkflowRow:
         steps=row.steps,
         calls=row.calls,
         agents=row.agents,
+        versions=state.versions.get(row.id, 1),
+        retired=row.id in state.retired,
     )
 
 

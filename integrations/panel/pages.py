@@ -21,8 +21,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from em_plugin.memory import EpisodicMemory
-from integrations.panel.catalog import OUTCOME_CHOICES, SORT_KEYS, WorkflowFilter
+from em_plugin.lifecycle import PROCEDURE_STATUSES, WorkflowVersion
+from integrations.panel.catalog import OUTCOME_CHOICES, RETIRED_CHOICES, SORT_KEYS, WorkflowFilter
 from integrations.panel.provgraph import prov_drawing
 from integrations.panel.state import PanelState
 from integrations.panel.web import PanelError, panel_state, render
@@ -52,14 +52,6 @@ _DOWNLOADS = {
     "ttl": ("text/turtle", "ttl"),
     "provjson": ("application/json", "prov.json"),
 }
-_LIFECYCLE_UNIMPLEMENTED = (
-    "the lifecycle API (versions, retire, restore, procedures) is not available in this "
-    "em-plugin: its methods are declared but not implemented yet"
-)
-_LIFECYCLE_MISSING = (
-    "the lifecycle API (versions, retire, restore, procedures) is not available in this "
-    "em-plugin: EpisodicMemory has no {names}"
-)
 
 
 async def _run(function: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
@@ -113,20 +105,6 @@ def _require_write(state: PanelState) -> None:
         )
 
 
-def _require_lifecycle(state: PanelState) -> None:
-    if not state.lifecycle_available():
-        raise PanelError(_lifecycle_message(state), 501)
-
-
-def _lifecycle_message(state: PanelState) -> str:
-    from integrations.panel.state import LIFECYCLE_METHODS
-
-    missing = [m for m in LIFECYCLE_METHODS if not callable(getattr(EpisodicMemory, m, None))]
-    if not missing:
-        return _LIFECYCLE_UNIMPLEMENTED
-    return _LIFECYCLE_MISSING.format(names=", ".join(f"{m}()" for m in missing))
-
-
 # ------------------------------------------------------------------------------------ scopes
 
 
@@ -153,7 +131,12 @@ async def workflows_page(request: Request) -> Response:
         outcome=_param(request, "outcome"),
         since=_date_param(request, "since"),
         until=_date_param(request, "until"),
+        retired=_param(request, "retired", "show"),
     )
+    if where.retired not in RETIRED_CHOICES:
+        raise PanelError(
+            f"unknown retired choice {where.retired!r}; choose one of {', '.join(RETIRED_CHOICES)}"
+        )
     sort = _param(request, "sort", "created")
     if sort not in SORT_KEYS:
         raise PanelError(f"unknown sort {sort!r}; choose one of {', '.join(SORT_KEYS)}")
@@ -184,6 +167,7 @@ async def workflows_page(request: Request) -> Response:
             "number": number,
             "pages": pages,
             "outcomes": OUTCOME_CHOICES,
+            "retired_choices": RETIRED_CHOICES,
             "sort_keys": SORT_KEYS,
             "query": query,
             "link": lambda **changes: "/workflows?" + urlencode({**query, **changes}),
@@ -250,7 +234,7 @@ async def workflow_page(request: Request) -> Response:
     workflow = await _run(state.store.load, workflow_id, scope)
     drawing = await _run(prov_drawing, workflow)
     records = await _run(state.catalog.suggestion_records, workflow_id, scope)
-    versions, versions_note = await _run(_versions, state, workflow_id, scope)
+    versions = await _run(_history, state, workflow_id, scope)
     counts = {
         "steps": sum(1 for _ in workflow.walk()),
         "calls": sum(1 for _, s in workflow.walk() if isinstance(s, CallStep)),
@@ -269,16 +253,15 @@ async def workflow_page(request: Request) -> Response:
             "drawing": drawing,
             "records": records,
             "versions": versions,
-            "versions_note": versions_note,
+            "retired": bool(versions) and versions[-1].retired,
+            "reason": versions[-1].reason if versions else None,
             "ids": urlencode({"scope": scope, "id": workflow_id}),
         },
     )
 
 
-def _versions(state: PanelState, workflow_id: str, scope: str) -> tuple[list[Any], str | None]:
-    if not state.lifecycle_available():
-        return [], _lifecycle_message(state)
-    return list(state.memory(scope).history(workflow_id, scope=scope)), None
+def _history(state: PanelState, workflow_id: str, scope: str) -> list[WorkflowVersion]:
+    return state.memory(scope).history(workflow_id, scope=scope)
 
 
 async def workflow_download(request: Request) -> Response:
@@ -317,8 +300,6 @@ async def workflow_action(request: Request) -> Response:
     if action not in ("retire", "restore", "delete"):
         raise PanelError(f"unknown action {action!r}; choose retire, restore or delete", 404)
     _require_write(state)
-    if action != "delete":
-        _require_lifecycle(state)
     form = await request.form() if request.method == "POST" else {}
     scope = await _run(_scope, request, state, str(form.get("scope", "")) or None)
     workflow_id = str(form.get("id", "")) or _param(request, "id")
@@ -420,12 +401,12 @@ async def procedures_page(request: Request) -> Response:
     scope = await _run(_scope, request, state)
     status = _param(request, "status") or None
     context: dict[str, Any] = {"page": "procedures", "scope": scope, "status": status}
-    if not state.lifecycle_available():
-        context.update(procedures=None, note=_lifecycle_message(state))
-    else:
-        memory = await _run(state.memory, scope)
-        found = await _run(memory.procedures, status=status, scope=scope)
-        context.update(procedures=found, note=None)
+    if status is not None and status not in PROCEDURE_STATUSES:
+        raise PanelError(
+            f"unknown procedure status {status!r}; choose one of {', '.join(PROCEDURE_STATUSES)}"
+        )
+    memory = await _run(state.memory, scope)
+    context["procedures"] = await _run(memory.procedures, status=status, scope=scope)
     return render(request, "procedures.html", context)
 
 
@@ -436,7 +417,6 @@ async def procedure_action(request: Request) -> Response:
     if action not in ("accept", "retire"):
         raise PanelError(f"unknown action {action!r}; choose accept or retire", 404)
     _require_write(state)
-    _require_lifecycle(state)
     form = await request.form()
     scope = await _run(_scope, request, state, str(form.get("scope", "")) or None)
     procedure_id = str(form.get("id", "")).strip()

@@ -8,7 +8,6 @@ it the embedding model, is made only when a page needs it (suggestions, lifecycl
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 import time
@@ -19,10 +18,7 @@ from em_plugin.memory import EpisodicMemory
 from integrations.panel.catalog import Catalog
 from provenance.stores import WorkflowStore, open_store
 
-__all__ = ["LIFECYCLE_METHODS", "PanelSettings", "PanelState", "lifecycle_available"]
-
-LIFECYCLE_METHODS = ("history", "retire", "restore", "procedures", "accept_procedure")
-"""The :class:`EpisodicMemory` lifecycle API the panel's actions and version lists call."""
+__all__ = ["PanelSettings", "PanelState"]
 
 _REFRESH_SECONDS = 1.0
 log = logging.getLogger("integrations.panel")
@@ -112,10 +108,6 @@ class PanelState:
                 self._memory = EpisodicMemory(store=self.store, embedder=self.settings.embedder)
             return self._memory.with_scope(scope)
 
-    def lifecycle_available(self) -> bool:
-        """Whether the installed engine has the lifecycle API (versions, retire, procedures)."""
-        return lifecycle_available()
-
     def close(self) -> None:
         """Close the memory and the store this state opened."""
         with self._memory_lock:
@@ -124,25 +116,6 @@ class PanelState:
                 self._memory = None
         if self._owns_store:
             self.store.close()
-
-
-@functools.cache
-def lifecycle_available() -> bool:
-    """Whether :class:`EpisodicMemory` has a working lifecycle API.
-
-    The methods must exist, and answer on an empty in-memory store rather than raise
-    ``NotImplementedError`` (an engine where only their signatures have landed).
-    """
-    if not all(callable(getattr(EpisodicMemory, name, None)) for name in LIFECYCLE_METHODS):
-        return False
-    try:
-        with EpisodicMemory(store="memory:", embedder="fake") as probe:
-            probe.procedures()
-    except NotImplementedError:
-        return False
-    except Exception:  # any other answer means the methods are implemented  # noqa: BLE001
-        return True
-    return True
 
 
 def _is_disk(spec: str) -> bool:

@@ -33,12 +33,11 @@ def panel_state(request: Request) -> PanelState:
 
 
 def render(request: Request, template: str, context: dict[str, Any], status: int = 200) -> Response:
-    """Render a page with what every page shows (settings, lifecycle availability)."""
+    """Render a page with what every page shows (the settings)."""
     state: PanelState = request.app.state.panel
     templates: Jinja2Templates = request.app.state.templates
     base = {
         "settings": state.settings,
         "read_only": not state.settings.allow_write,
-        "lifecycle": state.lifecycle_available(),
     }
     return templates.TemplateResponse(request, template, {**base, **context}, status_code=status)

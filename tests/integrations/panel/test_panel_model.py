@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from datetime import date
 
+import pytest
 from hypothesis import given, settings
 from panel_support import SCOPE, seed_workflows
 from rdflib import URIRef
 from rdflib.namespace import PROV, RDF
 
+from em_plugin.memory import EpisodicMemory
 from integrations.panel.catalog import Catalog, WorkflowFilter
 from integrations.panel.provgraph import prov_drawing
 from provenance.mapping import entail_types, workflow_to_graph
@@ -82,3 +84,27 @@ def test_the_workflow_table_follows_saves_and_deletes() -> None:
         store.delete("late/1", SCOPE)
         assert catalog.workflows(SCOPE).total == len(seeded)
         assert catalog.workflows(SCOPE, where=WorkflowFilter(text="suppliers")).total == 0
+
+
+def test_the_table_shows_current_versions_and_filters_retired_ones() -> None:
+    seeded = [w for w in seed_workflows() if w.scope == SCOPE]
+    revised, retired = seeded[3], seeded[5]
+    with EpisodicMemory(store="memory:", embedder="fake", scope=SCOPE) as memory:
+        memory.save_many(seeded)
+        extra = InstructionStep("Double-check the report", (CallStep("report_checker"),))
+        memory.save(revised.replace(steps=(*revised.steps, extra)))
+        memory.retire(retired.id, reason="outdated")
+        catalog = Catalog(memory.store)
+        everything = catalog.workflows(SCOPE, limit=1000)
+        assert everything.total == len(seeded)
+        rows = {r.id: r for r in everything.rows}
+        assert f"{revised.id}@v1" not in rows
+        assert rows[revised.id].versions == 2 and rows[retired.id].retired
+        assert not rows[revised.id].retired and rows[retired.id].versions == 1
+        hidden = catalog.workflows(SCOPE, where=WorkflowFilter(retired="hide"), limit=1000)
+        assert hidden.total == len(seeded) - 1 and retired.id not in {r.id for r in hidden.rows}
+        only = catalog.workflows(SCOPE, where=WorkflowFilter(retired="only"))
+        assert [r.id for r in only.rows] == [retired.id]
+        assert [s.workflows for s in catalog.scopes() if s.scope == SCOPE] == [len(seeded)]
+        with pytest.raises(ValueError, match="show, hide, only"):
+            catalog.workflows(SCOPE, where=WorkflowFilter(retired="maybe"))

@@ -232,9 +232,11 @@ def test_tools_page_counts_failures_and_transitions(page: Any, panel: Panel) -> 
 def test_procedures_page_loads(page: Any, panel: Panel) -> None:
     page.goto(f"{panel.url}/procedures?scope={SCOPE}")
     assert page.title().startswith("Procedures")
-    missing = page.locator("#lifecycle-missing")
-    if missing.count():
-        assert "lifecycle API" in missing.inner_text()
+    assert page.locator("#lifecycle-missing").count() == 0
+    rows = page.locator("#procedures tbody tr[data-procedure]")
+    assert rows.count() >= 1
+    assert "candidate" in rows.nth(0).inner_text()
+    assert page.locator("#procedures button").count() == 0  # read-only: no actions
     screenshot(page, "procedures")
 
 
