@@ -330,7 +330,7 @@ class ScopeIndex:
         return 0 if sequence is None else int(self.sequence_counts.view()[sequence])
 
     def sequences(self) -> list[tuple[np.ndarray, int]]:
-        """Return the distinct live leaf sequences as ``(codes, multiplicity)``, first-seen order."""
+        """Return the distinct live leaf sequences as ``(codes, multiplicity)``."""
         counts = self.sequence_counts.view()
         return [
             (np.frombuffer(key, dtype=np.int32), int(counts[i]))
