@@ -49,7 +49,7 @@ from em_plugin.suggest import SuggestionChain, SuggestionRequest, build_chain, d
 from em_plugin.suggest.crew import CrewDescription, coerce_crew
 from em_plugin.suggest.types import Suggestion
 from provenance.errors import ProvenanceError, WorkflowFormatError
-from provenance.model import DEFAULT_SCOPE, Workflow
+from provenance.model import DEFAULT_SCOPE, OUTCOMES, Workflow
 from provenance.stores import WorkflowStore
 
 log = logging.getLogger("em_plugin.memory")
@@ -278,6 +278,37 @@ class EpisodicMemory:
 
         SessionJournal(self.store.backend).forget(scope)  # session journals hold its texts too
         return deleted
+
+    def set_outcome(self, workflow_id: str, outcome: str, *, scope: str | None = None) -> Workflow:
+        """Record how a stored workflow's run ended (``Workflow.outcome``, ``wf:outcome``).
+
+        Suggestions weigh the evidence of failed workflows as failures from the next read on
+        (docs/suggestions.md, "Outcomes").
+
+        Args:
+            workflow_id: The workflow's id.
+            outcome: ``"success"``, ``"failure"`` or ``"abandoned"``
+                (:data:`provenance.model.OUTCOMES`).
+            scope: The workflow's scope; this memory's own by default.
+
+        Returns:
+            The workflow as stored, with its outcome.
+
+        Raises:
+            ConfigurationError: When ``outcome`` is not one of the three (the message lists them).
+            WorkflowNotFound: When the scope holds no such workflow.
+        """
+        if outcome not in OUTCOMES:
+            raise ConfigurationError(
+                f"outcome must be one of {', '.join(OUTCOMES)}; got {outcome!r}"
+            )
+        scope = self.scope if scope is None else scope
+        _check_scope(scope)
+        self._engine.sync(scope)
+        workflow = self._engine.load(workflow_id, scope)
+        if workflow.outcome == outcome:
+            return workflow
+        return self._engine.write([workflow.replace(outcome=outcome)])[0]
 
     # ------------------------------------------------------------------------------ reads
 

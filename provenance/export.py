@@ -2,10 +2,11 @@
 
 RDF formats are written by rdflib; PROV-JSON and PROV-N by the ``prov`` package, which reads our
 RDF through its PROV-O parser. Exports meet that parser's three conditions
-(``docs/provenance-mapping.md``, "Exports"): every node is typed with a PROV class (the classes
-the lean stored graph leaves implicit are added by :func:`~provenance.mapping.entail_types`), no
-activity mixes qualified and unqualified associations (all are qualified), and every IRI falls
-under a bound prefix.
+(``docs/provenance-mapping.md``, "Exports"): every node is typed with a PROV class (as stored;
+:func:`~provenance.mapping.entail_types` adds the P-Plan and ProvLake superclasses, and the PROV
+classes of graphs written by earlier versions), every association is qualified (one per
+activity, beside its ``prov:wasAssociatedWith`` shortcut), and every IRI falls under a bound
+prefix.
 
 In TriG and JSON-LD every workflow is its own named graph, and in PROV-JSON / PROV-N its own
 bundle, both named by :func:`~provenance.vocab.graph_iri` (id and scope), so a re-import can

@@ -13,16 +13,19 @@ two parts:
   nested by ``dcterms:isPartOf`` and ordered by ``wf:index``, with the instruction text,
   arguments (ordered by the ``-arg-{n}`` of their IRI) and output as entities carrying
   ``prov:value``. Each execution made by an agent has
-  a ``prov:qualifiedAssociation`` with ``prov:agent`` and ``prov:hadPlan`` (its plan step): the
-  user (``#user``, a ``prov:Person``) for instructions, the named agent for calls; sub-agents
-  ``prov:actedOnBehalfOf`` the agent they were handed off by. Failed calls and revised
-  instructions exist only here.
+  a ``prov:qualifiedAssociation`` with ``prov:agent`` and ``prov:hadPlan`` (its plan step), and
+  the ``prov:wasAssociatedWith`` shortcut beside it: the user (``#user``, a ``prov:Person``) for
+  instructions, the named agent for calls; sub-agents ``prov:actedOnBehalfOf`` the agent they
+  were handed off by. Failed calls and revised instructions exist only here. Outcomes are
+  ``wf:outcome`` on the run and on calls.
 
-The graph is lean: each node carries its most specific class only (the ontology's
-``rdfs:subClassOf`` axioms give the rest, and :func:`entail_types` adds them for exports), and
-no inverse links are written. :func:`graph_to_workflow` reads the run back. IRIs are
-deterministic (:mod:`provenance.vocab`), so mapping a workflow twice gives the same triples,
-and values are compact JSON literals (``rdf:JSON``), so floats, nesting and unicode survive.
+Every node carries its most specific project class and its PROV-O classes (``prov:Activity``,
+``prov:Entity``, ``prov:Plan``, ``prov:Agent``, ``prov:Association``), so standard PROV queries
+answer on stores without a reasoner; the other superclasses (P-Plan, ProvLake) are left to the
+ontology, and :func:`entail_types` adds them for exports. No inverse links are written.
+:func:`graph_to_workflow` reads the run back. IRIs are deterministic (:mod:`provenance.vocab`),
+so mapping a workflow twice gives the same triples, and values are compact JSON literals
+(``rdf:JSON``), so floats, nesting and unicode survive.
 """
 
 from __future__ import annotations
@@ -221,11 +224,13 @@ def _decode_canonical(segment: str) -> str | None:
 
 
 def entail_types(graph: Graph) -> Graph:
-    """Add to ``graph`` the classes a lean workflow graph leaves implicit, and return it.
+    """Add to ``graph`` the classes a workflow graph leaves implicit, and return it.
 
-    Every node then carries its PROV class (``prov:Entity``, ``prov:Activity``,
-    ``prov:Agent``, ``prov:Association``) as PROV tools expect; :func:`graph_to_workflow`
-    reads the graph the same with or without them.
+    On a graph of this mapping that is the P-Plan and ProvLake superclasses: its PROV-O classes
+    are written already, so standard PROV queries answer the same before and after. On a graph
+    written by an earlier version it also adds the PROV-O classes (``prov:Entity``,
+    ``prov:Activity``, ``prov:Agent``, ``prov:Association``) that PROV tools expect.
+    :func:`graph_to_workflow` reads the graph the same with or without them.
     """
     added: list[tuple[Node, URIRef]] = []  # (node, class)
     for s, p, o in graph:
@@ -303,6 +308,14 @@ class _Writer:
     AGENT_NAME: Any = WF.agentName
     ACTED_FOR: Any = PROV.actedOnBehalfOf
     REVISION_OF_ENTITY: Any = PROV.wasRevisionOf
+    # PROV-O classes and the association shortcut, written so that standard PROV queries
+    # answer without a reasoner (docs/provenance-mapping.md, "PROV-O types").
+    ENTITY: Any = PROV.Entity
+    ACTIVITY: Any = PROV.Activity
+    AGENT_CLASS: Any = PROV.Agent
+    PLAN: Any = PROV.Plan
+    ASSOCIATION: Any = PROV.Association
+    ASSOCIATED: Any = PROV.wasAssociatedWith
     WORKFLOW_TEXT: tuple[tuple[str, Any], ...] = WORKFLOW_TEXT
 
     def __init__(self, workflow: Workflow) -> None:
@@ -366,6 +379,8 @@ class _Writer:
     def _workflow(self, w: Workflow) -> None:
         add, wf, run = self.out.append, self.wf, self.run
         add((wf, self.TYPE, self.WORKFLOW))
+        add((wf, self.TYPE, self.PLAN))
+        add((wf, self.TYPE, self.ENTITY))
         add((wf, self.IDENTIFIER, self.literal(w.id)))
         add((wf, self.SCOPE, self.name(w.scope)))
         add((wf, self.GENERATED_BY, run))
@@ -377,6 +392,7 @@ class _Writer:
         if w.extra:
             add((wf, self.EXTRA, self.json(dict(w.extra))))
         add((run, self.TYPE, self.CHAT_SESSION))
+        add((run, self.TYPE, self.ACTIVITY))
         if w.outcome is not None:
             add((run, self.OUTCOME, self.name(w.outcome)))
         self._steps(w.steps, wf, run, "", 0, None)
@@ -428,6 +444,8 @@ class _Writer:
             (node, self.STEP_OF, self.wf),
             (node, self.SEQ, self.integer(self.seq)),
             (node, self.DEPTH, self.integer(depth)),
+            (node, self.TYPE, self.PLAN),
+            (node, self.TYPE, self.ENTITY),
         )
         if isinstance(step, InstructionStep):
             out.append((node, self.TYPE, self.INSTRUCTION_STEP))
@@ -452,7 +470,11 @@ class _Writer:
         texts: dict[str, Any],
     ) -> None:
         # stem: the execution's IRI as a string, the stem of its entities' IRIs.
-        self.out += ((exe, self.IS_PART_OF, parent), (exe, self.INDEX, self.integer(index)))
+        self.out += (
+            (exe, self.TYPE, self.ACTIVITY),
+            (exe, self.IS_PART_OF, parent),
+            (exe, self.INDEX, self.integer(index)),
+        )
         if previous is not None:
             self.out.append((exe, self.INFORMED_BY, previous))
         if step.id is not None:
@@ -466,7 +488,14 @@ class _Writer:
 
     def _associate(self, exe: Any, stem: str, agent: Any, plan: Any) -> None:
         association = self.iri(f"{stem}-assoc")
-        self.out += ((exe, self.QUALIFIED, association), (association, self.AGENT, agent))
+        # Each activity has one association, qualified, and its shortcut beside it: the `prov`
+        # package binds agents correctly when every association of an activity is qualified.
+        self.out += (
+            (exe, self.ASSOCIATED, agent),
+            (exe, self.QUALIFIED, association),
+            (association, self.TYPE, self.ASSOCIATION),
+            (association, self.AGENT, agent),
+        )
         if plan is not None:
             self.out.append((association, self.HAD_PLAN, plan))
 
@@ -477,6 +506,7 @@ class _Writer:
         self.out += (
             (exe, self.TYPE, self.INSTRUCTION_EXEC),
             (text, self.TYPE, self.INSTRUCTION),
+            (text, self.TYPE, self.ENTITY),
             (text, self.VALUE, self.literal(step.text)),
             (exe, self.USED, text),
         )
@@ -508,12 +538,14 @@ class _Writer:
             arg = self.iri(f"{stem}-arg-{n}")
             # Argument order is the n in the IRI: a wf:index would cost a quad per argument.
             self.out += (
+                (arg, self.TYPE, self.ENTITY),
                 (arg, self.ARG_NAME, self.name(name)),
                 (arg, self.VALUE, self.json(value)),
                 (exe, self.USED, arg),
             )
         if step.output is not None:
             out = self.iri(f"{stem}-output")
+            add((out, self.TYPE, self.ENTITY))
             add((out, self.VALUE, self.json(step.output)))
             add((out, self.GENERATED_BY, exe))
         if step.outcome is not None:
@@ -543,12 +575,16 @@ class _Writer:
         add, calls = self.out.append, self.leaf_calls
         self.out.extend([(a, self.NEXT_CALL, b) for a, b in zip(calls, calls[1:], strict=False)])
         for name in sorted(self.tools):
-            add((self.tool(name), self.TOOL_NAME, self.name(name)))
+            tool = self.tool(name)
+            add((tool, self.TYPE, self.ENTITY))
+            add((tool, self.TOOL_NAME, self.name(name)))
         if self.has_user:
             add((self.user, self.TYPE, self.PERSON))
+            add((self.user, self.TYPE, self.AGENT_CLASS))
         for name in sorted(self.agents):
             agent = self.agent(name)
             add((agent, self.TYPE, self.SOFTWARE_AGENT))
+            add((agent, self.TYPE, self.AGENT_CLASS))
             add((agent, self.AGENT_NAME, self.name(name)))
         for sub, coordinator in sorted(self.delegations):
             # Both are agents of calls in this workflow, so both nodes are typed above.

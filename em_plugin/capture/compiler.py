@@ -19,6 +19,7 @@ from em_plugin.capture.events import (
     CallStart,
     FinalAnswer,
     Instruction,
+    RunError,
     TrajectoryEvent,
 )
 from em_plugin.errors import TrajectoryError
@@ -82,7 +83,7 @@ def compile_workflow(
     Raises:
         TrajectoryError: When the events are inconsistent (unknown or repeated ids).
     """
-    top, instructions, created = _build_tree(events, frozenset(ignore_tools))
+    top, instructions, created, run_failed = _build_tree(events, frozenset(ignore_tools))
     revised_ids = {
         i.event.revision_of for i in instructions.values() if i.event.revision_of is not None
     }
@@ -113,6 +114,8 @@ def compile_workflow(
             crew=crew,
             failed=tuple(failed),
             revised=tuple(revised),
+            # The framework told that the latest turn's run failed; otherwise unknown.
+            outcome="failure" if run_failed else None,
         )
     except ProvenanceError as exc:
         raise TrajectoryError(f"the trajectory does not form a valid workflow: {exc}") from exc
@@ -120,15 +123,20 @@ def compile_workflow(
 
 def _build_tree(
     events: Iterable[TrajectoryEvent], ignore: frozenset[str]
-) -> tuple[list[_Instr | _Call], dict[str, _Instr], str | None]:
+) -> tuple[list[_Instr | _Call], dict[str, _Instr], str | None, bool]:
     top: list[_Instr | _Call] = []
     instructions: dict[str, _Instr] = {}
     calls: dict[str, _Call] = {}
     current: _Instr | None = None
     created: str | None = None
+    run_failed = False  # the latest turn's run raised instead of answering
     for event in events:
         created = created or getattr(event, "timestamp", None)
+        if isinstance(event, RunError | FinalAnswer):
+            run_failed = isinstance(event, RunError)
+            continue
         if isinstance(event, Instruction):
+            run_failed = False
             if event.id in instructions:
                 raise TrajectoryError(f"instruction {event.id!r} appears twice")
             if event.revision_of is not None and event.revision_of not in instructions:
@@ -166,9 +174,9 @@ def _build_tree(
                 node.status, node.output = "ok", event.output
             else:
                 node.status, node.error = "failed", event.error
-        elif not isinstance(event, FinalAnswer):
+        else:
             raise TrajectoryError(f"unknown trajectory event {type(event).__name__}")
-    return _splice_ignored(top, ignore), instructions, created
+    return _splice_ignored(top, ignore), instructions, created, run_failed
 
 
 def _splice_ignored(nodes: list[Any], ignore: frozenset[str]) -> list[Any]:

@@ -17,6 +17,7 @@ __all__ = [
     "CallStart",
     "FinalAnswer",
     "Instruction",
+    "RunError",
     "TrajectoryEvent",
     "is_command",
     "looks_like_revision",
@@ -139,4 +140,14 @@ class FinalAnswer:
     """ISO 8601 time."""
 
 
-TrajectoryEvent: TypeAlias = Instruction | CallStart | CallEnd | CallError | FinalAnswer
+@dataclass(frozen=True)
+class RunError:
+    """The crew's run of the current instruction failed (it raised instead of answering)."""
+
+    error: str
+    """The error message."""
+    timestamp: str | None = None
+    """ISO 8601 time."""
+
+
+TrajectoryEvent: TypeAlias = Instruction | CallStart | CallEnd | CallError | FinalAnswer | RunError

@@ -53,6 +53,7 @@ from em_plugin.capture.events import (
     CallStart,
     FinalAnswer,
     Instruction,
+    RunError,
     TrajectoryEvent,
     is_command,
     looks_like_revision,
@@ -69,6 +70,7 @@ __all__ = [
     "CallStart",
     "FinalAnswer",
     "Instruction",
+    "RunError",
     "Trajectory",
     "TrajectoryEvent",
     "compile_workflow",
@@ -244,6 +246,20 @@ class Trajectory:
         """
         with self._lock:
             self._events.append(FinalAnswer(str(text), _timestamp(timestamp)))
+
+    def run_error(self, error: str | BaseException, *, timestamp: str | None = None) -> None:
+        """Record that the crew's run of the current instruction failed (it raised).
+
+        The compiled workflow's outcome is then ``"failure"``, until a later instruction or
+        answer (docs/capture.md).
+
+        Args:
+            error: The error or its message.
+            timestamp: ISO 8601 time; now when omitted.
+        """
+        message = str(error)[:MAX_OUTPUT_CHARS]
+        with self._lock:
+            self._events.append(RunError(message, _timestamp(timestamp)))
 
     def _finish(self, call_id: str, status: str) -> None:
         state = self._calls.get(call_id)

@@ -28,6 +28,7 @@ from __future__ import annotations
 from em_plugin.cli import (  # noqa: F401
     engine_commands,
     lifecycle_commands,
+    outcome_command,
     serve_command,
     store_commands,
 )

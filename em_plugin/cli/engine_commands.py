@@ -140,7 +140,21 @@ def suggest(
     help="Chat model of --chain llm: a function returning one "
     "(e.g. integrations.llm:local_chat_model).",
 )
-@click.option("--no-lstm", is_flag=True, help="Skip the LSTM baseline (trained in the run).")
+@click.option(
+    "--peers",
+    metavar="NAMES",
+    default="",
+    help="Learned peers to train in the run and score beside the memory, comma-separated: "
+    "lstm, transformer (default: none; they need torch and take minutes on large files).",
+)
+@click.option("--no-lstm", is_flag=True, hidden=True, help="Kept for old scripts: no-op.")
+@click.option(
+    "--fail-fraction",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.0,
+    show_default=True,
+    help="Mark this share of the train workflows failed (a fixed seeded sample).",
+)
 @format_option()
 @click.pass_context
 def eval_(
@@ -152,20 +166,32 @@ def eval_(
     no_text: bool,
     chain: str,
     llm_factory: str | None,
+    peers: str,
     no_lstm: bool,
+    fail_fraction: float,
     fmt: str,
 ) -> None:
     """Evaluate next-tool suggestions on a file with train/test splits (hit@1, hit@3, MRR).
 
     The memory holds the file's train split; every call leaf of a test workflow is a target,
     predicted from the steps before it. The bigram and longest-suffix baselines and the paper's
-    rule run on the same targets; the table puts them side by side (docs/evaluation.md).
+    rule run on the same targets; --peers adds learned models trained in the same run (an LSTM,
+    a transformer); the table puts them side by side (docs/evaluation.md).
 
     \b
     Example:
       em-plugin eval tau2_airline.jsonl --format json
+      em-plugin eval tau2_airline.jsonl --peers lstm,transformer
     """
+    from em_plugin.errors import ConfigurationError
     from em_plugin.evaluation import protocol as evaluation
+    from em_plugin.evaluation.peers import parse_peers
+
+    del no_lstm  # peers are opt-in: there is no LSTM to skip
+    try:
+        chosen = parse_peers(peers)
+    except ConfigurationError as exc:
+        raise click.BadParameter(str(exc), param_hint="--peers") from exc
 
     options: dict[str, Any] = {
         "store": store_path(store_spec),
@@ -175,7 +201,13 @@ def eval_(
     }
     if chain != "continuation" or llm_factory is not None:
         options.update(chain=chain, llm=_chat_model(llm_factory) if llm_factory else None)
+    if sweep and fail_fraction:
+        raise click.UsageError("--fail-fraction applies to one evaluation, not to --sweep")
     if sweep:
+        if chosen:
+            raise click.BadParameter(
+                "peers are scored by eval without --sweep", param_hint="--peers"
+            )
         thresholds = (threshold,) if threshold is not None else evaluation.DEFAULT_SWEEP
         rows = evaluation.sweep(file, thresholds, **options)
         if fmt == "table":
@@ -185,7 +217,9 @@ def eval_(
         return
     if threshold is not None:
         options["threshold"] = threshold
-    report = evaluation.evaluate(file, lstm=not no_lstm, **options)
+    if fail_fraction:
+        options["fail_fraction"] = fail_fraction
+    report = evaluation.evaluate(file, peers=chosen, **options)
     if fmt == "table":
         _print_eval_table(report, file.name)
     elif fmt in ("json", "jsonl"):
@@ -248,7 +282,8 @@ def _print_eval_table(report: dict[str, Any], name: str) -> None:
     beats = "yes" if report.get("beats_baselines") else "no"
     console.print(
         f"train {report['train_workflows']} / test {report['test_workflows']} workflows, "
-        f"ingest {report['ingest_seconds']:.1f} s, suggest p50 {report['suggest_ms_p50']:.1f} ms"
+        f"ingest {report['ingest_seconds']:.1f} s, suggest p50 {report['suggest_ms_p50']:.1f} ms, "
+        f"run {report['seconds']:.1f} s"
     )
     console.print(
         f"retrieval share {report['retrieval_share']:.3f}; beats bigram and longest suffix: {beats}"

@@ -11,9 +11,10 @@ of :meth:`EpisodicMemory.suggest` with no limit (by default the ``continuation``
 episodic -> procedural -> fallback; ``chain`` picks another named chain), in order, each tool
 once. Reported: micro-averaged hit@1, hit@3 and MRR (a target missing from the ranking counts 0),
 the number of targets, ingest time and suggestion latency percentiles, plus the same metrics for
-the bigram, longest-suffix and paper-rule rankings (:mod:`em_plugin.evaluation.baselines`) and
-the Tax-style LSTM trained on the train split in the same run (:mod:`em_plugin.evaluation.lstm`)
-on the same targets.
+the bigram, longest-suffix and paper-rule rankings (:mod:`em_plugin.evaluation.baselines`) on
+the same targets. Learned peers are opt-in (``peers``, :mod:`em_plugin.evaluation.peers`): the
+Tax-style LSTM and the ProcessTransformer-style encoder, each trained on the train split in the
+same run and scored on the same targets.
 
 ``use_text=False`` is the ablation: every instruction text is replaced by one constant before
 saving and querying, so instructions remain steps but their words carry nothing.
@@ -21,12 +22,14 @@ saving and querying, so instructions remain steps but their words carry nothing.
 
 from __future__ import annotations
 
+import random
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +37,7 @@ import numpy as np
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.evaluation.baselines import bigram, longest_suffix, paper_rule, tokens
-from em_plugin.evaluation.lstm import LSTMBaseline
+from em_plugin.evaluation.peers import make_peer, parse_peers
 from em_plugin.memory import EpisodicMemory
 from em_plugin.retrieval.reference import DEFAULT_THRESHOLD
 from provenance.model import CallStep, InstructionStep, Step, Workflow
@@ -85,6 +88,10 @@ class _Run:
     latencies: list[float] = field(default_factory=list)
     retrieved: int = 0
     top_source: Counter[str] = field(default_factory=Counter)
+    # Suggestions (all ranked ones) whose cited workflows are mostly failed train workflows,
+    # and how many of those did not say so (Suggestion.failures empty).
+    mostly_failed: int = 0
+    mostly_failed_unsaid: int = 0
 
 
 def _strip_text(steps: Sequence[Step]) -> tuple[Step, ...]:
@@ -98,7 +105,45 @@ def _strip_text(steps: Sequence[Step]) -> tuple[Step, ...]:
     return tuple(out)
 
 
-def _load(path: str | Path, use_text: bool) -> tuple[list[Workflow], list[Workflow]]:
+#: Seed of the train workflows ``--fail-fraction`` marks failed (the same ones every run).
+FAIL_SEED = 21
+
+
+def _mark_failed(train: list[Workflow], fraction: float) -> list[Workflow]:
+    """Mark ``fraction`` of the train workflows (a seeded sample) failed.
+
+    A marked workflow's outcome is "failure", and so is its last call's: a run that fails
+    usually fails at the last step it tried.
+    """
+    if not 0.0 <= fraction <= 1.0:
+        raise ConfigurationError(f"fail_fraction must be in [0, 1], got {fraction}")
+    count = round(fraction * len(train))
+    failed = set(random.Random(FAIL_SEED).sample(sorted(w.id for w in train), count))
+    return [_failed(w) if w.id in failed else w for w in train]
+
+
+def _failed(workflow: Workflow) -> Workflow:
+    paths = [p for p, s in workflow.walk() if isinstance(s, CallStep) and not s.steps]
+    steps = workflow.steps if not paths else _with_outcome(workflow.steps, paths[-1], "failure")
+    return workflow.replace(outcome="failure", steps=steps)
+
+
+def _with_outcome(steps: tuple[Step, ...], path: str, outcome: str) -> tuple[Step, ...]:
+    head, _, rest = path.partition(".")
+    index = int(head)
+    step = steps[index]
+    changed: Step
+    if rest:
+        changed = replace(step, steps=_with_outcome(step.steps, rest, outcome))
+    else:
+        assert isinstance(step, CallStep)  # the path names a call leaf
+        changed = replace(step, outcome=outcome)
+    return (*steps[:index], changed, *steps[index + 1 :])
+
+
+def _load(
+    path: str | Path, use_text: bool, fail_fraction: float = 0.0
+) -> tuple[list[Workflow], list[Workflow]]:
     workflows = read_jsonl(path)
     if not use_text:
         workflows = [w.replace(steps=_strip_text(w.steps), title=None) for w in workflows]
@@ -110,7 +155,7 @@ def _load(path: str | Path, use_text: bool) -> tuple[list[Workflow], list[Workfl
             f'{path}: evaluation needs workflows with "split": "train" and "test"; '
             f"found {len(train)} train and {len(test)} test"
         )
-    return train, test
+    return _mark_failed(train, fail_fraction) if fail_fraction else train, test
 
 
 def _targets(test: Sequence[Workflow]) -> Iterator[tuple[Workflow, str, list[str]]]:
@@ -151,6 +196,7 @@ def _score(
     fitted = {"bigram": bigram(train), "longest_suffix": longest_suffix(train), **(learned or {})}
     state = memory.scope_memory()
     episodes = {w.id: state.episode(w.id) for w in train}
+    failed = {w.id for w in train if w.outcome == "failure"}
     run = _Run(baselines={name: _Tally() for name in (*fitted, "paper_rule")})
     targets = list(_targets(test))
     for done, (current, target, context) in enumerate(targets, start=1):
@@ -161,6 +207,11 @@ def _score(
         ranked = list(dict.fromkeys(s.tool for s in suggestions if s.tool))
         run.chain.add(ranked, target)
         run.top_source[suggestions[0].source if suggestions else "none"] += 1
+        for shown in suggestions if failed else ():
+            cited = {e.workflow_id for e in shown.evidence}
+            if cited and 2 * len(cited & failed) > len(cited):
+                run.mostly_failed += 1
+                run.mostly_failed_unsaid += not shown.failures
         run.retrieved += bool(request.matches)
         fills = {name: model.rank(context) for name, model in fitted.items()}
         for name, ranking in fills.items():
@@ -172,22 +223,24 @@ def _score(
     return run
 
 
-def _report(run: _Run, **head: Any) -> dict[str, Any]:
+def _report(run: _Run, peers: Sequence[str] = (), **head: Any) -> dict[str, Any]:
     n = max(run.chain.targets, 1)
     ms = np.asarray(run.latencies) * 1000 if run.latencies else np.zeros(1)
     report = {**head, "targets": run.chain.targets, **run.chain.report()}
     report["suggest_ms_p50"] = round(float(np.percentile(ms, 50)), 3)
     report["suggest_ms_p95"] = round(float(np.percentile(ms, 95)), 3)
     report["retrieval_share"] = round(run.retrieved / n, 4)
+    report["mostly_failed_shown"] = run.mostly_failed
+    report["mostly_failed_unsaid"] = run.mostly_failed_unsaid
     report["top_source"] = {k: round(v / n, 4) for k, v in sorted(run.top_source.items())}
     report["baselines"] = {name: tally.report() for name, tally in run.baselines.items()}
     report["beats_baselines"] = all(
         run.chain.hits1 >= run.baselines[b].hits1 and run.chain.hits3 >= run.baselines[b].hits3
         for b in ("bigram", "longest_suffix")
     )
-    if "lstm" in run.baselines:
-        lstm = run.baselines["lstm"]
-        report["beats_lstm"] = run.chain.hits1 >= lstm.hits1 and run.chain.hits3 >= lstm.hits3
+    for peer in peers:
+        tally = run.baselines[peer]
+        report[f"beats_{peer}"] = run.chain.hits1 >= tally.hits1 and run.chain.hits3 >= tally.hits3
     return report
 
 
@@ -201,8 +254,9 @@ def _memory(
     progress: Any,
     chain: str = "continuation",
     llm: Any = None,
+    fail_fraction: float = 0.0,
 ) -> Iterator[tuple[EpisodicMemory, list[Workflow], list[Workflow], float, Any]]:
-    train, test = _load(path, use_text)
+    train, test = _load(path, use_text, fail_fraction)
     total = len(train) + sum(1 for _ in _targets(test))
     memory = EpisodicMemory(
         store=store, embedder=embedder, scope=EVAL_SCOPE, threshold=threshold, use_text=use_text,
@@ -229,7 +283,9 @@ def evaluate(
     *,
     chain: str = "continuation",
     llm: Any = None,
-    lstm: bool = True,
+    peers: str | Sequence[str] | None = None,
+    lstm: bool = False,
+    fail_fraction: float = 0.0,
 ) -> dict[str, Any]:
     """Evaluate next-tool suggestions on a Workflow JSON file with train/test splits.
 
@@ -243,35 +299,53 @@ def evaluate(
             is long).
         chain: The named suggestion chain evaluated (``continuation``, ``paper`` or ``llm``).
         llm: The chat model of the ``llm`` chain.
-        lstm: Train and score the LSTM baseline (needs ``torch``).
+        peers: Learned peers to train and score beside the memory (``"lstm,transformer"`` or
+            a list; :data:`~em_plugin.evaluation.peers.PEERS`); none by default. They need
+            ``torch``.
+        lstm: Also train the LSTM peer (the same as naming it in ``peers``).
+        fail_fraction: Mark this share of the train workflows (a sample seeded with
+            :data:`FAIL_SEED`) with outcome ``"failure"`` before they are stored.
 
     Returns:
         ``file, targets, hit@1, hit@3, mrr, ingest_seconds, suggest_ms_p50, suggest_ms_p95`` and
         ``hits@1, hits@3, retrieval_share, top_source, baselines, beats_baselines, threshold,
-        use_text, embedder, train_workflows, test_workflows, chain`` and, with the LSTM,
-        ``beats_lstm`` and ``lstm_epochs``.
+        use_text, embedder, train_workflows, test_workflows, chain, seconds`` (the whole run)
+        and, per peer ``P``, ``beats_P``, ``P_epochs`` and ``P_seconds`` (its training).
 
     Raises:
         WorkflowFormatError: When the file is malformed.
-        ConfigurationError: When it lacks a train or a test split.
+        ConfigurationError: When it lacks a train or a test split, or names an unknown peer.
     """
+    start = time.perf_counter()
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
-    with _memory(path, store, embedder, use_text, threshold, progress, chain, llm) as opened:
+    chosen = parse_peers([*parse_peers(peers), *(["lstm"] if lstm else [])])
+    with _memory(
+        path, store, embedder, use_text, threshold, progress, chain, llm, fail_fraction
+    ) as opened:
         memory, train, test, ingest, bar = opened
         learned: dict[str, Any] = {}
-        if lstm:
+        extra: dict[str, Any] = {}
+        for name in chosen:
+            trained = time.perf_counter()
+            peer = make_peer(name)
             if bar is not None:
-                bar("train LSTM", 0, 1)
-            learned["lstm"] = LSTMBaseline().fit(train)
+                peer.progress = partial(bar, f"train {name}")
+                bar(f"train {name}", 0, peer.config.max_epochs)
+            learned[name] = peer.fit(train)
+            extra[f"{name}_epochs"] = peer.epochs
+            extra[f"{name}_seconds"] = round(time.perf_counter() - trained, 3)
         run = _score(memory, train, test, bar, learned)
-        extra = {"lstm_epochs": learned["lstm"].epochs} if lstm else {}
-        return _report(
+        report = _report(
             run,
+            chosen,
             file=Path(path).name,
             chain=chain,
+            fail_fraction=fail_fraction,
             **_head(memory, train, test, ingest, use_text),
             **extra,
         )
+    report["seconds"] = round(time.perf_counter() - start, 3)
+    return report
 
 
 def sweep(

@@ -165,6 +165,18 @@ class SessionController(PolicyAttributes):
             return self.trajectory.instruction(text)
         return None
 
+    def fail_turn(self, error: str | BaseException) -> None:
+        """Record that the crew's run of this turn failed: the workflow's outcome is "failure".
+
+        Call it where the framework reports the run's error, before re-raising it; failures
+        to record are guarded like every memory call.
+
+        Args:
+            error: The error or its message.
+        """
+        with self.guard("recording the failed run"):
+            self.trajectory.run_error(error)
+
     def after_turn(self, answer: str, *, record_answer: bool = True) -> str:
         """End a turn: autosave if the policy says so, then append suggestions.
 

@@ -52,6 +52,7 @@ from em_plugin.capture.trajectory import (
     CallStart,
     FinalAnswer,
     Instruction,
+    RunError,
     Trajectory,
     TrajectoryEvent,
 )
@@ -81,6 +82,7 @@ _KINDS: dict[str, type] = {
     "call_end": CallEnd,
     "call_error": CallError,
     "final_answer": FinalAnswer,
+    "run_error": RunError,
 }
 _KIND_OF = {cls: kind for kind, cls in _KINDS.items()}
 _PREFIX = f"PREFIX jn: <{JOURNAL_NS}>\n"
@@ -512,5 +514,7 @@ def _apply(trajectory: Trajectory, event: TrajectoryEvent) -> None:
         trajectory.call_end(event.call_id, event.output, timestamp=event.timestamp)
     elif isinstance(event, CallError):
         trajectory.call_error(event.call_id, event.error, timestamp=event.timestamp)
+    elif isinstance(event, RunError):
+        trajectory.run_error(event.error, timestamp=event.timestamp)
     else:
         trajectory.final_answer(event.text, timestamp=event.timestamp)

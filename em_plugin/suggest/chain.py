@@ -34,6 +34,7 @@ from em_plugin.suggest.episodic import EpisodicSuggester
 from em_plugin.suggest.evidence import admissible, repeat_needs_support
 from em_plugin.suggest.fallback import FallbackSuggester
 from em_plugin.suggest.llm import LLMSuggester
+from em_plugin.suggest.outcomes import weigh_outcomes
 from em_plugin.suggest.paper import PaperSuggester
 from em_plugin.suggest.procedural import ProceduralSuggester
 from em_plugin.suggest.types import Suggestion
@@ -113,7 +114,12 @@ class SuggestionChain:
                 if found is None:
                     found = self._call(suggester, request, limit)
                 self._merge(merged, self._refine(request, found, last, routes))
-        return list(merged.values())[:limit] if limit is not None else list(merged.values())
+        if guard is None:
+            ranked = weigh_outcomes(request, list(merged.values()))
+        else:
+            with guard:
+                ranked = weigh_outcomes(request, list(merged.values()))
+        return ranked[:limit] if limit is not None else ranked
 
     async def asuggest(
         self,
@@ -152,7 +158,13 @@ class SuggestionChain:
             else:
                 found = self._called_refined(suggester, request, limit, last, routes)
             self._merge(merged, found)
-        return list(merged.values())[:limit] if limit is not None else list(merged.values())
+        values = list(merged.values())
+        ranked = (
+            await offload(partial(weigh_outcomes, request, values))
+            if offload is not None
+            else weigh_outcomes(request, values)
+        )
+        return ranked[:limit] if limit is not None else ranked
 
     @staticmethod
     def _routes(request: SuggestionRequest) -> dict[str, str]:
@@ -192,11 +204,10 @@ class SuggestionChain:
         out = []
         self._learn_routes(request, found, routes)
         if request.prefetch is not None:
-            # Lifting and binding read each suggestion's first cited workflow: fetch them in
-            # one go (a remote store answers one request instead of one per workflow).
-            request.prefetch(
-                list(dict.fromkeys(s.evidence[0].workflow_id for s in found if s.evidence))
-            )
+            # Lifting and binding read each suggestion's first cited workflow, and outcomes
+            # (weigh_outcomes) every cited one: fetch them in one go (a remote store answers
+            # one request instead of one per workflow).
+            request.prefetch(list(dict.fromkeys(e.workflow_id for s in found for e in s.evidence)))
         for suggestion in found:
             if not admissible(request, suggestion, last):
                 continue

@@ -59,6 +59,10 @@ class Suggestion:
     """``"current"``: every argument is bound from the current workflow (:attr:`args`);
     ``"example"``: only past values are known (:attr:`example_args`); ``"mixed"``: some of each;
     ``None``: no arguments known."""
+    failures: tuple[Evidence, ...] = ()
+    """The cited workflows where this step failed before (the run failed, or the tool did);
+    a suggestion whose citations are mostly failures ranks after the others
+    (:mod:`em_plugin.suggest.outcomes`)."""
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON object used by ``--json`` output and the integrations."""
@@ -76,6 +80,9 @@ class Suggestion:
             "args_from": self.args_from,
             "example_args": dict(self.example_args) if self.example_args is not None else None,
             "example_from": self.example_from,
+            "failed_before": [
+                {"workflow_id": e.workflow_id, "position": e.position} for e in self.failures
+            ],
         }
 
 
@@ -109,5 +116,9 @@ def format_suggestions(suggestions: Sequence[Suggestion], *, limit: int = 3) -> 
         line = f"{number}. {suggestion.text}"
         if suggestion.tool and suggestion.tool not in suggestion.text:
             line += f" [{suggestion.tool}]"
+        if suggestion.failures:
+            failed = len({e.workflow_id for e in suggestion.failures})
+            cited = len({e.workflow_id for e in suggestion.evidence})
+            line += f" (failed here before in {failed} of {cited} similar workflows)"
         lines.append(line)
     return "\n".join(lines)

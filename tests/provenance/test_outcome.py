@@ -112,3 +112,20 @@ def test_a_graph_without_outcomes_reads_as_unknown() -> None:
     back = graph_to_workflow(graph)
     assert back == plain
     assert back.outcome is None and back.failed[0].call.outcome == "failure"
+
+
+def test_named_queries_list_outcomes_and_tool_failures() -> None:
+    from provenance.stores import open_store
+
+    other = Workflow(id="w-ok", outcome="success", steps=(CallStep(name="lookup"),))
+    with open_store("memory:") as store:
+        store.save_many([WORKFLOW, other, Workflow(id="w-unknown", steps=(CallStep("x"),))])
+        rows = [tuple(map(str, r)) for r in store.query("outcomes")]  # type: ignore[union-attr]
+        assert rows == [("w-outcome", "failure", "2", "None"), ("w-ok", "success", "0", "None")]
+        only = list(store.query("outcomes", {"outcome": "success"}))  # type: ignore[arg-type]
+        assert [str(r[0]) for r in only] == ["w-ok"]
+        tools = {str(r[0]): tuple(int(v) for v in r[1:]) for r in store.query("tool-outcomes")}
+        # classify: the failed main-tree call and the failed call, in the one failed run
+        assert tools["classify"] == (2, 2, 1)
+        assert tools["lookup"] == (2, 0, 1)
+        assert tools["x"] == (1, 0, 0)

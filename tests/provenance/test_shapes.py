@@ -112,6 +112,10 @@ def _unqualified_association(g: Graph) -> None:
     g.add((_exec(g, "1.0"), PROV.wasAssociatedWith, URIRef(f"{workflow_iri(PFAS.id)}#user")))
 
 
+def _untyped_activity(g: Graph) -> None:
+    g.remove((_exec(g, "1.0"), RDF.type, PROV.Activity))
+
+
 def _two_plans(g: Graph) -> None:
     association = g.value(_exec(g, "1.0"), PROV.qualifiedAssociation)
     g.add((association, PROV.hadPlan, _step(g, "1")))
@@ -126,7 +130,8 @@ BREAKAGES: list[tuple[Callable[[Graph], None], str]] = [
     (_wrong_depth, "plan step depth is not its execution's nesting depth: "),
     (_indexed_argument, "arguments are ordered by their IRI (-arg-<n>), not wf:index"),
     (_instruction_without_user, "an instruction is associated with the user, a prov:Person"),
-    (_unqualified_association, "associations are qualified (prov:qualifiedAssociation) only"),
+    (_unqualified_association, "must name the agent of the qualified association"),
+    (_untyped_activity, "does not contain a value in the set: ['prov:Activity']"),
     (_two_plans, "#exec-1.0 [prov:qualifiedAssociation]"),
     (_empty_instruction, "#step-1 [wf:instructionText]: String length not >= "),
     (_no_identifier, "[dcterms:identifier]: Less than 1 values"),

@@ -210,6 +210,21 @@ def test_eval_and_bench_take_every_format(fmt: str) -> None:
     assert evaluation and bench
 
 
+def test_eval_peers_are_opt_in_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    from em_plugin.evaluation import protocol
+
+    asked: list[Any] = []
+    monkeypatch.setattr(protocol, "evaluate", lambda *a, **k: asked.append(k["peers"]) or {})
+    run("eval", AIRLINE, "--format", "json")
+    run("eval", AIRLINE, "--peers", "transformer,lstm", "--format", "json")
+    run("eval", AIRLINE, "--no-lstm", "--format", "json")  # old scripts keep working
+    assert asked == [(), ("lstm", "transformer"), ()]
+    bad = run("eval", AIRLINE, "--peers", "gru", ok=False)
+    assert bad.exit_code == 2 and "choose from lstm, transformer" in bad.output
+    swept = run("eval", AIRLINE, "--sweep", "--peers", "lstm", ok=False)
+    assert swept.exit_code == 2 and "--sweep" in swept.output
+
+
 def test_json_alias_and_show_formats(store: Path) -> None:
     assert json.loads(run("stats", "--store", store, "--json").stdout)["workflows"] == 7
     shown = json.loads(run("show", "sample/pfas-1", "--store", store, "--format", "json").stdout)

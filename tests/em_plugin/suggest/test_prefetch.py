@@ -48,7 +48,8 @@ def test_cited_workflows_are_read_in_one_go(reads: list[tuple[str, int]]) -> Non
         found = memory.suggest(current("extract"))
         assert found and all(s.evidence for s in found)
         assert [kind for kind, _ in reads] == ["load_many"]
-        assert reads[0][1] == len({s.evidence[0].workflow_id for s in found})
+        # Every cited workflow: lifting reads the first, outcomes all of them.
+        assert reads[0][1] == len({e.workflow_id for s in found for e in s.evidence})
         # The same suggestion without prefetching: same answer, one read per cited workflow.
         reads.clear()
         request = memory.request(current("extract"))

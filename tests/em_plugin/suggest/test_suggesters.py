@@ -192,7 +192,7 @@ def test_format_suggestions_and_json_keys() -> None:
     assert "1. which ingredients are PFAS [pfas_classifier]" in text
     assert set(found[0].to_json()) == {
         "tool", "text", "args", "score", "source", "evidence", "detail", "args_from",
-        "example_args", "example_from",
+        "example_args", "example_from", "failed_before",
     }  # fmt: skip
     assert found[0].to_json()["evidence"][0].keys() == {"workflow_id", "position", "score"}
 

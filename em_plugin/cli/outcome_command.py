@@ -1,0 +1,59 @@
+"""``em-plugin outcome ID success|failure|abandoned``: record how a workflow's run ended."""
+
+from __future__ import annotations
+
+import click
+
+from em_plugin.cli.base import (
+    NotFoundError,
+    check_scope,
+    cli,
+    open_cli_memory,
+    open_cli_store,
+    store_options,
+    store_path,
+)
+from provenance.model import OUTCOMES
+
+__all__ = ["outcome"]
+
+
+@cli.command("outcome")
+@click.argument("workflow_id", metavar="ID")
+@click.argument("value", metavar="OUTCOME", type=click.Choice(OUTCOMES))
+@store_options
+@click.option("--scope", default=None, help="The workflow's scope (needed when ID is in several).")
+@click.pass_context
+def outcome(
+    ctx: click.Context,
+    workflow_id: str,
+    value: str,
+    store_spec: str,
+    update_url: str | None,
+    scope: str | None,
+) -> None:
+    """Record how a stored workflow's run ended: success, failure or abandoned.
+
+    The outcome is written in the workflow (Workflow JSON "outcome", wf:outcome in PROV);
+    suggestions mark steps that failed before and do not rank on mostly failed evidence.
+
+    \b
+    Example:
+      em-plugin outcome session/thread-42 failure
+    """
+    with open_cli_store(store_spec, update_url, read_only=True) as store:
+        owners = store.scopes_of(workflow_id)
+        if scope is not None and scope not in owners:
+            check_scope(store, scope)
+            raise NotFoundError(f"no workflow {workflow_id!r} in scope {scope!r}")
+        if not owners:
+            raise NotFoundError(f"no workflow {workflow_id!r} in {store_path(store_spec)}")
+        if scope is None and len(owners) > 1:
+            listed = ", ".join(repr(o) for o in owners)
+            raise click.UsageError(
+                f"workflow {workflow_id!r} is in several scopes ({listed}); add --scope"
+            )
+        scope = scope or owners[0]
+    with open_cli_memory(ctx, store_spec, update_url, must_exist=True) as memory:
+        memory.set_outcome(workflow_id, value, scope=scope)
+    click.echo(f"{workflow_id} (scope {scope!r}): outcome {value}")
