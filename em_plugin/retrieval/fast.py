@@ -265,7 +265,9 @@ def fast_match(
     possible = scope.alive.view() & (scope.lengths.view() >= q.n)
     candidates = np.flatnonzero(possible & (bounds + margin > config.threshold))
     order = candidates[np.argsort(-bounds[candidates], kind="stable")]
-    identical = scope.lookup_codes(current) if config.exclude_identical else None
+    # The current sequence's entry in the sequence table: a slot is identical iff it points to it.
+    identical = scope.sequence_of(current) if config.exclude_identical else None
+    sequences = scope.slot_sequences.view()
     top = _TopK(config.max_workflows)
     group = max(16, config.max_workflows)
     for batch in _batches(order):
@@ -279,7 +281,7 @@ def fast_match(
             stop = bound <= config.threshold or top.below(bound)
             slot = int(batch[i])
             if not stop and not top.loses_tie(bound, scope.slot_ids[slot] or ""):
-                if identical is None or not np.array_equal(scope.slot_codes(slot), identical):
+                if identical is None or int(sequences[slot]) != identical:
                     pending.append(slot)
             if pending and (stop or len(pending) == group or position == len(ranked) - 1):
                 top.add(_verify(q, query, scope, pending, config))

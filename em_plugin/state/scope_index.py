@@ -10,6 +10,12 @@ Each leaf also keeps what the suggestion models need (the workflow's
 :class:`~em_plugin.state.episodes.Episode`): its instruction context and its call's args, as ids
 into two string tables of the scope (``-1``: none). So the scope's suggestion state is rebuilt
 from the index alone, never by reading the store.
+
+Identical leaf sequences (same tools and same instruction texts in the same order, i.e. the same
+codes) are indexed once in a *sequence table*: each distinct sequence has an id and a
+multiplicity (how many live workflows of the scope have it), and each slot points to its
+sequence. Saving N identical workflows makes one entry with count N; removing one decrements it.
+The per-leaf arrays stay per slot because each workflow's contexts and args differ.
 """
 
 from __future__ import annotations
@@ -226,6 +232,11 @@ class ScopeIndex:
         # Per slot, its workflow's handoff routes (an id in `routes`; -1: unknown).
         self.routes = StringTable()
         self.route_codes = GrowArray(np.int32)
+        # The sequence table: distinct leaf sequences (keyed by their codes' bytes), their
+        # multiplicities among live workflows, and per slot its sequence id.
+        self.sequence_ids: dict[bytes, int] = {}
+        self.sequence_counts = GrowArray(np.int64)
+        self.slot_sequences = GrowArray(np.int32)
 
     def __len__(self) -> int:
         return len(self.id_slots)
@@ -308,6 +319,25 @@ class ScopeIndex:
             codes[i] = code if tool is not None else -code - 1
         return codes
 
+    def sequence_of(self, leaves: LeafSequence) -> int | None:
+        """Return the id of a leaf sequence in the sequence table (``None``: never indexed)."""
+        codes = self.lookup_codes(leaves)
+        return None if codes is None else self.sequence_ids.get(codes.tobytes())
+
+    def sequence_count(self, leaves: LeafSequence) -> int:
+        """Return how many live workflows of the scope have exactly this leaf sequence."""
+        sequence = self.sequence_of(leaves)
+        return 0 if sequence is None else int(self.sequence_counts.view()[sequence])
+
+    def sequences(self) -> list[tuple[np.ndarray, int]]:
+        """Return the distinct live leaf sequences as ``(codes, multiplicity)``."""
+        counts = self.sequence_counts.view()
+        return [
+            (np.frombuffer(key, dtype=np.int32), int(counts[i]))
+            for key, i in self.sequence_ids.items()
+            if counts[i] > 0
+        ]
+
     def remove(self, workflow_id: str) -> bool:
         """Mark a workflow's slot dead; return whether it was stored."""
         slot = self.id_slots.pop(workflow_id, None)
@@ -315,6 +345,7 @@ class ScopeIndex:
             return False
         self.slot_ids[slot] = None
         self.alive.view()[slot] = False
+        self.sequence_counts.view()[self.slot_sequences.view()[slot]] -= 1
         codes = self.slot_codes(slot)
         self.text_refs.view()[np.unique(-codes[codes < 0] - 1)] -= 1
         return True
@@ -386,6 +417,7 @@ class ScopeIndex:
         self.lengths.extend(lengths)
         self.alive.extend(np.ones(count, dtype=np.bool_))
         self.codes.extend(codes)
+        self._add_sequences(codes, lengths)
         slot_of = np.repeat(np.arange(first, first + count, dtype=np.int64), lengths)
         for postings, mask, keys in (
             (self.tool_postings, codes >= 0, codes),
@@ -399,6 +431,25 @@ class ScopeIndex:
             if postings is self.text_postings:
                 refs = np.bincount(low, minlength=len(self.texts))
                 self.text_refs.view()[:] += refs
+
+    def _add_sequences(self, codes: np.ndarray, lengths: np.ndarray) -> None:
+        """Point each new slot to its sequence, adding sequences not seen yet."""
+        flat = np.ascontiguousarray(codes, dtype=np.int32)
+        ends = np.cumsum(lengths)
+        slots = np.empty(len(lengths), dtype=np.int32)
+        fresh = 0
+        for i, (start, end) in enumerate(
+            zip((ends - lengths).tolist(), ends.tolist(), strict=True)
+        ):
+            key = flat[start:end].tobytes()
+            sequence = self.sequence_ids.get(key)
+            if sequence is None:
+                sequence = self.sequence_ids[key] = len(self.sequence_ids)
+                fresh += 1
+            slots[i] = sequence
+        self.slot_sequences.extend(slots)
+        self.sequence_counts.extend(np.zeros(fresh, dtype=np.int64))
+        np.add.at(self.sequence_counts.view(), slots, 1)
 
     def compacted(self) -> ScopeIndex:
         """Return a copy without dead slots and without texts no live workflow uses."""
