@@ -183,7 +183,9 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
         )
         try:
             crew_output = await self._run_crew(input, text, recorder, kwargs)
-        except BaseException:
+        except BaseException as exc:
+            if isinstance(exc, Exception):  # a cancelled turn did not fail
+                controller.fail_turn(exc)  # guarded; the error still reaches the user unchanged
             await self._commit(controller)  # the failed calls are part of the session
             raise
         message = answer_message(crew_output)

@@ -165,7 +165,7 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
             await self._on_root_event(turn, data, meta)
 
         ctx.emitter.on(
-            create_internal_event_matcher(["start", "success", "finish"]),
+            create_internal_event_matcher(["start", "success", "error", "finish"]),
             on_root_event,
             EmitterOptions(match_nested=False, is_blocking=True, priority=_PRIORITY),
         )
@@ -191,6 +191,10 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
                 await self._on_start(turn, data)
             elif meta.name == "success" and not turn.command:
                 await self._on_success(turn, data)
+            elif meta.name == "error" and not turn.command and turn.controller is not None:
+                # The run raised: the workflow's outcome becomes "failure"; BeeAI still raises
+                # the error to the caller unchanged.
+                turn.controller.fail_turn(data)
         except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
             self.sessions.isolate(f"handling the BeeAI {meta.name} event", exc)
 

@@ -1,0 +1,32 @@
+"""A crew run that raises: the error reaches the user unchanged, the next /save says "failure"."""
+
+from __future__ import annotations
+
+import pytest
+from beeai_framework.errors import FrameworkError
+from beeai_support import build_crew, make_memory
+
+from integrations.beeai import EpisodicMemoryAgent, EpisodicMemoryMiddleware
+
+
+@pytest.mark.parametrize("front", ["middleware", "agent"])
+async def test_a_failed_run_is_saved_with_outcome_failure(front: str) -> None:
+    memory = make_memory()
+    crew = build_crew()  # no script: the coordinator's model raises "script exhausted"
+    mw = EpisodicMemoryMiddleware(memory)
+    em = EpisodicMemoryAgent(crew.coordinator, memory)
+
+    async def turn(text: str) -> object:
+        if front == "middleware":
+            return await crew.coordinator.run(text).middleware(mw)
+        return await em.run(text)
+
+    with pytest.raises(FrameworkError) as caught:
+        await turn("Write a report on acme.pdf")
+    assert "script exhausted" in caught.value.explain()
+
+    await turn("/save")
+    [workflow_id] = memory.ids()
+    workflow = memory.load(workflow_id)
+    assert workflow.outcome == "failure"
+    assert [s.text for s in workflow.steps] == ["Write a report on acme.pdf"]
