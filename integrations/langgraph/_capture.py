@@ -31,6 +31,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import ToolMessage
+from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 
 from em_plugin.capture.trajectory import MAX_OUTPUT_CHARS
@@ -48,6 +50,8 @@ from integrations.langgraph._memory_messages import message_text
 #: Nodes inside an agent's own loop (create_agent, create_react_agent, ToolNode): not agents.
 AGENT_LOOP_NODES = frozenset({"tools", "model", "agent", "call_model", "__start__", "__end__"})
 _HANDOFF_PREFIX = "transfer_to_"
+#: Threads whose failed run is remembered until the memory reads it (oldest dropped first).
+_MAX_FAILED = 1024
 
 CallRecord = dict[str, Any]
 """One call, as JSON (see the module docstring)."""
@@ -109,6 +113,7 @@ class RunCapture(BaseCallbackHandler):
         self._agent_of: dict[UUID, str] = {}  # runs inside a sub-agent that a tool started
         self._node_of: dict[UUID, str] = {}  # chain runs that are an agent's graph node
         self._positions = itertools.count()
+        self._failed: OrderedDict[str, str] = OrderedDict()  # thread -> its failed run's error
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -176,8 +181,29 @@ class RunCapture(BaseCallbackHandler):
         self._finish(run_id)
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        """Drop what a failed root run recorded."""
+        """Note the failed root run's thread (the run raised), then drop what it recorded."""
+        with self._lock:
+            root = self._roots.get(run_id) if self._parent.get(run_id, run_id) is None else None
+            # An interrupt or a cancellation is no failure of the crew.
+            failed = isinstance(error, Exception) and not isinstance(error, GraphBubbleUp)
+            if root is not None and root.session is not None and failed:
+                self._failed[root.session] = f"{type(error).__name__}: {error}"[:MAX_OUTPUT_CHARS]
+                self._failed.move_to_end(root.session)
+                while len(self._failed) > _MAX_FAILED:
+                    self._failed.popitem(last=False)
         self._finish(run_id)
+
+    def run_failure(self, session: str) -> str | None:
+        """Take the error of the thread's last run if it raised since the memory last looked.
+
+        Args:
+            session: The thread id.
+
+        Returns:
+            The error's message, or ``None``.
+        """
+        with self._lock:
+            return self._failed.pop(session, None)
 
     def on_chat_model_start(
         self,

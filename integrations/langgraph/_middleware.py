@@ -43,6 +43,7 @@ from em_plugin.session import (
     SessionPolicy,
     SessionRegistry,
 )
+from integrations.langgraph._capture import RunCapture, install
 from integrations.langgraph._context import (
     logger,
     runtime_context,
@@ -123,6 +124,8 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         self.inject = inject
         self.crew = crew
         self.tools = []
+        self.capture: RunCapture = install()
+        """The process's capture of the run hierarchy: it tells which threads' runs raised."""
         self._blocks: OrderedDict[tuple[str, str, int], str] = OrderedDict()
         self._blocks_lock = threading.Lock()
 
@@ -145,6 +148,11 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
             controller.trajectory = trajectory_from_trace(
                 messages, state.get(TRACE_KEY) or [], session_id=session_id, scope=scope
             )
+        # The thread's previous run raised: when this turn is a command, that run was the
+        # last; a new instruction since supersedes it.
+        failure = self.capture.run_failure(str(session_id))
+        if failure is not None and self._command(state) is not None:
+            controller.fail_turn(failure)
         return controller
 
     def _command(self, state: Mapping[str, Any]) -> str | None:

@@ -279,6 +279,11 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         command = None
         if isinstance(last, HumanMessage) and controller.command_of(message_text(last)):
             command = message_text(last)
+        # The thread's previous run raised before reaching this node: when this turn is a
+        # command, that run was the last; a new instruction answered since supersedes it.
+        failure = self.capture.run_failure(session_id)
+        if failure is not None and command is not None:
+            controller.fail_turn(failure)
         return controller, messages, command
 
     def _reply(self, text: str | None, kind: Kind) -> dict:
