@@ -26,7 +26,7 @@ import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -355,6 +355,32 @@ class EpisodicMemory:
         if workflow.outcome == outcome:
             return workflow
         return self._engine.write([workflow.replace(outcome=outcome)])[0]
+
+    def abandon_idle(self, *, older_than: timedelta | float, scope: str | None = None) -> list[str]:
+        """Save every journaled session nobody saved, idle longer than ``older_than``, with
+        outcome "abandoned" (a lifecycle job; docs/lifecycle.md).
+
+        Covers the sessions in the store's session journal (BeeAI, engine-level); LangGraph
+        keeps its sessions in the graph's checkpointed state instead.
+
+        Args:
+            older_than: The idle time (a timedelta, or seconds).
+            scope: Only this scope's sessions (default: every scope).
+
+        Returns:
+            The ids of the workflows saved (``session/<session_id>``).
+
+        Raises:
+            ConfigurationError: On an invalid ``older_than``.
+            StoreError: When the store fails (the sessions saved so far stay saved).
+        """
+        from em_plugin.session.abandon import abandon_idle  # sessions need the engine, not back
+        from em_plugin.session.journal import SessionJournal
+
+        if scope is not None:
+            _check_scope(scope)
+        journal = SessionJournal(self.store.backend)
+        return abandon_idle(self, journal, older_than=older_than, scope=scope)
 
     # ------------------------------------------------------------------------------ reads
 

@@ -30,6 +30,7 @@ from em_plugin.cli import (  # noqa: F401
     lifecycle_commands,
     outcome_command,
     serve_command,
+    sessions_command,
     store_commands,
 )
 from em_plugin.cli.base import DEFAULT_STORE, cli
