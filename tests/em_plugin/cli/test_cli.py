@@ -69,7 +69,7 @@ def imported(sample_store_template: Path, store_dir: Path) -> Path:
 COMMANDS = sorted(
     ["import", "export", "query", "show", "stats", "delete", "validate", "reindex", "suggest"]
     + ["eval", "bench", "list", "serve", "outcome"]
-    + ["history", "retire", "restore", "procedures"]
+    + ["history", "retire", "restore", "procedures", "sessions"]
 )
 
 
