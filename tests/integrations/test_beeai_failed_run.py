@@ -13,13 +13,13 @@ from integrations.beeai import EpisodicMemoryAgent, EpisodicMemoryMiddleware
 async def test_a_failed_run_is_saved_with_outcome_failure(front: str) -> None:
     memory = make_memory()
     crew = build_crew()  # no script: the coordinator's model raises "script exhausted"
-    mw = EpisodicMemoryMiddleware(memory)
-    em = EpisodicMemoryAgent(crew.coordinator, memory)
 
     async def turn(text: str) -> object:
+        # A fresh front-end per turn, like another worker: the failure travels in the journal.
         if front == "middleware":
+            mw = EpisodicMemoryMiddleware(memory, session_id="chat-1")
             return await crew.coordinator.run(text).middleware(mw)
-        return await em.run(text)
+        return await EpisodicMemoryAgent(crew.coordinator, memory, session_id="chat-1").run(text)
 
     with pytest.raises(FrameworkError) as caught:
         await turn("Write a report on acme.pdf")
