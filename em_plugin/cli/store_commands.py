@@ -258,8 +258,9 @@ def query(
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         check_scope(store, scope)
         if named is not None and sparql is None and not Path(name or "").suffix == ".rq":
-            # Named queries match inside GRAPH ?g already: run them in place (fast).
-            result = store.query(text, bindings, scope=scope)
+            # Named queries match inside GRAPH ?g already: run them in place (fast), by name,
+            # so the store does not take them for ad-hoc text (which runs over the union).
+            result = store.query(name, bindings, scope=scope)
         else:
             result = union_query(store, text, bindings, scope)
     _print_result(result, fmt)

@@ -102,7 +102,7 @@ def test_a_procedure_failing_half_its_uses_is_retired_with_the_reason(
     assert procedure.status == "retired"
     assert procedure.reason == "success rate 0.40 below 0.5 after 5 uses"
     # Every status change is an activity with its time and agent.
-    rows = memory.store.query(
+    rows = memory.store.backend.query(
         "PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX wf: <https://w3id.org/em-plugin/ns#> "
         "SELECT ?kind ?who WHERE { GRAPH ?g { ?a a prov:Activity, ?kind ; "
         "prov:startedAtTime ?t ; prov:wasAssociatedWith ?who . ?p a wf:Procedure } }"

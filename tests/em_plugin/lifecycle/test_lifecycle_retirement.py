@@ -123,7 +123,7 @@ def test_retirement_is_prov_invalidation_with_time_and_agent() -> None:
     with EpisodicMemory("memory:", "fake:32", scope="crew") as memory:
         memory.save(Workflow(id="w", steps=(CallStep("a"),)))
         memory.retire("w", reason="stale", agent="reviewer")
-        rows = memory.store.query(
+        rows = memory.store.backend.query(
             "PREFIX prov: <http://www.w3.org/ns/prov#> "
             "PREFIX wf: <https://w3id.org/em-plugin/ns#> "
             "SELECT ?wf ?when ?act ?who ?reason WHERE { GRAPH ?g { "
@@ -135,7 +135,7 @@ def test_retirement_is_prov_invalidation_with_time_and_agent() -> None:
         assert str(rows[0]["who"]).endswith("/agent/reviewer")
         assert str(rows[0]["reason"]) == "stale"
         memory.restore("w")
-        kinds = memory.store.query(
+        kinds = memory.store.backend.query(
             "PREFIX prov: <http://www.w3.org/ns/prov#> SELECT ?k WHERE { GRAPH ?g { "
             "?a a prov:Activity, ?k } } ORDER BY ?k"
         ).rows
@@ -148,7 +148,7 @@ def test_retirement_is_prov_invalidation_with_time_and_agent() -> None:
         ]
         # Restored: no invalidation left on the workflow, the retirement stays in the history.
         assert not list(
-            memory.store.query(
+            memory.store.backend.query(
                 "PREFIX prov: <http://www.w3.org/ns/prov#> "
                 "SELECT ?a WHERE { GRAPH ?g { ?w prov:wasInvalidatedBy ?a } }"
             ).rows

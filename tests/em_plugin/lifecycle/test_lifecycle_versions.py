@@ -62,7 +62,7 @@ def test_versions_are_linked_by_was_revision_of(memory: EpisodicMemory) -> None:
         "session/t1",
     ]
     # The revision activities are PROV activities with a time and an agent.
-    rows = memory.store.query(
+    rows = memory.store.backend.query(
         "PREFIX prov: <http://www.w3.org/ns/prov#> "
         "PREFIX wf: <https://w3id.org/em-plugin/ns#> "
         "SELECT ?a ?t ?who WHERE { GRAPH ?g { ?a a prov:Activity, wf:Revision ; "
