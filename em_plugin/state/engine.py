@@ -45,7 +45,7 @@ from em_plugin.state.persistence import META, fingerprint
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.state.step_index import StepIndex
 from em_plugin.state.workflow_copies import FILE_NAME, WorkflowCopies
-from provenance.errors import StoreOutcomeUnknown, WorkflowNotFound
+from provenance.errors import StoreError, StoreOutcomeUnknown, WorkflowNotFound
 from provenance.lifecycle import version_id, workflow_record_iri
 from provenance.model import InstructionStep, Workflow
 from provenance.stores import WorkflowStore, open_store
@@ -322,7 +322,13 @@ class MemoryEngine:
 
     def _record_embedder(self) -> None:
         if not self._recorded and not self.read_only:
-            write_record(self.store, self.embedder)
+            try:
+                write_record(self.store, self.embedder)
+            except StoreError as exc:
+                # A tenant's token may write its scopes only (docs/observability.md): the
+                # store-wide record is then the operator's to write; the mismatch check on
+                # open still reads it.
+                log.warning("could not record the store's embedder: %s", exc)
             self._recorded = True
 
     def _advance(self, markers: Mapping[str, ChangeMarker]) -> None:

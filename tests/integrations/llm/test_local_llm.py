@@ -210,5 +210,5 @@ def test_unusable_answers_fall_back_with_a_warning_and_evidence(
     finally:
         memory.close()
     assert "suggester llm failed" in caplog.text
-    assert found and {s.source for s in found} <= {"episodic", "procedural", "fallback"}
+    assert found and {s.source for s in found} <= {"episodic", "pattern", "procedural", "fallback"}
     assert found[0].tool == "pfas_classifier" and found[0].evidence
