@@ -8,7 +8,6 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from em_plugin.embedding import FakeEmbedder
 from integrations.cli import cli
 from integrations.demo import run_demo
 
@@ -18,10 +17,10 @@ OFF_TOPIC = "Who won the football world cup in 1998?"
 def test_a_second_run_reuses_the_seeded_store(tmp_path: Path) -> None:
     store = str(tmp_path / "store")
     first = Console(record=True, width=140)
-    assert run_demo(store, first, ("beeai",), embedder=FakeEmbedder(384), question=OFF_TOPIC) == 0
+    assert run_demo(store, first, ("beeai",), question=OFF_TOPIC) == 0
     second = Console(record=True, width=140)
 
-    code = run_demo(store, second, ("beeai",), embedder=FakeEmbedder(384), question=OFF_TOPIC)
+    code = run_demo(store, second, ("beeai",), question=OFF_TOPIC)
 
     assert code == 0
     first_text = first.export_text()  # export_text() empties the recording
@@ -92,7 +91,7 @@ def test_explore_commands_run_without_an_activated_venv(monkeypatch: pytest.Monk
 
 def test_a_memory_store_run_says_there_is_nothing_to_explore() -> None:
     console = Console(record=True, width=140)
-    code = run_demo("memory:", console, ("beeai",), embedder=FakeEmbedder(384), question=OFF_TOPIC)
+    code = run_demo("memory:", console, ("beeai",), question=OFF_TOPIC)
     text = console.export_text()
     assert code == 0
     assert "store was in memory and is gone" in text and "explore further" not in text

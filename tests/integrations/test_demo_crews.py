@@ -145,7 +145,7 @@ def test_figure4_answers_with_fallback_suggestions_from_the_crew(
 def test_run_demo_shows_both_figures_for_both_frameworks() -> None:
     console = Console(record=True, width=140)
 
-    code = run_demo("memory:", console, embedder=FakeEmbedder(384), question=OFF_TOPIC)
+    code = run_demo("memory:", console, question=OFF_TOPIC)
 
     text = console.export_text()
     assert code == 0, text

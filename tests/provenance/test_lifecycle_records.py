@@ -121,7 +121,7 @@ def test_named_queries_read_the_records(spec: str, tmp_path: Path) -> None:
         assert sorted(kinds) == ["ProcedureAcceptance", "ProcedureMining", "Retirement", "Revision"]
         assert load_query("lifecycle-activities").parameter_names == ("scope", "subject")
         # Standard PROV: the retired workflow was invalidated by an activity.
-        ask = memory.store.query(
+        ask = memory.store.backend.query(
             "PREFIX prov: <http://www.w3.org/ns/prov#> ASK { GRAPH ?g { "
             "?w prov:wasInvalidatedBy ?a . ?a a prov:Activity ; prov:startedAtTime ?t } }"
         )
