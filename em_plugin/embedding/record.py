@@ -65,7 +65,9 @@ def read_record(store: Any) -> EmbedderRecord | None:
         if str(_NAME) in values and str(_DIMENSION) in values:
             return EmbedderRecord(values[str(_NAME)], int(values[str(_DIMENSION)]))
     directory = store.derived_dir
-    if directory is None:
+    # A persisted index speaks for the store only while the store holds what it indexed: a
+    # store emptied behind the cache (another tool, a wipe) may start on any embedder.
+    if directory is None or len(store) == 0:
         return None
     try:
         meta = json.loads((directory / "steps" / "meta.json").read_text(encoding="utf-8"))

@@ -242,11 +242,15 @@ class RunCapture(BaseCallbackHandler):
         ]
         with self._lock:
             root = self._root(run_id)
-            if root is None:
-                return
-            for call_id in ids:
-                if isinstance(call_id, str) and call_id:
-                    root.order[call_id] = next(self._positions)
+            if root is not None:
+                for call_id in ids:
+                    if isinstance(call_id, str) and call_id:
+                        root.order[call_id] = next(self._positions)
+        self._finish(run_id)  # a model called on its own is a root run: drop it
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """Drop a failed model run that was a root run (bounded memory)."""
+        self._finish(run_id)
 
     def on_tool_start(
         self,
@@ -294,6 +298,12 @@ class RunCapture(BaseCallbackHandler):
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
         """Record a call end; a ``ToolMessage`` with ``status="error"`` is a failure."""
+        try:
+            self._tool_end(output, run_id)
+        finally:
+            self._finish(run_id)  # a tool called on its own is a root run: drop it
+
+    def _tool_end(self, output: Any, run_id: UUID) -> None:
         ended = now()
         goto: str | None = None
         if isinstance(output, ToolMessage):
@@ -318,6 +328,7 @@ class RunCapture(BaseCallbackHandler):
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """Record a failed call with the exception's type and message."""
         self._end(run_id, now(), error=f"{type(error).__name__}: {error}")
+        self._finish(run_id)  # a tool called on its own is a root run: drop it
 
     # -- helpers ------------------------------------------------------------------------------
 

@@ -206,3 +206,23 @@ def test_the_capture_keeps_nothing_of_finished_runs() -> None:
     model.load([call("product_extractor", {"file": "acme.pdf"}, "e1"), AIMessage("ok")])
     agent_crew(model).invoke({"messages": [HumanMessage(EXTRACT)]})  # no memory node collects
     assert not capture._roots and not capture._parent and not capture._tool_records
+
+
+def test_a_model_or_tool_called_on_its_own_leaves_nothing_behind() -> None:
+    from langchain_core.tools import tool
+
+    from integrations.langgraph._capture import install
+
+    capture = install()
+    before = set(capture._roots)
+    model = ScriptedChatModel(messages=iter([]))
+    model.load([AIMessage("ok")])
+    model.invoke([HumanMessage(EXTRACT)])  # a root run of its own, outside any graph
+
+    @tool
+    def echo(text: str) -> str:
+        """Echo the text."""
+        return text
+
+    echo.invoke({"text": "hi"})
+    assert set(capture._roots) <= before
