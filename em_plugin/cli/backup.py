@@ -123,7 +123,8 @@ def restore(path: Any, memory: Any, *, scope: str | None = None) -> tuple[int, i
         # As it was: versions and retired workflows with their records, in one transaction
         # (saving through the memory would version and index them anew).
         memory.store.commit(saves=workflows, records=others)
-        memory._engine.sync(force=True)  # noqa: SLF001 - catch up as after another process
+        # Catch up with the store as after another process's writes.
+        memory._engine.sync(force=True)
     return len(workflows), len(others)
 
 
