@@ -14,7 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from em_plugin.suggest.base import Suggester, SuggestionRequest
+    from em_plugin.suggest.base import BaseSuggester, ScopeView, Suggester, SuggestionRequest
     from em_plugin.suggest.chain import CHAINS, SuggestionChain, build_chain, default_chain
     from em_plugin.suggest.episodic import EpisodicSuggester
     from em_plugin.suggest.fallback import FallbackSuggester
@@ -24,11 +24,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHAINS",
+    "BaseSuggester",
     "EpisodicSuggester",
     "FallbackSuggester",
     "LLMSuggester",
     "PaperSuggester",
     "ProceduralSuggester",
+    "ScopeView",
     "Suggester",
     "SuggestionChain",
     "SuggestionRequest",
@@ -37,12 +39,14 @@ __all__ = [
 ]
 
 _WHERE = {
+    "BaseSuggester": "em_plugin.suggest.base",
     "CHAINS": "em_plugin.suggest.chain",
     "EpisodicSuggester": "em_plugin.suggest.episodic",
     "FallbackSuggester": "em_plugin.suggest.fallback",
     "LLMSuggester": "em_plugin.suggest.llm",
     "PaperSuggester": "em_plugin.suggest.paper",
     "ProceduralSuggester": "em_plugin.suggest.procedural",
+    "ScopeView": "em_plugin.suggest.base",
     "Suggester": "em_plugin.suggest.base",
     "SuggestionChain": "em_plugin.suggest.chain",
     "SuggestionRequest": "em_plugin.suggest.base",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from em_plugin.errors import ConfigurationError
-from em_plugin.suggest.base import SuggestionRequest, first
+from em_plugin.suggest.base import BaseSuggester, SuggestionRequest, first
 from em_plugin.suggest.chat import ainvoke_chat, check_chat_model, invoke_chat
 from em_plugin.suggest.prompts import (
     SYSTEM_PROMPT,
@@ -27,7 +27,7 @@ from provenance.model import CallStep, InstructionStep, Workflow
 __all__ = ["LLMSuggester"]
 
 
-class LLMSuggester:
+class LLMSuggester(BaseSuggester):
     """Asks a chat model for the next steps.
 
     Args:
@@ -90,7 +90,7 @@ class LLMSuggester:
         out = []
         for match in request.matches[: self.max_workflows]:
             workflow = request.load(match.workflow_id) if request.load is not None else None
-            if workflow is None and request.memory is not None:
+            if workflow is None and request.view is not None:
                 workflow = _from_episode(request, match.workflow_id)
             if workflow is not None:
                 out.append((workflow, match.end + 1, match.score))
@@ -100,8 +100,8 @@ class LLMSuggester:
         self, answer: str, request: SuggestionRequest, limit: int | None
     ) -> list[Suggestion]:
         known = set(request.crew.tool_names) if request.crew is not None else set()
-        if request.memory is not None:
-            known.update(request.memory.graph.tools())
+        if request.view is not None:
+            known.update(request.view.tools())
         known.update(request.called)
         steps = parse_numbered(answer, known)
         evidence = tuple(
@@ -119,8 +119,8 @@ class LLMSuggester:
 
 def _from_episode(request: SuggestionRequest, workflow_id: str) -> Workflow | None:
     """A stand-in workflow (calls only) when the stored one cannot be loaded."""
-    assert request.memory is not None
-    episode = request.memory.episode(workflow_id)
+    assert request.view is not None
+    episode = request.view.episode(workflow_id)
     if episode is None:
         return None
     steps = [

@@ -9,6 +9,7 @@ from em_plugin.errors import ConfigurationError, SuggestionError
 from em_plugin.retrieval.reference import Match
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.suggest import (
+    BaseSuggester,
     EpisodicSuggester,
     FallbackSuggester,
     ProceduralSuggester,
@@ -152,7 +153,7 @@ def test_default_chain_order_dedup_and_limit() -> None:
 
 
 def test_chain_falls_back_when_a_suggester_fails_unless_strict() -> None:
-    class Broken:
+    class Broken(BaseSuggester):
         name = "broken"
 
         def suggest(self, request, limit=None):
@@ -163,12 +164,12 @@ def test_chain_falls_back_when_a_suggester_fails_unless_strict() -> None:
     assert found and found[0].source == "fallback"
     with pytest.raises(SuggestionError, match="model down"):
         SuggestionChain([Broken(), FallbackSuggester()], strict=True).suggest(request)
-    with pytest.raises(ConfigurationError):
+    with pytest.raises(ConfigurationError, match="lacks name, remote, suggest, asuggest"):
         SuggestionChain([object()])  # type: ignore[list-item]
 
 
 def test_chain_dedups_tool_less_suggestions_by_text() -> None:
-    class Fixed:
+    class Fixed(BaseSuggester):
         name = "fixed"
 
         def __init__(self, *items: Suggestion) -> None:
