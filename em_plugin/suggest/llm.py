@@ -3,9 +3,10 @@
 See docs/suggestions.md.
 
 With retrieved workflows the prompt shows the current workflow and the retrieved ones (their
-continuations marked); with none, the fallback prompt shows the crew description. Works with any
-LangChain chat model and any BeeAI ChatModel (see :mod:`em_plugin.suggest.chat`). A failing model
-or an answer without a numbered list raises :class:`~em_plugin.errors.SuggestionError`.
+continuations marked); with none, the fallback prompt shows the crew description. The model is
+reached through :class:`~em_plugin.suggest.chat.ChatModel`: LangChain and BeeAI chat models are
+adapted by their integrations (see :mod:`em_plugin.suggest.chat`). A failing model or an answer
+without a numbered list raises :class:`~em_plugin.errors.SuggestionError`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.suggest.base import BaseSuggester, SuggestionRequest, first
-from em_plugin.suggest.chat import ainvoke_chat, check_chat_model, invoke_chat
+from em_plugin.suggest.chat import ChatModel, ainvoke_chat, as_chat_model, invoke_chat
 from em_plugin.suggest.prompts import (
     SYSTEM_PROMPT,
     fallback_prompt,
@@ -31,12 +32,14 @@ class LLMSuggester(BaseSuggester):
     """Asks a chat model for the next steps.
 
     Args:
-        model: A LangChain chat model, a BeeAI ChatModel, or a callable ``messages -> str``.
+        model: A :class:`~em_plugin.suggest.chat.ChatModel`, or anything
+            :func:`~em_plugin.suggest.chat.as_chat_model` adapts (a LangChain or BeeAI chat
+            model with its integration installed, a callable ``messages -> str``).
         limit: How many steps to ask for.
         max_workflows: How many retrieved workflows go into the prompt.
 
     Raises:
-        ConfigurationError: When ``model`` is none of these or a number is below 1.
+        ConfigurationError: When no adapter takes ``model`` or a number is below 1.
     """
 
     name = "llm"
@@ -45,10 +48,9 @@ class LLMSuggester(BaseSuggester):
     def __init__(self, model: Any, *, limit: int = 3, max_workflows: int = 5) -> None:
         if model is None:
             raise ConfigurationError("LLMSuggester needs a chat model")
-        check_chat_model(model)
         if limit < 1 or max_workflows < 1:
             raise ConfigurationError("limit and max_workflows must be >= 1")
-        self.model = model
+        self.model: ChatModel = as_chat_model(model)
         self.limit = limit
         self.max_workflows = max_workflows
 
