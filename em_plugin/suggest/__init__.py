@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from em_plugin.suggest.base import BaseSuggester, ScopeView, Suggester, SuggestionRequest
     from em_plugin.suggest.chain import CHAINS, SuggestionChain, build_chain, default_chain
+    from em_plugin.suggest.chat import ChatModel
     from em_plugin.suggest.episodic import EpisodicSuggester
     from em_plugin.suggest.fallback import FallbackSuggester
     from em_plugin.suggest.llm import LLMSuggester
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHAINS",
     "BaseSuggester",
+    "ChatModel",
     "EpisodicSuggester",
     "FallbackSuggester",
     "LLMSuggester",
@@ -41,6 +43,7 @@ __all__ = [
 _WHERE = {
     "BaseSuggester": "em_plugin.suggest.base",
     "CHAINS": "em_plugin.suggest.chain",
+    "ChatModel": "em_plugin.suggest.chat",
     "EpisodicSuggester": "em_plugin.suggest.episodic",
     "FallbackSuggester": "em_plugin.suggest.fallback",
     "LLMSuggester": "em_plugin.suggest.llm",
