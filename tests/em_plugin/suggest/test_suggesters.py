@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from em_plugin.embedding import FakeEmbedder
@@ -223,3 +225,43 @@ def test_unfamiliar_question_gets_only_crew_fallback_suggestions() -> None:
     suggestions = memory.suggest(known)
     assert suggestions[0].source == "episodic"
     assert suggestions[0].tool == "product_extractor"
+
+
+def test_remote_suggesters_are_awaited_and_called_outside_the_guard() -> None:
+    class Held:
+        """A guard that records whether it is held."""
+
+        held = False
+
+        def __enter__(self) -> None:
+            Held.held = True
+
+        def __exit__(self, *exc: object) -> None:
+            Held.held = False
+
+    class Remote(BaseSuggester):
+        name, remote = "remote", True
+
+        def suggest(self, request, limit=None):
+            held.append(("remote", Held.held))
+            return [Suggestion("sync", score=1.0, source="remote")]
+
+        async def asuggest(self, request, limit=None):
+            return [Suggestion("async", score=1.0, source="remote")]
+
+    class Local(BaseSuggester):
+        name = "local"
+
+        def suggest(self, request, limit=None):
+            held.append(("local", Held.held))
+            return [Suggestion("local", score=0.5, source="local")]
+
+    held: list[tuple[str, bool]] = []
+    chain = SuggestionChain([Remote(), Local()])
+    request = request_for(CURRENT, None)
+    found = chain.suggest(request, None, guard=Held())
+    assert [s.text for s in found] == ["sync", "local"]
+    assert held == [("remote", False), ("local", True)]  # only local reads hold the lock
+    found = asyncio.run(chain.asuggest(request, None))
+    assert [s.text for s in found] == ["async", "local"]
+    assert asyncio.run(Local().asuggest(request))[0].text == "local"  # asuggest = suggest
