@@ -21,6 +21,7 @@ suggesters, unless ``strict`` is set (then the :class:`SuggestionError` propagat
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
 from functools import partial
@@ -28,7 +29,7 @@ from typing import Any
 
 from em_plugin.errors import ConfigurationError, SuggestionError
 from em_plugin.suggest.arguments import bind_arguments
-from em_plugin.suggest.base import Suggester, SuggestionRequest
+from em_plugin.suggest.base import BaseSuggester, Suggester, SuggestionRequest
 from em_plugin.suggest.cited import CitedWorkflows
 from em_plugin.suggest.episodic import EpisodicSuggester, cite
 from em_plugin.suggest.evidence import admissible, repeat_needs_support
@@ -58,6 +59,39 @@ def _key(suggestion: Suggestion) -> tuple[str, str]:
     return ("text", " ".join(suggestion.text.casefold().split()))
 
 
+def _checked(suggester: object) -> Suggester:
+    if isinstance(suggester, Suggester):
+        return suggester
+    if callable(getattr(suggester, "suggest", None)):
+        # Before the protocol had remote and asuggest, a suggester was anything with suggest():
+        # such a one keeps working, as a local suggester, for one release.
+        warnings.warn(
+            f"{type(suggester).__name__} only has suggest(); subclass "
+            "em_plugin.suggest.BaseSuggester (the bare form goes in the next release)",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+        return _Legacy(suggester)
+    missing = [m for m in _MEMBERS if not hasattr(suggester, m)]
+    raise ConfigurationError(
+        f"{suggester!r} is not a Suggester (it lacks {', '.join(missing)}); "
+        "subclass em_plugin.suggest.BaseSuggester and implement suggest()"
+    )
+
+
+class _Legacy(BaseSuggester):
+    """A suggester written before the protocol was complete (``suggest`` only)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = str(getattr(inner, "name", type(inner).__name__))
+
+    def suggest(self, request: SuggestionRequest, limit: int | None = None) -> list[Suggestion]:
+        """Call the wrapped suggester."""
+        found: list[Suggestion] = self.inner.suggest(request, limit)
+        return found
+
+
 class SuggestionChain:
     """Runs suggesters in order and merges their suggestions without duplicates.
 
@@ -73,14 +107,7 @@ class SuggestionChain:
     def __init__(
         self, suggesters: Sequence[Suggester], *, strict: bool = False, name: str = "custom"
     ) -> None:
-        for suggester in suggesters:
-            if not isinstance(suggester, Suggester):
-                missing = [m for m in _MEMBERS if not hasattr(suggester, m)]
-                raise ConfigurationError(
-                    f"{suggester!r} is not a Suggester (it lacks {', '.join(missing)}); "
-                    "subclass em_plugin.suggest.BaseSuggester and implement suggest()"
-                )
-        self.suggesters = tuple(suggesters)
+        self.suggesters = tuple(_checked(suggester) for suggester in suggesters)
         self.strict = strict
         self.name = name
         self.cited = CitedWorkflows()

@@ -265,3 +265,17 @@ def test_remote_suggesters_are_awaited_and_called_outside_the_guard() -> None:
     found = asyncio.run(chain.asuggest(request, None))
     assert [s.text for s in found] == ["async", "local"]
     assert asyncio.run(Local().asuggest(request))[0].text == "local"  # asuggest = suggest
+
+
+def test_a_suggester_with_only_suggest_still_works_with_a_deprecation_warning() -> None:
+    class Old:
+        name = "old"
+
+        def suggest(self, request, limit=None):
+            return [Suggestion("old way", score=1.0, source="old")]
+
+    with pytest.warns(DeprecationWarning, match="subclass em_plugin.suggest.BaseSuggester"):
+        chain = SuggestionChain([Old()])
+    request = request_for(CURRENT, None)
+    assert [s.text for s in chain.suggest(request, None)] == ["old way"]
+    assert [s.text for s in asyncio.run(chain.asuggest(request, None))] == ["old way"]
