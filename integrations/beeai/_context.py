@@ -154,12 +154,6 @@ def answer_message(output: Any) -> AssistantMessage | None:
     return None
 
 
-def append_suffix(message: AssistantMessage, suffix: str) -> None:
-    """Append text to an answer in place, as a new text part (the answer itself is untouched)."""
-    if suffix:
-        message.content.append(MessageTextContent(text=suffix))
-
-
 def with_suffix(output: Any, suffix: str) -> None:
     """Show ``suffix`` after a run's answer without touching the crew's own message.
 

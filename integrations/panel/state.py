@@ -70,11 +70,6 @@ class PanelState:
         self.warmed = threading.Event()
         """Set once :meth:`warm` has finished (whatever its outcome)."""
 
-    @property
-    def memory_loaded(self) -> bool:
-        """Whether the memory (and so the embedder) has been built."""
-        return self._memory is not None
-
     def refresh(self) -> None:
         """Let a read-only view see the writes committed since (at most once a second)."""
         if not self.store.read_only:
