@@ -66,18 +66,12 @@ def memory() -> EpisodicMemory:
 
 def rows(workflow: Workflow) -> list[Row]:
     """The workflow's steps, depth first; parallel siblings keep the recorded order."""
-    out: list[Row] = []
-
-    def walk(steps: Sequence[Any], depth: int) -> None:
-        for step in steps:
-            if isinstance(step, InstructionStep):
-                out.append((depth, step.text, "user"))
-            else:
-                out.append((depth, step.name, step.agent))
-            walk(step.steps, depth + 1)
-
-    walk(workflow.steps, 0)
-    return out
+    return [
+        (path.count("."), s.text, "user")
+        if isinstance(s, InstructionStep)
+        else (path.count("."), s.name, s.agent)
+        for path, s in workflow.walk()
+    ]
 
 
 def cites(suggestions: Sequence[Suggestion], workflow_id: str) -> bool:

@@ -24,6 +24,7 @@ from provenance.mapping import (
     workflow_to_graph,
     workflow_to_triples,
 )
+from provenance.model import walk_steps
 from provenance.vocab import DCTERMS, PL, PPLAN, PROV, RDF, WF, agent_iri, bind_prefixes
 from provenance.workflow_json import loads_workflow
 from tests.data_files import benchmark_file
@@ -215,17 +216,9 @@ def test_the_graph_is_lean(workflow: Workflow) -> None:
     assert len(list(graph.triples((None, WF.toolName, None)))) == len(
         {s.name for _, s in workflow.walk() if s.kind == "call"}
         | {f.call.name for f in workflow.failed}
-        | {s.name for f in workflow.failed for s in _walk(f.call.steps)}
-        | {s.name for r in workflow.revised for s in _walk(r.steps)}
+        | {s.name for f in workflow.failed for _, s in walk_steps(f.call.steps) if s.kind == "call"}
+        | {s.name for r in workflow.revised for _, s in walk_steps(r.steps) if s.kind == "call"}
     )
-
-
-def _walk(steps: tuple) -> list:
-    out = []
-    for step in steps:
-        out.append(step)
-        out.extend(_walk(step.steps))
-    return [s for s in out if s.kind == "call"]
 
 
 def test_graphs_written_before_the_lean_mapping_still_read() -> None:
