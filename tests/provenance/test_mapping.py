@@ -28,6 +28,7 @@ from provenance.model import walk_steps
 from provenance.vocab import DCTERMS, PL, PPLAN, PROV, RDF, WF, agent_iri, bind_prefixes
 from provenance.workflow_json import loads_workflow
 from tests.data_files import benchmark_file
+from tests.provenance.test_queries import _to_ox
 from tests.strategies import workflows
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -333,15 +334,6 @@ def test_invalid_workflow_values_become_mapping_errors() -> None:
 
 
 # -- helpers -----------------------------------------------------------------------------------
-
-
-def _to_ox(term: object) -> ox.NamedNode | ox.Literal:
-    if isinstance(term, URIRef):
-        return ox.NamedNode(str(term))
-    assert isinstance(term, Literal)
-    if term.datatype is not None:
-        return ox.Literal(str(term), datatype=ox.NamedNode(str(term.datatype)))
-    return ox.Literal(str(term))
 
 
 def _from_ox(term: object) -> URIRef | Literal:
