@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,6 +37,13 @@ def accepts(port: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def close_pipes(process: subprocess.Popen[Any]) -> None:
+    """Close a child process's pipes (an unclosed one is a ResourceWarning, so an error here)."""
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
 
 
 def stop_process(process: subprocess.Popen[bytes], *, timeout: float = 30) -> None:
@@ -110,9 +118,7 @@ def em_plugin_serve(store: Path, *options: str) -> Iterator[tuple[subprocess.Pop
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=20)
-        for pipe in (process.stdout, process.stderr):
-            if pipe is not None:
-                pipe.close()
+        close_pipes(process)
 
 
 class ScriptWorker:
@@ -159,6 +165,4 @@ class ScriptWorker:
         if self.process.stdin is not None:
             self.process.stdin.close()
         self.process.wait(timeout=60)
-        for pipe in (self.process.stdout, self.process.stderr):
-            if pipe is not None:
-                pipe.close()
+        close_pipes(self.process)
