@@ -1,5 +1,7 @@
-"""Print the crew-shape table: shapes × (capture exact, model context clean, streaming shows
-suggestions, suggestions cite the saved workflow, suggestions at the user's level).
+"""Print the crew-shape table.
+
+Shapes × (capture exact, model context clean, streaming shows suggestions, suggestions cite the
+saved workflow, suggestions at the user's level).
 
 Each row runs the scenario of ``tests/integrations/test_crew_shapes.py`` (real LangGraph,
 langgraph-supervisor, langgraph-swarm and BeeAI objects driven by scripted models; an in-memory

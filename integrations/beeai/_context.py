@@ -174,8 +174,10 @@ def with_suffix(output: Any, suffix: str) -> None:
 
 
 class SuggestionsEvent(BaseModel):
-    """The data of the ``episodic_memory_suggestions`` event a streamed run emits after its
-    answer (``async for data, meta in agent.run(...)``)."""
+    """The data of the ``episodic_memory_suggestions`` event of a streamed run.
+
+    A run emits it after its answer (``async for data, meta in agent.run(...)``).
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 

@@ -82,8 +82,10 @@ class PanelState:
         self.store.refresh()
 
     def warm(self) -> None:
-        """Build every scope's workflow table now (run in the background at startup), so the
-        first look at a large scope does not wait for it; failures are only logged."""
+        """Build every scope's workflow table now (run in the background at startup).
+
+        The first look at a large scope then does not wait for it; failures are only logged.
+        """
         try:
             scopes = self.store.scopes()
             for scope in scopes:
