@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crew_shapes import rows
 from langgraph_server import (
     LangGraphServer,
     launch_langgraph,
@@ -26,6 +25,7 @@ from langgraph_server import (
 
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.memory import EpisodicMemory
+from integrations.conformance import rows
 from provenance.model import CallStep, Workflow
 
 pytestmark = pytest.mark.integration
