@@ -45,17 +45,7 @@ _Leaves = list[tuple[Step, tuple[Step, ...]]]
 
 
 def _leaves(workflow: Workflow) -> _Leaves:
-    out: _Leaves = []
-
-    def visit(steps: tuple[Step, ...], above: tuple[Step, ...]) -> None:
-        for step in steps:
-            if step.steps:
-                visit(step.steps, (*above, step))
-            else:
-                out.append((step, above))
-
-    visit(workflow.steps, ())
-    return out
+    return [(s, workflow.ancestors(path)) for path, s in workflow.walk() if not s.steps]
 
 
 class CitedWorkflows:
@@ -82,7 +72,7 @@ class CitedWorkflows:
     def _get(self, request: SuggestionRequest, workflow_id: str) -> tuple[Workflow | None, _Leaves]:
         if request.load is None:
             return None, []
-        version = request.memory.version(workflow_id) if request.memory is not None else None
+        version = request.view.version(workflow_id) if request.view is not None else None
         with self._lock:
             cached = self._cache.get(workflow_id)
             if cached is not None and version is not None and cached[0] == version:

@@ -14,9 +14,11 @@ retrieved workflow continues with), leaving the rest to the procedural and fallb
 
 With ``retrieved_weight`` > 0, when the retrieved workflows clearly agree (at least 3 of them,
 holding two thirds of the votes, on one next tool), ranking blends the model's probability with
-their votes, so a handful of near-identical instructions voting through the text weight cannot
-outrank them. It is off by default (0): on the tau2 files every weight tried cost hit@1
+their votes. It is off by default (0): on the tau2 files every weight tried cost hit@1
 (airline 24 -> 23 at 0.5 gated, telecom 75 -> 67), so the default ranking stays the model's.
+The case it was made for (a few stored sessions with the current instruction word for word
+outvoting the retrieved workflows) is fixed in the model instead: a vote is weighed by the
+instruction its call was made for (docs/suggestions.md, "Instruction text").
 
 Every episodic suggestion cites at least one stored workflow whose match passes ``T`` (the
 paper's rule): a retrieved workflow, or a stored position whose score (agreement with the recent
@@ -39,6 +41,7 @@ from typing import TYPE_CHECKING
 from em_plugin.errors import ConfigurationError
 from em_plugin.suggest.base import (
     DEFAULT_FAMILIAR,
+    BaseSuggester,
     SuggestionRequest,
     call_text,
     first,
@@ -59,7 +62,7 @@ __all__ = ["DEFAULT_RETRIEVED_WEIGHT", "EpisodicSuggester", "cite"]
 DEFAULT_RETRIEVED_WEIGHT = 0.0
 
 
-class EpisodicSuggester:
+class EpisodicSuggester(BaseSuggester):
     """Suggests the continuations of matching stored states.
 
     Args:
@@ -88,15 +91,15 @@ class EpisodicSuggester:
 
     def suggest(self, request: SuggestionRequest, limit: int | None = None) -> list[Suggestion]:
         """Return continuation suggestions, best first."""
-        memory, query = request.memory, request.query
-        if memory is None or query is None or unfamiliar(request, self.familiar):
+        view, query = request.view, request.query
+        if view is None or query is None or unfamiliar(request, self.familiar):
             return []
         retrieved, instructions = self._retrieved(request)
         shares = _vote_shares(retrieved)
         weight = self.retrieved_weight if _consensus(retrieved, shares) else 0.0
         last = repeat_needs_support(request)
         out = []
-        for candidate in memory.continuation.rank(query):
+        for candidate in view.continuations(query):
             cited = retrieved.get(candidate.tool, [])
             if candidate.order < self.min_order and not candidate.from_current and not cited:
                 continue
@@ -136,14 +139,14 @@ class EpisodicSuggester:
         Also returns instruction suggestions for retrieved workflows that continue with an
         instruction the crew answered without tools.
         """
-        memory = request.memory
+        view = request.view
         by_tool: dict[str, list[Evidence]] = {}
         instructions: dict[str, Suggestion] = {}
         # A text step's score: the share of retrieved workflows continuing with it, times their
         # mean match score (like a tool's probability, it is in (0, 1]).
         share = 1.0 / max(len(request.matches), 1)
         for match in request.matches:
-            episode = memory.episode(match.workflow_id) if memory is not None else None
+            episode = view.episode(match.workflow_id) if view is not None else None
             nxt = match.end + 1
             if episode is None or nxt >= len(episode):
                 continue
@@ -210,8 +213,10 @@ def cite(suggestion: Suggestion, threshold: float) -> Suggestion:
 
 
 def _session_positions(tool: str | None, request: SuggestionRequest) -> tuple[Evidence, ...]:
-    """The current workflow's positions where ``tool`` followed the step just taken (used only
-    to check the repeat rule; never cited)."""
+    """The current workflow's positions where ``tool`` followed the step just taken.
+
+    Used only to check the repeat rule; never cited.
+    """
     tools = [s.name if isinstance(s, CallStep) else None for s in request.workflow.leaves()]
     positions = [
         p for p in range(1, len(tools) - 1) if tools[p] == tool and tools[p - 1] == tools[-1]
