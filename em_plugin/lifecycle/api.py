@@ -189,8 +189,11 @@ def _counted(
     stamp: str,
     events: list[LifecycleEvent],
 ) -> ProcedureRecord:
-    """The record with its pattern's figures, retired (an event added to ``events``) when its
-    success rate is below :data:`RETIRE_BELOW` after :data:`MIN_USES` uses."""
+    """The record with its pattern's figures, retired when its success rate falls too low.
+
+    Retired (an event added to ``events``) when the success rate is below
+    :data:`RETIRE_BELOW` after :data:`MIN_USES` uses.
+    """
     uses = outcomes(pattern, failures, recorded)
     updated = record.replace(
         support=pattern.support,
@@ -262,8 +265,10 @@ def procedures(engine: MemoryEngine, scope: str, *, status: str | None = None) -
 
 
 def _runs(workflow: Workflow) -> list[tuple[str, ...]]:
-    """A workflow's runs of consecutive call leaves (an instruction leaf ends a run), as
-    mining splits them."""
+    """A workflow's runs of consecutive call leaves, as mining splits them.
+
+    An instruction leaf ends a run.
+    """
     runs: list[tuple[str, ...]] = [()]
     for leaf in workflow.leaves():
         if isinstance(leaf, CallStep):

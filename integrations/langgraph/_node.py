@@ -217,11 +217,10 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
     def _entries(
         self, state: dict, config: RunnableConfig | None, failed: TurnEntry | bool
     ) -> tuple[list[TurnEntry], bool]:
-        """This turn's entries: the previous run's when it raised (``failed``), then this
-        turn's calls from the run hierarchy (none for a command turn); and whether the
-        thread's checkpoints were read.
+        """This turn's entries, and whether the thread's checkpoints were read.
 
-        ``failed`` is ``False`` when they could not be (no checkpointer): the failure this
+        The entries: the previous run's when it raised (``failed``), then this turn's calls
+        from the run hierarchy (none for a command turn). ``failed`` is ``False`` when they could not be (no checkpointer): the failure this
         process saw, if any, is then used (see ``_prepare``).
         """
         entries = [failed] if isinstance(failed, dict) else []
@@ -235,8 +234,10 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         return entries, failed is not False
 
     def _failed_run(self, state: dict, config: RunnableConfig | None) -> TurnEntry | bool:
-        """The previous run's entry if it raised, read from the thread's checkpoints; ``True``
-        when it did not, ``False`` when they cannot be read."""
+        """The previous run's entry if it raised, read from the thread's checkpoints.
+
+        ``True`` when it did not, ``False`` when they cannot be read.
+        """
         try:
             found = previous_run_walk(config)
             if found is None:
