@@ -220,8 +220,9 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         """This turn's entries, and whether the thread's checkpoints were read.
 
         The entries: the previous run's when it raised (``failed``), then this turn's calls
-        from the run hierarchy (none for a command turn). ``failed`` is ``False`` when they could not be (no checkpointer): the failure this
-        process saw, if any, is then used (see ``_prepare``).
+        from the run hierarchy (none for a command turn). ``failed`` is ``False`` when the
+        checkpoints could not be read (no checkpointer): the failure this process saw, if
+        any, is then used (see ``_prepare``).
         """
         entries = [failed] if isinstance(failed, dict) else []
         try:
