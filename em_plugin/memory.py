@@ -257,7 +257,11 @@ class EpisodicMemory:
         return workflow
 
     def _write(self, batch: list[Workflow]) -> list[Workflow]:
-        return self._engine.write(batch)
+        saved = self._engine.write(batch)
+        # Each saved workflow is a use of the procedures it runs: recount them and retire
+        # failing ones now, not at the next listing (docs/lifecycle.md).
+        lifecycle_api.record_uses(self._engine, saved)
+        return saved
 
     def save_in_background(
         self, workflow: Workflow, *, validate: bool | None = None
@@ -357,7 +361,7 @@ class EpisodicMemory:
         workflow = self._engine.load(workflow_id, scope)
         if workflow.outcome == outcome:
             return workflow
-        return self._engine.write([workflow.replace(outcome=outcome)])[0]
+        return self._write([workflow.replace(outcome=outcome)])[0]
 
     def abandon_idle(self, *, older_than: timedelta | float, scope: str | None = None) -> list[str]:
         """Save every journaled session nobody saved, idle longer than ``older_than``.

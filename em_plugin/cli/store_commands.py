@@ -62,7 +62,8 @@ def import_(
     imported and the skipped ones listed on stderr. Saving an id that exists replaces that
     workflow. Secrets in tool args (API keys, tokens, passwords) are redacted before anything
     is stored. A .nq file made by 'em-plugin export --format nq' is a full backup: its
-    workflows and suggestion records are restored.
+    workflows, suggestion records and lifecycle records (versions, retirements, procedures)
+    are restored as they were (docs/lifecycle.md).
 
     \b
     Example:
@@ -123,7 +124,8 @@ EXPORT_FORMATS = ("jsonl", "ttl", "trig", "jsonld", "provjson", "provn", "nq")
     show_default=True,
     help=(
         "Workflow JSON lines, Turtle, TriG, JSON-LD, PROV-JSON, PROV-N, or nq: a full backup "
-        "(N-Quads of the workflows and their suggestion records; import FILE.nq restores it)."
+        "(N-Quads of the workflows with their suggestion and lifecycle records; import FILE.nq "
+        "restores it)."
     ),
 )
 @click.option(
@@ -140,7 +142,8 @@ def export(
 
     jsonl gives back the imported lines (same ids and keys); ttl, trig and jsonld are the PROV
     graphs; provjson and provn go through the prov package. nq is a full backup: every
-    workflow graph and suggestion record, as N-Quads; 'em-plugin import FILE.nq' restores it.
+    workflow graph, suggestion record and lifecycle record, as N-Quads; 'em-plugin import
+    FILE.nq' restores it.
 
     \b
     Example:
