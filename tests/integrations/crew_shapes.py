@@ -24,7 +24,8 @@ from lg_scaffold import ScriptedChatModel, agent_crew, call, with_memory
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.memory import EpisodicMemory
 from em_plugin.suggest.types import Suggestion
-from integrations.langgraph import EpisodicMemoryNode, memory_kind, reply_text
+from integrations.langgraph import EpisodicMemoryNode, reply_text
+from integrations.langgraph._memory_messages import memory_kind
 from provenance.model import InstructionStep, Workflow
 
 EXTRACT = "Extract the ingredients from the SDS file acme.pdf"
