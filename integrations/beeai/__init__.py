@@ -42,9 +42,9 @@ from integrations.beeai._middleware import EpisodicMemoryMiddleware
 from integrations.beeai._tools import crew_description, recall_workflows_tool
 
 __all__ = [
-    "SUGGESTIONS_EVENT",
     "EpisodicMemoryAgent",
     "EpisodicMemoryMiddleware",
+    "SUGGESTIONS_EVENT",
     "SessionMemoryManager",
     "SuggestionsEvent",
     "crew_description",

@@ -39,9 +39,9 @@ from integrations.langgraph._tools import crew_description, recall_workflows_too
 from integrations.langgraph._wiring import with_episodic_memory
 
 __all__ = [
-    "SUGGESTIONS_EVENT",
     "EpisodicMemoryMiddleware",
     "EpisodicMemoryNode",
+    "SUGGESTIONS_EVENT",
     "TrajectoryRecorder",
     "crew_description",
     "recall_workflows_tool",
