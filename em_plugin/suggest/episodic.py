@@ -112,9 +112,12 @@ class EpisodicSuggester:
             # stored workflow counts even below T); what is cited passes T.
             check = suggestion
             if not suggestion.evidence and candidate.from_current:
-                # The session's own loop shows the repeat (as it did before the relabelling).
+                # Checked as what it is, a pattern of this session: it needs no stored workflow,
+                # and the session's own loop shows a repeat.
                 check = dataclasses.replace(
-                    suggestion, evidence=_session_positions(suggestion.tool, request)
+                    suggestion,
+                    source="session",
+                    evidence=_session_positions(suggestion.tool, request),
                 )
             if not admissible(request, check, last):
                 continue

@@ -183,3 +183,12 @@ def test_a_loop_the_current_workflow_is_in_may_continue() -> None:
     assert again and again[0].source in ("session", "pattern") and again[0].evidence == ()
     once = Workflow(id="now", steps=calls("open", "retry"))
     assert "retry" not in [s.tool for s in EpisodicSuggester().suggest(request(once, state))]
+
+
+def test_a_loop_no_stored_workflow_knows_may_continue() -> None:
+    # Galaxy IWC (goseq, goseq -> goseq) lost a hit when the check kept the "episodic" label:
+    # a step only the session supports, in a loop the session is in, is the session's pattern.
+    state = state_of(Workflow(id="w1", steps=calls("open", "close")))
+    looping = Workflow(id="now", steps=calls("goseq", "goseq"))
+    found = build_chain().suggest(request(looping, state), None)
+    assert [(s.tool, s.source, s.evidence) for s in found][:1] == [("goseq", "session", ())]
