@@ -75,8 +75,9 @@ class EpisodicMemory:
             window on long sessions).
         ranking: How the suggestion models rank next steps (continuation model, H-EPM ``c``,
             edge similarity).
-        llm: A LangChain chat model, a BeeAI ChatModel or a callable; ``None`` keeps
-            suggestions deterministic.
+        llm: A :class:`~em_plugin.suggest.chat.ChatModel`, a LangChain or BeeAI chat model
+            (adapted by its integration), or a callable; ``None`` keeps suggestions
+            deterministic.
         chain: The suggestion chain: a name, ``"continuation"`` (the default without ``llm``),
             ``"llm"`` (the default with ``llm``) or ``"paper"`` (the paper's rule as written),
             or a custom :class:`~em_plugin.suggest.SuggestionChain` (overrides ``llm``).

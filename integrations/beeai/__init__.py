@@ -35,6 +35,7 @@ except ImportError as _exc:  # pragma: no cover - exercised only without the ext
         'integrations.beeai needs the BeeAI framework: pip install "em-plugin[beeai]"'
     ) from _exc
 
+from integrations.beeai import _chat  # noqa: F401 - registers its chat-model adapter
 from integrations.beeai._agent import EpisodicMemoryAgent
 from integrations.beeai._context import SUGGESTIONS_EVENT, SuggestionsEvent
 from integrations.beeai._deployment import SessionMemoryManager

@@ -31,6 +31,7 @@ except ImportError as _exc:  # pragma: no cover - exercised only without the ext
         'integrations.langgraph needs LangGraph and LangChain: pip install "em-plugin[langgraph]"'
     ) from _exc
 
+from integrations.langgraph import _chat  # noqa: F401 - registers its chat-model adapter
 from integrations.langgraph._memory_messages import SUGGESTIONS_EVENT, reply_text
 from integrations.langgraph._middleware import EpisodicMemoryMiddleware
 from integrations.langgraph._node import EpisodicMemoryNode

@@ -7,6 +7,7 @@ from em_plugin.memory import EpisodicMemory
 from em_plugin.retrieval.reference import Match
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.suggest import (
+    BaseSuggester,
     EpisodicSuggester,
     FallbackSuggester,
     PaperSuggester,
@@ -124,7 +125,7 @@ def test_no_suggestion_scores_zero_in_any_chain() -> None:
 
 
 def test_chain_drops_unsupported_memory_suggestions_from_any_suggester() -> None:
-    class Loose:
+    class Loose(BaseSuggester):
         name = "loose"
 
         def suggest(self, request, limit=None):
