@@ -16,6 +16,7 @@ from em_plugin.cli.base import (
     cli,
     open_cli_memory,
     open_cli_store,
+    owning_scope,
     store_options,
     store_path,
 )
@@ -386,18 +387,7 @@ def delete(
         raise click.UsageError("give an ID, --scope, or both")
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         if workflow_id is not None:
-            owners = store.scopes_of(workflow_id)
-            if scope is not None and scope not in owners:
-                check_scope(store, scope)
-                raise NotFoundError(f"no workflow {workflow_id!r} in scope {scope!r}")
-            if not owners:
-                raise NotFoundError(f"no workflow {workflow_id!r} in {store_path(store_spec)}")
-            if scope is None and len(owners) > 1:
-                listed = ", ".join(repr(o) for o in owners)
-                raise click.UsageError(
-                    f"workflow {workflow_id!r} is in several scopes ({listed}); add --scope"
-                )
-            scope = scope or owners[0]
+            scope = owning_scope(store, store_spec, workflow_id, scope)
             doomed = [workflow_id]
             what = f"workflow {workflow_id} of scope {scope!r}"
         else:

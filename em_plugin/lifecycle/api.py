@@ -149,8 +149,10 @@ def _stored(engine: MemoryEngine, scope: str) -> dict[str, tuple[ProcedureRecord
 
 
 def _failures(engine: MemoryEngine, scope: str) -> tuple[dict[str, set[str]], dict[str, str]]:
-    """Per workflow of a scope, the tools whose calls failed in it, and its outcome when known
-    (``wf:outcome`` on its run)."""
+    """Per workflow of a scope, the tools whose calls failed in it, and its known outcome.
+
+    The outcome is ``wf:outcome`` on its run.
+    """
     scoped = {"scope": Literal(scope)}
     failed: dict[str, set[str]] = {}
     for workflow_id, tool in engine.store.backend.select(_FAILURES, scoped).rows:
@@ -174,8 +176,10 @@ def _public(record: ProcedureRecord) -> Procedure:
 
 
 def procedures(engine: MemoryEngine, scope: str, *, status: str | None = None) -> list[Procedure]:
-    """Mine the scope, record new candidates and changed figures, retire failing procedures,
-    and return the procedures (of one status), best supported first."""
+    """Mine the scope and return the procedures (of one status), best supported first.
+
+    Records new candidates and changed figures, and retires failing procedures, on the way.
+    """
     if status is not None and status not in PROCEDURE_STATUSES:
         raise ConfigurationError(
             f"unknown procedure status {status!r}; choose one of {', '.join(PROCEDURE_STATUSES)}"
@@ -247,8 +251,10 @@ def set_procedure_status(
     text: str,
     agent: str | None,
 ) -> Procedure:
-    """Accept (``status="active"``, ``text`` the name) or retire (``text`` the reason) a
-    procedure."""
+    """Accept or retire a procedure.
+
+    Accept: ``status="active"``, ``text`` the name; retire: ``text`` the reason.
+    """
     what = "name" if status == "active" else "reason"
     if not isinstance(text, str) or not text.strip():
         raise ConfigurationError(f"a procedure needs a non-empty {what}")

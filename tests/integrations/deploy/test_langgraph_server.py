@@ -25,7 +25,8 @@ from langgraph_server import (
 
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.memory import EpisodicMemory
-from provenance.model import CallStep, InstructionStep, Workflow
+from integrations.conformance import rows
+from provenance.model import CallStep, Workflow
 
 pytestmark = pytest.mark.integration
 
@@ -56,36 +57,25 @@ SESSION = [
 ]
 
 
-def rows(workflow: Workflow) -> list[tuple[int, str, str | None]]:
-    out: list[tuple[int, str, str | None]] = []
-
-    def walk(steps: Sequence[Any], depth: int) -> None:
-        for step in steps:
-            if isinstance(step, InstructionStep):
-                out.append((depth, step.text, "user"))
-            else:
-                out.append((depth, step.name, step.agent))
-            walk(step.steps, depth + 1)
-
-    walk(workflow.steps, 0)
-    return out
-
-
 def times_nest(workflow: Workflow) -> bool:
-    """Every step ran inside its parent's interval (ISO times of one clock compare as text)."""
-
-    def inside(step: Any, start: str | None, end: str | None) -> bool:
-        if isinstance(step, CallStep):
-            if not (step.started and step.ended and step.started <= step.ended):
-                return False
-            if start is not None and step.started < start:
-                return False
-            if end is not None and step.ended > end:
-                return False
-            return all(inside(s, step.started, step.ended) for s in step.steps)
-        return all(inside(s, step.timestamp, None) for s in step.steps)
-
-    return all(inside(s, None, None) for s in workflow.steps)
+    """Every call ran inside its parent's interval (ISO times of one clock compare as text)."""
+    for path, step in workflow.walk():
+        if not isinstance(step, CallStep):
+            continue
+        if not (step.started and step.ended and step.started <= step.ended):
+            return False
+        above = path.rpartition(".")[0]
+        if not above:
+            continue
+        parent = workflow.step_at(above)
+        start, end = (
+            (parent.started, parent.ended)
+            if isinstance(parent, CallStep)
+            else (parent.timestamp, None)
+        )
+        if (start is not None and step.started < start) or (end is not None and step.ended > end):
+            return False
+    return True
 
 
 def user(text: str) -> dict[str, Any]:
