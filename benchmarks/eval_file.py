@@ -7,7 +7,7 @@ Usage::
 The workflows are ``em-plugin bench``'s synthetic ones (:mod:`em_plugin.evaluation.synthetic`:
 400 task patterns, paraphrased instructions, dropped, repeated and swapped calls, handoffs), the
 same for the same arguments; every ``round(1 / test-share)``-th workflow is ``"split": "test"``,
-the others ``"train"``. docs/evaluation.md times ``em-plugin eval OUT.jsonl`` on the 10k file.
+the others ``"train"``; time ``em-plugin eval OUT.jsonl`` on it.
 """
 
 from __future__ import annotations

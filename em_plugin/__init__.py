@@ -9,22 +9,26 @@ Example:
     >>> memory = EpisodicMemory(store="memory:", embedder=FakeEmbedder())
 
 Names are imported on first use, so ``import em_plugin`` stays fast and never imports torch.
+``Trajectory`` and ``format_suggestions`` left ``__all__`` in this release: importing them from
+here still works and warns (docs/api.md).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+import typing
 
-if TYPE_CHECKING:
-    from em_plugin.capture.trajectory import Trajectory
+from em_plugin._deprecation import moved_names as _moved_names
+
+if typing.TYPE_CHECKING:
     from em_plugin.embedding.embedders import Embedder, FakeEmbedder
     from em_plugin.errors import EpisodicMemoryError
     from em_plugin.lifecycle.types import Procedure, WorkflowVersion
     from em_plugin.memory import EpisodicMemory
     from em_plugin.retrieval.reference import Match
+    from em_plugin.settings import RankingSettings, RetrievalSettings
     from em_plugin.suggest.crew import CrewDescription
-    from em_plugin.suggest.types import Suggestion, format_suggestions
+    from em_plugin.suggest.types import Suggestion
     from provenance.model import CallStep, InstructionStep, Workflow
     from provenance.stores import open_store
 
@@ -38,11 +42,11 @@ __all__ = [
     "InstructionStep",
     "Match",
     "Procedure",
+    "RankingSettings",
+    "RetrievalSettings",
     "Suggestion",
-    "Trajectory",
     "Workflow",
     "WorkflowVersion",
-    "format_suggestions",
     "open_store",
 ]
 
@@ -56,19 +60,29 @@ _WHERE = {
     "InstructionStep": "provenance.model",
     "Match": "em_plugin.retrieval.reference",
     "Procedure": "em_plugin.lifecycle.types",
+    "RankingSettings": "em_plugin.settings",
+    "RetrievalSettings": "em_plugin.settings",
     "Suggestion": "em_plugin.suggest.types",
-    "Trajectory": "em_plugin.capture.trajectory",
     "Workflow": "provenance.model",
     "WorkflowVersion": "em_plugin.lifecycle.types",
-    "format_suggestions": "em_plugin.suggest.types",
     "open_store": "provenance.stores",
 }
 
+# Dropped from __all__ in this release: still importable, with a DeprecationWarning.
+_moved = _moved_names(
+    stacklevel=4,  # through __getattr__ below
+    package="em_plugin",
+    moved={
+        "Trajectory": "em_plugin.capture.trajectory",
+        "format_suggestions": "em_plugin.suggest.types",
+    },
+)
 
-def __getattr__(name: str) -> Any:
+
+def __getattr__(name: str) -> typing.Any:
     module = _WHERE.get(name)
     if module is None:
-        raise AttributeError(f"module 'em_plugin' has no attribute {name!r}")
+        return _moved(name)
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -24,13 +24,15 @@ import asyncio
 import copy
 import dataclasses
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from em_plugin import telemetry
+from em_plugin._compat import legacy_memory_arguments
+from em_plugin._deprecation import deprecated
 from em_plugin.capture.redaction import Redactor
 from em_plugin.config import warm_up_wait
 from em_plugin.durability import BackgroundWriter
@@ -39,16 +41,11 @@ from em_plugin.embedding.warmup import Warmup
 from em_plugin.errors import ConfigurationError
 from em_plugin.lifecycle import api as lifecycle_api
 from em_plugin.lifecycle.types import Procedure, WorkflowVersion
-from em_plugin.retrieval.reference import (
-    DEFAULT_MAX_WORKFLOWS,
-    DEFAULT_THRESHOLD,
-    Match,
-    MatchConfig,
-)
-from em_plugin.state.continuation import ContinuationConfig
+from em_plugin.retrieval.reference import Match
+from em_plugin.settings import RankingSettings, RetrievalSettings
 from em_plugin.state.engine import DEFAULT_POLL_INTERVAL, MemoryEngine
-from em_plugin.state.procedural import DEFAULT_C, DEFAULT_SIMILARITY
 from em_plugin.state.scope_memory import ScopeMemory
+from em_plugin.state.step_index import StepIndex
 from em_plugin.suggest import SuggestionChain, SuggestionRequest, build_chain, default_chain
 from em_plugin.suggest.crew import CrewDescription, coerce_crew
 from em_plugin.suggest.types import Suggestion
@@ -64,85 +61,94 @@ __all__ = ["EpisodicMemory"]
 class EpisodicMemory:
     """Episodic memory of one scope: save workflows, retrieve similar ones, suggest next steps.
 
+    Everything after ``store`` is keyword-only; the retrieval and ranking knobs are grouped in
+    :class:`~em_plugin.settings.RetrievalSettings` and :class:`~em_plugin.settings.RankingSettings`
+    (docs/api.md lists the spellings deprecated in this release).
+
     Args:
         store: A store spec (``memory:``, a directory, ``http(s)://...``; ``None`` for the
             default store) or an open :class:`~provenance.stores.WorkflowStore` (not closed by
             :meth:`close`).
         embedder: Anything :func:`~em_plugin.embedding.resolve_embedder` accepts.
         scope: The scope this memory reads and writes.
-        threshold: Retrieval threshold ``T`` (mean step similarity must exceed it).
-        max_workflows: At most this many retrieved workflows.
+        retrieval: Which past workflows are retrieved (threshold ``T``, at most how many, a
+            window on long sessions).
+        ranking: How the suggestion models rank next steps (continuation model, H-EPM ``c``,
+            edge similarity).
         llm: A :class:`~em_plugin.suggest.chat.ChatModel`, a LangChain or BeeAI chat model
             (adapted by its integration), or a callable; ``None`` keeps suggestions
             deterministic.
-        crew: The crew description (a :class:`~em_plugin.suggest.crew.CrewDescription` or a
-            mapping).
-        window: Match only the last ``window`` leaves of long workflows (``None``: all).
-        validate: Check every saved workflow against the SHACL shapes (slower).
-        strict: Let a failing LLM suggester raise instead of falling back.
-        use_text: ``False`` ignores instruction words in suggestions (an evaluation ablation).
-        continuation: Parameters of the continuation model.
-        c: H-EPM efficiency weight of the procedural graph.
-        edge_similarity: Context cosine from which a graph edge ranks by similarity.
         chain: The suggestion chain: a name, ``"continuation"`` (the default without ``llm``),
             ``"llm"`` (the default with ``llm``) or ``"paper"`` (the paper's rule as written),
             or a custom :class:`~em_plugin.suggest.SuggestionChain` (overrides ``llm``).
-        on_suggestions: Called as ``on_suggestions(session_id, suggestions)`` each time an
-            integration shows suggestions (:meth:`record_suggestions`), e.g. to display their
-            evidence; an exception it raises propagates.
+        crew_description: The crew's agents and tools (a
+            :class:`~em_plugin.suggest.crew.CrewDescription` or a mapping), for the fallback
+            suggestions and the LLM's prompt.
+        raise_suggester_errors: Let a failing suggester (e.g. the LLM) raise instead of falling
+            back on the next one.
+        validate: Check every saved workflow against the SHACL shapes (slower).
         redact_patterns: Extra regular expressions whose matches are redacted from every stored
             text, on top of the built-in credential formats
             (:class:`~em_plugin.capture.redaction.Redactor`).
         poll_interval: Seconds between checks of the store's change markers before reads, so
             that saves by other processes on the same store become visible (0: every read).
+        on_suggestions: Called as ``on_suggestions(session_id, suggestions)`` each time an
+            integration shows suggestions (:meth:`record_suggestions`), e.g. to display their
+            evidence; an exception it raises propagates.
 
     Raises:
         ConfigurationError: On an invalid setting (the message names the valid values).
         StoreError: When the store cannot be opened.
     """
 
+    @legacy_memory_arguments
     @telemetry.traced("create_memory_store")
     def __init__(
         self,
         store: str | Path | WorkflowStore | None = None,
+        *,
         embedder: Any = None,
         scope: str = DEFAULT_SCOPE,
-        threshold: float = DEFAULT_THRESHOLD,
-        max_workflows: int = DEFAULT_MAX_WORKFLOWS,
+        retrieval: RetrievalSettings | None = None,
+        ranking: RankingSettings | None = None,
         llm: Any = None,
-        crew: CrewDescription | Any = None,
-        *,
-        window: int | None = None,
-        validate: bool = False,
-        strict: bool = False,
-        use_text: bool = True,
-        continuation: ContinuationConfig | None = None,
-        c: float = DEFAULT_C,
-        edge_similarity: float = DEFAULT_SIMILARITY,
         chain: SuggestionChain | str | None = None,
-        on_suggestions: Callable[[str, Sequence[Suggestion]], None] | None = None,
+        crew_description: CrewDescription | Mapping[str, Any] | None = None,
+        raise_suggester_errors: bool = False,
+        validate: bool = False,
         redact_patterns: Sequence[str] = (),
         poll_interval: float = DEFAULT_POLL_INTERVAL,
+        on_suggestions: Callable[[str, Sequence[Suggestion]], None] | None = None,
+        _use_text: bool = True,
         _engine: MemoryEngine | None = None,
     ) -> None:
         _check_scope(scope)
         self.scope = scope
-        self.config = MatchConfig(threshold=threshold, max_workflows=max_workflows, window=window)
-        self.crew = coerce_crew(crew)
+        self.retrieval = RetrievalSettings() if retrieval is None else retrieval
+        self.ranking = RankingSettings() if ranking is None else ranking
+        self.config = self.retrieval.match_config()
+        self.crew_description = coerce_crew(crew_description)
         self.validate = validate
-        self.use_text = use_text
+        strict = raise_suggester_errors
         if isinstance(chain, str):
             chain = build_chain(chain, llm, strict=strict)
         self.chain = chain if chain is not None else default_chain(llm, strict=strict)
         self.redactor = Redactor(redact_patterns)
         self.on_suggestions = on_suggestions
         self._engine = _engine or MemoryEngine(
-            store, embedder, continuation=continuation, c=c, edge_similarity=edge_similarity,
-            use_text=use_text, poll_interval=poll_interval,
+            store, embedder, continuation=self.ranking.continuation, c=self.ranking.c,
+            edge_similarity=self.ranking.edge_similarity, use_text=_use_text,
+            poll_interval=poll_interval,
         )  # fmt: skip
         # The model loads in the background while the crew starts (docs/architecture.md).
         self._warmup = Warmup(self._engine.embedder, wait=warm_up_wait())
         self._writer = BackgroundWriter()
+
+    @property
+    def crew(self) -> CrewDescription | None:
+        """Deprecated alias of :attr:`crew_description`."""
+        deprecated("EpisodicMemory.crew", "EpisodicMemory.crew_description", stacklevel=3)
+        return self.crew_description
 
     # ------------------------------------------------------------------------------ views
 
@@ -157,17 +163,18 @@ class EpisodicMemory:
         return self._engine.embedder
 
     @property
-    def index(self) -> Any:
-        """The :class:`~em_plugin.state.step_index.StepIndex` used for retrieval."""
+    def index(self) -> StepIndex:
+        """The step index used for retrieval (read-only use: the memory keeps it current)."""
         return self._engine.index
 
     @property
     def threshold(self) -> float:
-        """The retrieval threshold ``T``."""
+        """The retrieval threshold ``T`` (``retrieval.threshold``; settable)."""
         return self.config.threshold
 
     @threshold.setter
     def threshold(self, value: float) -> None:
+        self.retrieval = dataclasses.replace(self.retrieval, threshold=value)
         self.config = dataclasses.replace(self.config, threshold=value)
 
     def with_scope(self, scope: str) -> EpisodicMemory:
@@ -432,8 +439,8 @@ class EpisodicMemory:
             matches = tuple(self.retrieve(workflow))
             query = state.query(workflow, exclude=(workflow.id,))
         return SuggestionRequest(
-            workflow, matches, state, query, self.crew, self._load_quiet, self._prefetch,
-            threshold=self.threshold,
+            workflow, matches, state, query, self.crew_description, self._load_quiet,
+            self._prefetch, threshold=self.threshold,
         )  # fmt: skip
 
     @telemetry.traced("search_memory")
@@ -595,7 +602,7 @@ class EpisodicMemory:
             seen = {e.workflow_id: None for s in stored for e in s.evidence}
             workflow_ids = list(seen)
         records = [self.redactor.suggestion(s.to_json()) for s in stored]
-        crew = self.crew.name if self.crew is not None else None
+        crew = self.crew_description.name if self.crew_description is not None else None
         return self._engine.record_suggestions(
             session_id, records, workflow_ids, self.scope, time, crew
         )

@@ -116,6 +116,7 @@ def test_scanner_resolves_relative_imports() -> None:
 # under ``if TYPE_CHECKING:``, since a hidden cycle is still a cycle for a reader.
 PACKAGE_ORDER = (
     "errors",
+    "_deprecation",
     "types",
     "config",
     "telemetry",
@@ -128,6 +129,8 @@ PACKAGE_ORDER = (
     "lifecycle",
     "session",
     "access",
+    "settings",
+    "_compat",
     "memory",
     "evaluation",
     "cli",

@@ -40,6 +40,7 @@ from em_plugin.evaluation.baselines import bigram, longest_suffix, paper_rule, t
 from em_plugin.evaluation.peers import make_peer, parse_peers
 from em_plugin.memory import EpisodicMemory
 from em_plugin.retrieval.reference import DEFAULT_THRESHOLD
+from em_plugin.settings import RetrievalSettings
 from provenance.model import CallStep, InstructionStep, Step, Workflow
 from provenance.workflow_json import read_jsonl
 
@@ -258,9 +259,10 @@ def _memory(
 ) -> Iterator[tuple[EpisodicMemory, list[Workflow], list[Workflow], float, Any]]:
     train, test = _load(path, use_text, fail_fraction)
     total = len(train) + sum(1 for _ in _targets(test))
+    # The ablation without instruction text is an evaluation setting, not a user one.
     memory = EpisodicMemory(
-        store=store, embedder=embedder, scope=EVAL_SCOPE, threshold=threshold, use_text=use_text,
-        chain=chain, llm=llm,
+        store, embedder=embedder, scope=EVAL_SCOPE, chain=chain, llm=llm,
+        retrieval=RetrievalSettings(threshold=threshold), _use_text=use_text,
     )  # fmt: skip
     try:
         with _progress_bar(progress, total, Path(path).name) as bar:

@@ -26,14 +26,10 @@ from em_plugin.session import (
     DEFAULT_MAX_SESSIONS,
     SEPARATOR,
     MemoryPort,
-    PolicyAttributes,
     PolicyOptions,
     SessionController,
-    SessionPolicy,
-    SessionRegistry,
-    require_memory,
 )
-from em_plugin.session.journal import JournaledSessions
+from em_plugin.session.integration import MemoryIntegration
 from integrations.beeai._capture import CallRecorder, agent_name, instruction_text
 from integrations.beeai._context import (
     SUGGESTIONS_EVENT,
@@ -46,7 +42,7 @@ from integrations.beeai._context import (
 )
 from integrations.beeai._deployment import deployment_session, history_of
 from integrations.beeai._sanitize import MARK, clean_messages
-from integrations.beeai._sessions import FRAMEWORK, UNSYNCED_SAVE, SessionViews, journal_for
+from integrations.beeai._sessions import FRAMEWORK, UNSYNCED_SAVE, SessionViews
 from integrations.beeai._tools import RecallWorkflowsTool
 
 
@@ -67,7 +63,7 @@ class EpisodicMemoryAgentOutput(AgentOutput):
     """``"save"`` or ``"suggest"`` when the turn was a command."""
 
 
-class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemoryAgentOutput]):
+class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMemoryAgentOutput]):
     """The EM agent: forwards instructions verbatim to a crew and appends suggestions.
 
     Example:
@@ -122,22 +118,15 @@ class EpisodicMemoryAgent(SessionViews, PolicyAttributes, BaseAgent[EpisodicMemo
                 f"crew must be a BeeAI agent, runnable or AgentWorkflow, not {type(crew).__name__}"
             )
         super().__init__(middlewares=middlewares)
-        require_memory(memory)  # before the settings: the first error names the memory
-        self.policy = SessionPolicy.from_options(options)
-        self.sessions = SessionRegistry(
-            memory, self.policy, framework=FRAMEWORK, log=logger, max_sessions=max_sessions
-        )
-        found = journal_for(memory) if journal else None
-        self.journal: JournaledSessions | None = (
-            JournaledSessions(self.sessions, found) if found is not None else None
-        )
+        self._open_sessions(
+            memory, options, owner="EpisodicMemoryAgent", framework=FRAMEWORK, log=logger,
+            crew_name=crew_name or agent_name(crew) or _workflow_name(crew) or type(crew).__name__,
+            max_sessions=max_sessions, journal=journal,
+        )  # fmt: skip
         self.crew = crew
         self.episodic_memory = memory
         self.session_id = session_id or f"beeai-{uuid.uuid4().hex[:12]}"
         self.scope = scope
-        self.crew_name = (
-            crew_name or agent_name(crew) or _workflow_name(crew) or type(crew).__name__
-        )
         self._name = name
         self._description = description
         self._own_memory: BaseMemory = UnconstrainedMemory()

@@ -43,14 +43,11 @@ from em_plugin.session import (
     DEFAULT_MAX_SESSIONS,
     SEPARATOR,
     MemoryPort,
-    PolicyAttributes,
     PolicyOptions,
     SessionController,
-    SessionPolicy,
-    SessionRegistry,
-    require_memory,
 )
-from em_plugin.session.journal import JournaledSessions, conversation_digest
+from em_plugin.session.integration import CrewNameAlias, MemoryIntegration
+from em_plugin.session.journal import conversation_digest
 from integrations.beeai._capture import CallRecorder, agent_name, run_instruction
 from integrations.beeai._context import (
     SUGGESTIONS_EVENT,
@@ -68,7 +65,7 @@ from integrations.beeai._context import (
 )
 from integrations.beeai._deployment import history_of, message_pairs
 from integrations.beeai._sanitize import clean_messages, strip_suggestions
-from integrations.beeai._sessions import FRAMEWORK, UNSYNCED_SAVE, SessionViews, journal_for
+from integrations.beeai._sessions import FRAMEWORK, UNSYNCED_SAVE, SessionViews
 from integrations.beeai._tools import RecallWorkflowsTool
 
 #: Above the recorder's listeners: the turn is opened before any call is recorded.
@@ -86,7 +83,9 @@ class _Turn:
     links: list[str] = field(default_factory=list)
 
 
-class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProtocol):
+class EpisodicMemoryMiddleware(
+    SessionViews, CrewNameAlias, MemoryIntegration, RunMiddlewareProtocol
+):
     """Episodic memory as a BeeAI run middleware (capture, ``/save``, suggestions).
 
     Example:
@@ -107,7 +106,8 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
         suggest_command: The command that shows the suggestions again.
         limit: How many suggestions to show.
         turn_budget: Seconds of memory work a turn may add (``None``: no limit).
-        crew: The crew's name on saved workflows (default: the coordinator's name).
+        crew_name: The crew's name on saved workflows (default: the coordinator's name;
+            ``crew=`` before this release).
         max_sessions: How many sessions to keep open in this process.
         journal: Keep each session's capture in the memory's store (when the memory has one), so
             other workers and restarted servers continue it.
@@ -122,24 +122,18 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
         *,
         session_id: str | None = None,
         scope: str | None = None,
-        crew: str | None = None,
+        crew_name: str | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         journal: bool = True,
         **options: Unpack[PolicyOptions],
     ) -> None:
-        require_memory(memory)  # before the settings: the first error names the memory
-        self.policy = SessionPolicy.from_options(options)
-        self.sessions = SessionRegistry(
-            memory, self.policy, framework=FRAMEWORK, log=logger, max_sessions=max_sessions
-        )
-        found = journal_for(memory) if journal else None
-        self.journal: JournaledSessions | None = (
-            JournaledSessions(self.sessions, found) if found is not None else None
-        )
+        self._open_sessions(
+            memory, options, owner="EpisodicMemoryMiddleware", framework=FRAMEWORK, log=logger,
+            crew_name=crew_name, max_sessions=max_sessions, journal=journal,
+        )  # fmt: skip
         self.memory = memory
         self.session_id = session_id
         self.scope = scope
-        self.crew = crew
         self._turns: dict[str, _Turn] = {}  # root run id -> turn
         self._groups: dict[str, str] = {}  # run-tree id -> root run id
         self._lock = threading.Lock()
@@ -201,7 +195,7 @@ class EpisodicMemoryMiddleware(SessionViews, PolicyAttributes, RunMiddlewareProt
     async def _on_start(self, turn: _Turn, data: RunContextStartEvent) -> None:
         ctx = turn.ctx
         scope = scope_of(ctx, self.scope, self.memory)
-        crew = self.crew or agent_name(ctx.instance) or getattr(ctx.instance, "name", None)
+        crew = self.crew_name or agent_name(ctx.instance) or getattr(ctx.instance, "name", None)
         run_input = data.input.get("input")
         if isinstance(run_input, list):
             # A client that replays the conversation may replay the memory's own text too.

@@ -7,11 +7,10 @@ public classes expose.
 
 from __future__ import annotations
 
-from em_plugin.session import MemoryPort, SessionController, SessionRegistry
-from em_plugin.session.journal import JournaledSessions, SessionJournal
+from em_plugin.session import SessionController, SessionRegistry
+from em_plugin.session.journal import JournaledSessions
 from em_plugin.suggest.types import Suggestion
 from provenance.model import Workflow
-from provenance.stores import WorkflowStore
 
 FRAMEWORK = "beeai"
 
@@ -21,12 +20,6 @@ UNSYNCED_SAVE = (
     "Could not read this session's journal from the store; nothing was saved "
     "(the workflow saved before is kept). Try /save again."
 )
-
-
-def journal_for(memory: MemoryPort) -> SessionJournal | None:
-    """Return a journal in the memory's store, or ``None`` for a memory without a store."""
-    store = memory.store
-    return SessionJournal(store.backend) if isinstance(store, WorkflowStore) else None
 
 
 class SessionViews:

@@ -122,7 +122,7 @@ def run_demo(
         memory = EpisodicMemory(
             store=workflow_store,
             embedder=embedder,
-            crew=CREW_DESCRIPTION,
+            crew_description=CREW_DESCRIPTION,
             # The library's default chain; with $EM_PLUGIN_LLM naming a model (e.g. "local":
             # SmolLM2 on this CPU) the LLM suggester goes first, as in the paper.
             chain=build_chain(chain_name, chat_model),

@@ -145,7 +145,7 @@ def build_langgraph_crew(
         model, handoffs, system_prompt=_prompt(COORDINATOR), name=COORDINATOR.name
     )
     node = EpisodicMemoryNode(
-        memory, crew=CREW_DESCRIPTION.name, limit=limit, turn_budget=demo_turn_budget()
+        memory, crew_name=CREW_DESCRIPTION.name, limit=limit, turn_budget=demo_turn_budget()
     )
     graph = with_episodic_memory(coordinator, node).compile(
         checkpointer=checkpointer or InMemorySaver(), name=CREW_DESCRIPTION.name
@@ -178,7 +178,7 @@ def _langchain_handoff(agent: AgentDescription, sub_agent: Any) -> Any:
     from langchain_core.tools import StructuredTool
     from pydantic import BaseModel, Field
 
-    from integrations.langgraph import message_text
+    from integrations.langgraph._messages import message_text
 
     class Handoff(BaseModel):
         task: str = Field(description="The sub-task for this agent, with the data it needs.")

@@ -13,58 +13,58 @@
 - :func:`crew_description`: a crew description from a graph's tools, for the fallback suggester.
 
 The session is the LangGraph ``thread_id``; the scope comes from the run's context or config
-(``scope``). Memory failures never break the host graph unless ``strict=True``.
+(``scope``). Memory failures never break the host graph unless ``strict=True``. Streamed runs
+get the suggestions as the custom event :data:`SUGGESTIONS_EVENT`.
+
+The helpers this package exported before (``message_text``, ``is_handoff``, ``TRACE_KEY``, ...)
+left ``__all__`` in this release: importing them from here still works and warns
+(docs/api.md).
 """
 
-from __future__ import annotations
+from em_plugin._deprecation import moved_names as _moved_names
 
 try:
-    import langchain.agents  # noqa: F401
-    import langgraph.graph  # noqa: F401
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    import langchain.agents as _langchain_agents  # noqa: F401
+    import langgraph.graph as _langgraph_graph  # noqa: F401
+except ImportError as _exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         'integrations.langgraph needs LangGraph and LangChain: pip install "em-plugin[langgraph]"'
-    ) from exc
+    ) from _exc
 
 from integrations.langgraph import _chat  # noqa: F401 - registers its chat-model adapter
-from integrations.langgraph._memory_messages import (
-    SUGGESTIONS_EVENT,
-    crew_view,
-    is_memory_traffic,
-    memory_kind,
-    reply_text,
-)
-from integrations.langgraph._messages import is_handoff, message_text, trajectory_from_messages
-from integrations.langgraph._middleware import (
-    TRACE_KEY,
-    EpisodicAgentState,
-    EpisodicMemoryMiddleware,
-)
-from integrations.langgraph._node import EpisodicMemoryNode, append_to_message
+from integrations.langgraph._memory_messages import SUGGESTIONS_EVENT, reply_text
+from integrations.langgraph._middleware import EpisodicMemoryMiddleware
+from integrations.langgraph._node import EpisodicMemoryNode
 from integrations.langgraph._recorder import TrajectoryRecorder
-from integrations.langgraph._tools import crew_description, recall_workflows_tool, tools_of
-from integrations.langgraph._turns import CAPTURE_KEY, EpisodicMemoryState
+from integrations.langgraph._tools import crew_description, recall_workflows_tool
 from integrations.langgraph._wiring import with_episodic_memory
 
 __all__ = [
-    "CAPTURE_KEY",
-    "SUGGESTIONS_EVENT",
-    "TRACE_KEY",
-    "EpisodicAgentState",
     "EpisodicMemoryMiddleware",
     "EpisodicMemoryNode",
-    "EpisodicMemoryState",
+    "SUGGESTIONS_EVENT",
     "TrajectoryRecorder",
-    "append_to_message",
     "crew_description",
-    "crew_view",
-    "is_handoff",
-    "is_memory_traffic",
-    "memory_kind",
-    "message_text",
     "recall_workflows_tool",
     "reply_text",
-    "tools_of",
-    "trajectory_from_messages",
     "with_episodic_memory",
 ]
+
+# Dropped from __all__ in this release: still importable from here, with a DeprecationWarning.
+__getattr__ = _moved_names(
+    "integrations.langgraph",
+    {
+        "CAPTURE_KEY": "integrations.langgraph._turns",
+        "TRACE_KEY": "integrations.langgraph._trace",
+        "EpisodicAgentState": "integrations.langgraph._middleware",
+        "EpisodicMemoryState": "integrations.langgraph._turns",
+        "append_to_message": "integrations.langgraph._node",
+        "crew_view": "integrations.langgraph._memory_messages",
+        "is_handoff": "integrations.langgraph._messages",
+        "is_memory_traffic": "integrations.langgraph._memory_messages",
+        "memory_kind": "integrations.langgraph._memory_messages",
+        "message_text": "integrations.langgraph._messages",
+        "tools_of": "integrations.langgraph._tools",
+        "trajectory_from_messages": "integrations.langgraph._messages",
+    },
+)

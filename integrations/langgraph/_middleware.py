@@ -37,12 +37,10 @@ from em_plugin.session import (
     DEFAULT_MAX_SESSIONS,
     SEPARATOR,
     MemoryPort,
-    PolicyAttributes,
     PolicyOptions,
     SessionController,
-    SessionPolicy,
-    SessionRegistry,
 )
+from em_plugin.session.integration import CrewNameAlias, MemoryIntegration
 from integrations.langgraph._capture import RunCapture, install
 from integrations.langgraph._context import (
     logger,
@@ -79,7 +77,7 @@ class EpisodicAgentState(AgentState):
     episodic_trace: NotRequired[Annotated[list[dict[str, Any]], PrivateStateAttr, operator.add]]
 
 
-class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
+class EpisodicMemoryMiddleware(CrewNameAlias, MemoryIntegration, AgentMiddleware):
     """Episodic memory for ``create_agent``: capture, ``/save``, suggestions, optional injection.
 
     Example:
@@ -97,7 +95,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         suggest_command: The command that shows suggestions.
         limit: How many suggestions to show.
         turn_budget: Seconds of memory work a turn may add (``None``: no limit).
-        crew: The crew description's name, recorded on compiled workflows.
+        crew_name: The crew's name, recorded on saved workflows (``crew=`` before this release).
         max_sessions: How many sessions (threads) to keep open.
 
     Raises:
@@ -111,18 +109,17 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         memory: MemoryPort,
         *,
         inject: bool = False,
-        crew: str | None = None,
+        crew_name: str | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         **options: Unpack[PolicyOptions],
     ) -> None:
         super().__init__()
-        self.policy = SessionPolicy.from_options(options)
-        self.sessions = SessionRegistry(
-            memory, self.policy, framework="langgraph", log=logger, max_sessions=max_sessions
-        )
+        self._open_sessions(
+            memory, options, owner="EpisodicMemoryMiddleware", framework="langgraph",
+            log=logger, crew_name=crew_name, max_sessions=max_sessions,
+        )  # fmt: skip
         self.memory = memory
         self.inject = inject
-        self.crew = crew
         self.tools = []
         self.capture: RunCapture = install()
         """The process's capture of the run hierarchy: it tells which threads' runs raised."""
@@ -141,7 +138,7 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
         )
         context = getattr(runtime, "context", None) if runtime is not None else None
         scope = scope_of(config, context or runtime_context(), self.memory)
-        controller = self.sessions.get(str(session_id), scope=scope, crew=self.crew)
+        controller = self.sessions.get(str(session_id), scope=scope, crew=self.crew_name)
         # The checkpointed state is the session's truth: rebuild its trajectory each time.
         controller.trajectory = Trajectory(str(session_id), scope=scope, framework="langgraph")
         with controller.guard("compiling the session from the agent state"):

@@ -13,12 +13,11 @@ from em_plugin.session import (
     DEFAULT_MAX_SESSIONS,
     SEPARATOR,
     MemoryPort,
-    PolicyAttributes,
     PolicyOptions,
     SessionController,
     SessionPolicy,
-    SessionRegistry,
 )
+from em_plugin.session.integration import CrewNameAlias, MemoryIntegration
 from integrations.langgraph._capture import RunCapture, install
 from integrations.langgraph._context import (
     FRAMEWORK,
@@ -49,7 +48,7 @@ from integrations.langgraph._turns import (
 DEFAULT_NAME = "episodic_memory"
 
 
-class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
+class EpisodicMemoryNode(CrewNameAlias, MemoryIntegration, Runnable[dict, dict | Command]):
     """A graph node that keeps the session with the thread, answers ``/save`` and suggests.
 
     When a turn ends it collects the turn's calls from the run hierarchy (every depth: sub-agents
@@ -87,7 +86,7 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         judge: With ``autosave="on_success"``, decides which turns are saved.
         limit: How many suggestions to append.
         turn_budget: Seconds of memory work a turn may add (``None``: no limit).
-        crew: The crew description's name, recorded on compiled workflows.
+        crew_name: The crew's name, recorded on saved workflows (``crew=`` before this release).
         name: The node's default name.
         max_sessions: How many sessions' controllers (last suggestions) to keep in this
             process; the sessions themselves live in the thread.
@@ -101,18 +100,17 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         memory: MemoryPort,
         *,
         messages_key: str = "messages",
-        crew: str | None = None,
+        crew_name: str | None = None,
         name: str = DEFAULT_NAME,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         **options: Unpack[PolicyOptions],
     ) -> None:
-        self.policy = SessionPolicy.from_options(options)
-        self.sessions = SessionRegistry(
-            memory, self.policy, framework=FRAMEWORK, log=logger, max_sessions=max_sessions
-        )
+        self._open_sessions(
+            memory, options, owner="EpisodicMemoryNode", framework=FRAMEWORK, log=logger,
+            crew_name=crew_name, max_sessions=max_sessions,
+        )  # fmt: skip
         self.memory = memory
         self.messages_key = messages_key
-        self.crew = crew
         self.name = name
         self._crew_node: str | None = None
         self.capture: RunCapture = install()
@@ -329,7 +327,7 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
             return None
         session_id = thread_id_of(config) or _first_id(messages)
         scope = scope_of(config, runtime_context(), self.memory)
-        controller = self.sessions.get(session_id, scope=scope, crew=self.crew)
+        controller = self.sessions.get(session_id, scope=scope, crew=self.crew_name)
         turns = [*_turns(state), *entries]
         with controller.guard("compiling the session from the thread"):
             controller.trajectory = trajectory_from_turns(

@@ -52,7 +52,7 @@ def with_episodic_memory(
             )
         node = memory
     else:
-        node = EpisodicMemoryNode(memory, crew=crew_name, **options)
+        node = EpisodicMemoryNode(memory, crew_name=crew_name, **options)
     memory_node = node.name or DEFAULT_NAME
     builder = StateGraph(state_schema)
     builder.add_node(crew_node, crew)

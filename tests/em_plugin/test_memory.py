@@ -8,6 +8,7 @@ import pytest
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.memory import EpisodicMemory
+from em_plugin.settings import RetrievalSettings
 from em_plugin.state.derived import derived_dir
 from provenance.errors import WorkflowNotFound
 from provenance.model import CallStep, InstructionStep, Workflow
@@ -40,7 +41,7 @@ CURRENT = Workflow(
 
 @pytest.fixture
 def memory():
-    with EpisodicMemory("memory:", "fake:64", scope="team-a") as opened:
+    with EpisodicMemory("memory:", embedder="fake:64", scope="team-a") as opened:
         yield opened
 
 
@@ -161,28 +162,28 @@ def test_async_twins(memory: EpisodicMemory) -> None:
 
 def test_disk_store_persists_index_beside_it(tmp_path) -> None:
     path = tmp_path / "store"
-    with EpisodicMemory(str(path), "fake:64") as memory:
+    with EpisodicMemory(str(path), embedder="fake:64") as memory:
         memory.save_many([sds("w1"), sds("w2", "b.pdf")])
     directory = derived_dir(open_store(str(tmp_path / "probe")))
     assert directory is not None and directory.name == "probe.em-index"
     assert (tmp_path / "store.em-index" / "steps").is_dir()
     assert (tmp_path / "store.em-index" / "embeddings.sqlite").is_file()
-    with EpisodicMemory(str(path), "fake:64") as reopened:
+    with EpisodicMemory(str(path), embedder="fake:64") as reopened:
         assert reopened.ids() == ["w1", "w2"]
         assert reopened.suggest(CURRENT)[0].tool == "pfas_classifier"
     with open_store(str(path)) as store:  # the index goes stale behind its back
         store.delete("w2")
-    with EpisodicMemory(str(path), "fake:64") as rebuilt:
+    with EpisodicMemory(str(path), embedder="fake:64") as rebuilt:
         assert rebuilt.ids() == ["w1"]
 
 
 def test_configuration_errors() -> None:
     with pytest.raises(ConfigurationError, match="scope"):
-        EpisodicMemory("memory:", "fake", scope="")
+        EpisodicMemory("memory:", embedder="fake", scope="")
     with pytest.raises(ConfigurationError, match="threshold"):
-        EpisodicMemory("memory:", "fake", threshold=3)
+        EpisodicMemory("memory:", embedder="fake", retrieval=RetrievalSettings(threshold=3))
     with pytest.raises(ConfigurationError, match="llm"):
-        EpisodicMemory("memory:", "fake", llm=42)
+        EpisodicMemory("memory:", embedder="fake", llm=42)
 
 
 @pytest.mark.integration
@@ -194,7 +195,7 @@ def test_real_embedder_matches_paraphrases() -> None:
             steps=(InstructionStep(question), InstructionStep(task, (CallStep(tool),))),
         )
 
-    with EpisodicMemory("memory:", None, scope="it") as memory:
+    with EpisodicMemory("memory:", embedder=None, scope="it") as memory:
         memory.save(two("w1", "tell me what PFAS are", "extract the ingredients of acme.pdf",
                         "product_extractor"))  # fmt: skip
         memory.save(two("w2", "which mail server do we use", "send the report by mail", "mailer"))

@@ -30,7 +30,7 @@ def _sources(store: object) -> list[dict[str, str]]:
 
 
 def test_records_cite_stored_workflows_and_fallback_cites_the_crew(tmp_path: Path) -> None:
-    with EpisodicMemory(store="memory:", embedder="fake", crew=CREW) as memory:
+    with EpisodicMemory(store="memory:", embedder="fake", crew_description=CREW) as memory:
         memory.save(PAST)
         shown = [
             Suggestion(

@@ -32,7 +32,8 @@ from integrations.conformance import (
     Shape,
     outcome_of,
 )
-from integrations.langgraph import EpisodicMemoryNode, memory_kind
+from integrations.langgraph import EpisodicMemoryNode
+from integrations.langgraph._memory_messages import memory_kind
 
 # -- LangGraph ------------------------------------------------------------------------------
 

@@ -11,7 +11,8 @@ from beeai_framework.workflows.agent import AgentWorkflow, AgentWorkflowInput
 from beeai_support import CLASSIFY, EXTRACT, build_crew, make_memory, pfas_classifier
 
 from em_plugin.session.journal import SessionJournal
-from integrations.beeai import EpisodicMemoryMiddleware, SessionMemoryManager, deployment_session
+from integrations.beeai import EpisodicMemoryMiddleware, SessionMemoryManager
+from integrations.beeai._deployment import deployment_session
 from integrations.beeai._sanitize import clean_messages, strip_suggestions
 from integrations.beeai.testing import ScriptedChatModel, call, final
 from provenance.errors import StoreError

@@ -107,7 +107,9 @@ def _faulty_memory(fault: str) -> tuple[Any, dict[str, Any]]:
         embedder.broken = True
         return memory, {}
     crew = crew_description(build_crew().coordinator)
-    memory = make_memory(llm=FailingChatModel(name="broken_llm"), strict=True, crew=crew)
+    memory = make_memory(
+        llm=FailingChatModel(name="broken_llm"), raise_suggester_errors=True, crew_description=crew
+    )
     memory.save(_seed())
     return memory, {}
 

@@ -11,12 +11,8 @@ from beeai_support import CLASSIFY, EXTRACT, build_crew, leaf_names, make_memory
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.suggest.crew import CrewDescription
-from integrations.beeai import (
-    EpisodicMemoryMiddleware,
-    RecallWorkflowsTool,
-    crew_description,
-    recall_workflows_tool,
-)
+from integrations.beeai import EpisodicMemoryMiddleware, crew_description, recall_workflows_tool
+from integrations.beeai._tools import RecallWorkflowsTool
 from integrations.beeai.testing import ScriptedChatModel, call, final, last_tool_result
 
 
@@ -102,7 +98,7 @@ def test_crew_description_covers_the_coordinator_and_its_handoff_agents() -> Non
 
 async def test_crew_description_feeds_the_fallback_when_memory_has_nothing_similar() -> None:
     crew = build_crew()
-    memory = make_memory(crew=crew_description(crew.coordinator))
+    memory = make_memory(crew_description=crew_description(crew.coordinator))
     mw = EpisodicMemoryMiddleware(memory)
     answer = crew.turn_extract()
 

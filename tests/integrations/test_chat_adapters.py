@@ -48,7 +48,7 @@ ANSWER = "1. Classify the ingredients [pfas_classifier]"
 
 
 def _suggest_both_ways(llm: object) -> None:
-    with EpisodicMemory("memory:", "fake:32", llm=llm, crew=CREW) as memory:
+    with EpisodicMemory("memory:", embedder="fake:32", llm=llm, crew_description=CREW) as memory:
         found = memory.suggest(CURRENT)
         assert (found[0].source, found[0].tool) == ("llm", "pfas_classifier")
         found = asyncio.run(memory.asuggest(CURRENT))
@@ -75,7 +75,7 @@ def test_a_beeai_chat_model_suggests_sync_and_async() -> None:
 
 def test_no_adapter_fits_names_the_protocol_and_the_adapters() -> None:
     with pytest.raises(ConfigurationError, match=r"ChatModel \(complete/acomplete\).*beeai"):
-        EpisodicMemory("memory:", "fake", llm=42)
+        EpisodicMemory("memory:", embedder="fake", llm=42)
 
 
 def test_entry_points_adapt_models_without_importing_the_integration(tmp_path: Path) -> None:

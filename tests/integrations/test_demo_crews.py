@@ -38,7 +38,7 @@ def context() -> Iterator[DemoContext]:
     memory = EpisodicMemory(
         store=store,
         embedder=embedder,
-        crew=CREW_DESCRIPTION,
+        crew_description=CREW_DESCRIPTION,
         chain=build_chain("paper"),
         on_suggestions=tap,
     )

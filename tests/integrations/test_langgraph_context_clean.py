@@ -21,12 +21,8 @@ from lg_scaffold import (
     with_memory,
 )
 
-from integrations.langgraph import (
-    EpisodicMemoryMiddleware,
-    EpisodicMemoryNode,
-    memory_kind,
-    reply_text,
-)
+from integrations.langgraph import EpisodicMemoryMiddleware, EpisodicMemoryNode, reply_text
+from integrations.langgraph._memory_messages import memory_kind
 from provenance.model import CallStep, InstructionStep, Workflow
 
 MEMORY_WORDS = ("Suggested next steps", "/save", "Saved workflow")

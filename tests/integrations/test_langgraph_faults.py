@@ -56,7 +56,10 @@ class Faults:
         elif kind == "llm":
             # The memory's own fallback is off (strict) so that the failure reaches the plugin.
             self.memory = EpisodicMemory(
-                store="memory:", embedder=fake, llm=BrokenChatModel(messages=iter([])), strict=True
+                store="memory:",
+                embedder=fake,
+                llm=BrokenChatModel(messages=iter([])),
+                raise_suggester_errors=True,
             )
         else:
             self.memory = EpisodicMemory(store="memory:", embedder=fake)

@@ -29,7 +29,8 @@ from lg_scaffold import (
 
 from em_plugin.capture.trajectory import without_run_details
 from em_plugin.suggest.types import format_suggestions
-from integrations.langgraph import EpisodicMemoryNode, TrajectoryRecorder, memory_kind, reply_text
+from integrations.langgraph import EpisodicMemoryNode, TrajectoryRecorder, reply_text
+from integrations.langgraph._memory_messages import memory_kind
 from provenance.model import CallStep, InstructionStep
 
 CREWS = {"create_agent": agent_crew, "react_subgraph": react_crew}
@@ -97,7 +98,7 @@ def test_two_turns_save_and_a_new_session_gets_the_next_step(kind: str, memory) 
 
 def _current(out: dict, node: EpisodicMemoryNode, thread_id: str):
     """Recompile the session the node saw (the memory's suggestions for it are deterministic)."""
-    from integrations.langgraph import trajectory_from_messages
+    from integrations.langgraph._messages import trajectory_from_messages
 
     messages = out["messages"][:-1] + [
         out["messages"][-1].model_copy(update={"content": "beta.pdf contains PFOA and water."})

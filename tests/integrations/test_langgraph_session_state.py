@@ -27,12 +27,12 @@ from typing_extensions import TypedDict
 
 from em_plugin.memory import EpisodicMemory
 from integrations.langgraph import (
-    CAPTURE_KEY,
     EpisodicMemoryNode,
     TrajectoryRecorder,
     reply_text,
     with_episodic_memory,
 )
+from integrations.langgraph._turns import CAPTURE_KEY
 from provenance.model import CallStep, Workflow
 
 

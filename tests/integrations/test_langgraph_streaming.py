@@ -11,12 +11,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from lg_scaffold import EXTRACT, ScriptedChatModel, agent_crew, extract_turn, thread, with_memory
 from test_langgraph_context_clean import seeded_memory
 
-from integrations.langgraph import (
-    SUGGESTIONS_EVENT,
-    EpisodicMemoryMiddleware,
-    EpisodicMemoryNode,
-    memory_kind,
-)
+from integrations.langgraph import SUGGESTIONS_EVENT, EpisodicMemoryMiddleware, EpisodicMemoryNode
+from integrations.langgraph._memory_messages import memory_kind
 
 ANSWER = "acme.pdf contains PFOA and water."
 MODES = ["values", "updates", "messages", "custom", "debug"]

@@ -27,8 +27,8 @@ from integrations.langgraph import (
     crew_description,
     recall_workflows_tool,
     reply_text,
-    tools_of,
 )
+from integrations.langgraph._tools import tools_of
 
 
 @pytest.mark.parametrize("build", [agent_crew, react_crew])
@@ -49,8 +49,8 @@ def test_crew_description_from_a_graph_or_a_list() -> None:
 def test_an_empty_memory_falls_back_on_the_crew_description() -> None:
     model = ScriptedChatModel(messages=iter([]))
     crew = agent_crew(model)
-    memory = make_memory(crew=crew_description(crew, name="chem"))
-    graph = with_memory(crew, EpisodicMemoryNode(memory, crew="chem"))
+    memory = make_memory(crew_description=crew_description(crew, name="chem"))
+    graph = with_memory(crew, EpisodicMemoryNode(memory, crew_name="chem"))
     model.load(extract_turn())
     answer = reply_text(
         graph.invoke({"messages": [HumanMessage(EXTRACT)]}, thread("fb"))["messages"]

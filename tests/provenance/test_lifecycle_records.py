@@ -73,7 +73,7 @@ def test_version_ids() -> None:
 
 
 def test_records_live_in_their_own_graphs(tmp_path: Path) -> None:
-    with EpisodicMemory(str(tmp_path / "store"), "fake:32", scope="s") as memory:
+    with EpisodicMemory(str(tmp_path / "store"), embedder="fake:32", scope="s") as memory:
         memory.save(Workflow(id="w", steps=(CallStep("a"), CallStep("b"))))
         memory.save(Workflow(id="w", steps=(CallStep("a"), CallStep("c"))))
         memory.save(Workflow(id="v", steps=(CallStep("a"), CallStep("c"))))
@@ -96,7 +96,7 @@ def test_records_live_in_their_own_graphs(tmp_path: Path) -> None:
 def test_named_queries_read_the_records(spec: str, tmp_path: Path) -> None:
     store = "memory:" if spec == "memory:" else str(tmp_path / "store")
     steps = (InstructionStep("go", (CallStep("a"), CallStep("b"))),)
-    with EpisodicMemory(store, "fake:32", scope="s") as memory:
+    with EpisodicMemory(store, embedder="fake:32", scope="s") as memory:
         memory.save(Workflow(id="w", steps=steps))
         memory.save(Workflow(id="w", steps=(*steps, InstructionStep("more", (CallStep("c"),)))))
         memory.save(Workflow(id="x", steps=steps))

@@ -93,7 +93,7 @@ def test_each_text_is_embedded_once_per_turn() -> None:
         calls.extend(texts)
         return np.stack([np.frombuffer(t.ljust(16)[:16].encode(), dtype=np.uint8) for t in texts])
 
-    with EpisodicMemory("memory:", CallableEmbedder(counted, name="counted")) as memory:
+    with EpisodicMemory("memory:", embedder=CallableEmbedder(counted, name="counted")) as memory:
         memory.save(
             Workflow(
                 id="w1",

@@ -29,7 +29,7 @@ def _wf(wid: str, *tools: str, failed: tuple[str, ...] = ()) -> Workflow:
 
 @pytest.fixture
 def memory():  # type: ignore[no-untyped-def]
-    with EpisodicMemory("memory:", "fake:32", scope="lab") as found:
+    with EpisodicMemory("memory:", embedder="fake:32", scope="lab") as found:
         yield found
 
 
@@ -131,7 +131,7 @@ def test_retired_workflows_do_not_support_procedures(memory: EpisodicMemory) -> 
 
 
 def test_the_pfas_bootstrap_data_has_repeated_sequences() -> None:
-    with EpisodicMemory("memory:", "fake:32") as memory:
+    with EpisodicMemory("memory:", embedder="fake:32") as memory:
         memory.save_many(read_jsonl(BOOTSTRAP))
         found = memory.procedures()
     assert found[0].tools == ("product_extractor", "pfas_classifier")

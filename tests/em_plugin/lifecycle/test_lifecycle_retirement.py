@@ -63,7 +63,7 @@ def sources(memory: EpisodicMemory, tool: str) -> set[str]:
 
 
 def test_retiring_removes_a_workflow_from_every_suggestion_in_this_process() -> None:
-    with EpisodicMemory("memory:", "fake:32", scope="crew") as memory:
+    with EpisodicMemory("memory:", embedder="fake:32", scope="crew") as memory:
         memory.save(
             Workflow(
                 id="good",
@@ -92,7 +92,7 @@ def test_retiring_removes_a_workflow_from_every_suggestion_in_this_process() -> 
 
 
 def test_retirement_is_prov_invalidation_with_time_and_agent() -> None:
-    with EpisodicMemory("memory:", "fake:32", scope="crew") as memory:
+    with EpisodicMemory("memory:", embedder="fake:32", scope="crew") as memory:
         memory.save(Workflow(id="w", steps=(CallStep("a"),)))
         memory.retire("w", reason="stale", agent="reviewer")
         rows = memory.store.backend.query(
@@ -129,7 +129,7 @@ def test_retirement_is_prov_invalidation_with_time_and_agent() -> None:
 
 
 def test_bad_retirements_are_clear_errors() -> None:
-    with EpisodicMemory("memory:", "fake:32", scope="crew") as memory:
+    with EpisodicMemory("memory:", embedder="fake:32", scope="crew") as memory:
         memory.save(Workflow(id="w", steps=(CallStep("a"),)))
         with pytest.raises(WorkflowNotFound, match="nope"):
             memory.retire("nope", reason="x")
@@ -160,7 +160,9 @@ def test_a_reader_process_on_a_disk_store_stops_using_a_retired_workflow(tmp_pat
     try:
         store = open_store(path, read_only=True)
         try:
-            with EpisodicMemory(store, "fake:32", scope="crew", poll_interval=POLL) as reader:
+            with EpisodicMemory(
+                store, embedder="fake:32", scope="crew", poll_interval=POLL
+            ) as reader:
                 _other_process_sees(reader, worker)
         finally:
             store.close()
@@ -178,7 +180,7 @@ def remote(oxigraph_server) -> Iterator[str]:  # type: ignore[no-untyped-def]
 def test_two_processes_on_a_remote_store(remote: str) -> None:
     worker = Worker(remote)
     try:
-        with EpisodicMemory(remote, "fake:32", scope="crew", poll_interval=POLL) as other:
+        with EpisodicMemory(remote, embedder="fake:32", scope="crew", poll_interval=POLL) as other:
             _other_process_sees(other, worker)
             # And the other way round: this process retires, the worker's memory follows.
             other.retire("good", reason="superseded by a new tool")

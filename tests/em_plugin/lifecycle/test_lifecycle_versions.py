@@ -20,7 +20,7 @@ def _session(*tools: str, wid: str = "session/t1", text: str = "classify the SDS
 
 @pytest.fixture
 def memory(tmp_path: Path):  # type: ignore[no-untyped-def]
-    with EpisodicMemory(str(tmp_path / "store"), "fake:32", scope="team") as found:
+    with EpisodicMemory(str(tmp_path / "store"), embedder="fake:32", scope="team") as found:
         yield found
 
 
@@ -92,10 +92,10 @@ def test_an_unchanged_save_makes_no_version(memory: EpisodicMemory) -> None:
 
 def test_versions_survive_a_reopen_and_are_deleted_with_the_workflow(tmp_path: Path) -> None:
     path = str(tmp_path / "store")
-    with EpisodicMemory(path, "fake:32", scope="team") as memory:
+    with EpisodicMemory(path, embedder="fake:32", scope="team") as memory:
         memory.save(_session("a", "b"))
         memory.save(_session("a", "c"))
-    with EpisodicMemory(path, "fake:32", scope="team") as memory:
+    with EpisodicMemory(path, embedder="fake:32", scope="team") as memory:
         assert memory.ids() == ["session/t1"]
         assert len(memory.history("session/t1")) == 2
         assert memory.delete("session/t1")

@@ -71,7 +71,7 @@ def remote(oxigraph_server) -> Iterator[str]:
 def test_two_processes_on_one_remote_store(remote: str) -> None:
     writer = Writer(remote)
     try:
-        with EpisodicMemory(remote, "fake:32", scope="crew", poll_interval=POLL) as reader:
+        with EpisodicMemory(remote, embedder="fake:32", scope="crew", poll_interval=POLL) as reader:
             _sees_within_poll(reader, writer)
     finally:
         writer.close()
@@ -83,7 +83,9 @@ def test_one_writer_and_one_reader_process_on_one_disk_store(tmp_path: Path) -> 
     try:
         store = open_store(path, read_only=True)
         try:
-            with EpisodicMemory(store, "fake:32", scope="crew", poll_interval=POLL) as reader:
+            with EpisodicMemory(
+                store, embedder="fake:32", scope="crew", poll_interval=POLL
+            ) as reader:
                 _sees_within_poll(reader, writer)
         finally:
             store.close()

@@ -59,13 +59,13 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_a_reopened_remote_memory_loads_its_cached_index(remote: str, reads: list[str]) -> None:
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         memory.save_many([flow(f"w{i}", "extract", "classify") for i in range(20)])
         before = memory.suggest(current("extract"))
         directory = memory._engine.store.derived_dir
     assert directory is not None and (directory / "steps" / "meta.json").exists()
     reads.clear()
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         assert memory._engine.store.derived_dir == directory  # the slot was free again
         assert memory.ids() == sorted(f"w{i}" for i in range(20))
         opening = list(reads)
@@ -77,7 +77,7 @@ def test_a_reopened_remote_memory_loads_its_cached_index(remote: str, reads: lis
 
 
 def test_a_cached_index_catches_up_with_other_clients_writes(remote: str, reads: list[str]) -> None:
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         memory.save_many([flow("w1", "extract", "classify"), flow("w2", "extract", "classify")])
     store = open_store(remote)
     try:  # another client writes while no memory is open: a replace and a new workflow
@@ -86,7 +86,7 @@ def test_a_cached_index_catches_up_with_other_clients_writes(remote: str, reads:
     finally:
         store.close()
     reads.clear()
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         assert memory.ids() == ["w1", "w2", "w3"]
         opening = list(reads)
         assert [s.tool for s in memory.suggest(current("search"))][:1] == ["report"]
@@ -97,7 +97,7 @@ def test_a_cached_index_catches_up_with_other_clients_writes(remote: str, reads:
 def test_a_wiped_server_leaves_no_stale_workflow_in_the_cached_index(
     remote: str, oxigraph_server
 ) -> None:
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         memory.save_many([flow("old1", "extract", "classify"), flow("old2", "a", "b")])
     oxigraph_server.wipe()  # another store now answers at the same address
     store = open_store(remote)
@@ -105,7 +105,7 @@ def test_a_wiped_server_leaves_no_stale_workflow_in_the_cached_index(
         store.save(flow("new", "search", "report").replace(scope="crew"))
     finally:
         store.close()
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         assert memory.ids() == ["new"]
         assert not {"classify", "b"} & {s.tool for s in memory.suggest(current("extract"))}
 
@@ -113,8 +113,8 @@ def test_a_wiped_server_leaves_no_stale_workflow_in_the_cached_index(
 def test_concurrent_memories_take_separate_slots_and_a_closed_one_frees_its_slot(
     remote: str,
 ) -> None:
-    first = EpisodicMemory(remote, "fake:32", scope="crew")
-    second = EpisodicMemory(remote, "fake:32", scope="crew")
+    first = EpisodicMemory(remote, embedder="fake:32", scope="crew")
+    second = EpisodicMemory(remote, embedder="fake:32", scope="crew")
     try:
         a, b = first._engine.store.derived_dir, second._engine.store.derived_dir
         assert a is not None and b is not None and a != b and a.parent == b.parent
@@ -122,19 +122,19 @@ def test_concurrent_memories_take_separate_slots_and_a_closed_one_frees_its_slot
     finally:
         first.close()
         second.close()
-    with EpisodicMemory(remote, "fake:32", scope="crew") as third:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as third:
         assert third._engine.store.derived_dir == a
 
 
 def test_forget_erases_the_cached_indexes_no_process_holds(remote: str) -> None:
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         memory.save(flow("w1", "extract", "classify"))
         held = memory._engine.store.derived_dir
     parked = claim_slot(open_store(remote).backend.cache_key or "")
     assert parked is not None and parked.path == held  # a free slot with an index in it
     parked.release()
     assert held is not None and any(held.rglob("*.json"))
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         slot = memory._engine.store.derived_dir
         memory.forget()
     assert slot is not None
@@ -144,7 +144,7 @@ def test_forget_erases_the_cached_indexes_no_process_holds(remote: str) -> None:
 
 def test_the_cache_can_be_turned_off(remote: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(CACHE_DIR_ENV, "none")
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         memory.save(flow("w1", "extract", "classify"))
         assert memory._engine.store.derived_dir is None
     assert store_dir("anything") is None
@@ -153,13 +153,13 @@ def test_the_cache_can_be_turned_off(remote: str, monkeypatch: pytest.MonkeyPatc
 def test_a_live_memory_rewrites_its_slot_when_another_process_erases_the_scope(
     remote: str,
 ) -> None:
-    with EpisodicMemory(remote, "fake:32", scope="crew", poll_interval=0) as live:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew", poll_interval=0) as live:
         live.save_many([flow(f"w{i}", "extract", "classify") for i in range(3)])
         live.close()  # a snapshot and a journal that name the scope's texts
-    with EpisodicMemory(remote, "fake:32", scope="crew", poll_interval=0) as live:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew", poll_interval=0) as live:
         slot = live._engine.store.derived_dir
         assert slot is not None
-        with EpisodicMemory(remote, "fake:32", scope="crew") as other:
+        with EpisodicMemory(remote, embedder="fake:32", scope="crew") as other:
             other.forget()
         assert live.ids() == []  # the next read catches up with the erasure
         files = [p.read_bytes() for p in slot.rglob("*") if p.is_file()]
@@ -179,17 +179,17 @@ def _suggested(memory: EpisodicMemory) -> list[tuple[Any, ...]]:
 def test_suggestions_on_a_remote_store_read_no_workflow_from_it(
     remote: str, reads: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         memory.save_many([flow(f"w{i}", "extract", "classify") for i in range(20)])
         reads.clear()
         first = _suggested(memory)
         assert first and reads == []  # cited workflows came from the copies
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         reads.clear()
         assert _suggested(memory) == first
         assert reads == []
     monkeypatch.setenv(CACHE_DIR_ENV, "none")  # no slot, no copies: the store is read
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         assert memory._engine.copies is None
         reads.clear()
         assert _suggested(memory) == first
@@ -197,7 +197,7 @@ def test_suggestions_on_a_remote_store_read_no_workflow_from_it(
 
 
 def test_copies_follow_what_other_clients_write(remote: str) -> None:
-    with EpisodicMemory(remote, "fake:32", scope="crew", poll_interval=0) as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew", poll_interval=0) as memory:
         memory.save_many([flow("w1", "extract", "classify"), flow("w2", "extract", "a")])
         store = open_store(remote)
         try:
@@ -210,21 +210,21 @@ def test_copies_follow_what_other_clients_write(remote: str) -> None:
         copies = memory._engine.copies
         assert copies is not None
         assert copies.get_many("crew", ["w1", "w2"]) == [stored]
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         assert memory._engine.load("w1", "crew") == stored
 
 
 def test_copies_fill_as_they_are_read_when_the_file_is_new(remote: str, reads: list[str]) -> None:
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         memory.save_many([flow(f"w{i}", "extract", "classify") for i in range(5)])
         slot = memory._engine.store.derived_dir
     assert slot is not None
     (slot / FILE_NAME).unlink()  # a slot made before copies existed
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         reads.clear()
         first = _suggested(memory)
         assert any(r.startswith("load") for r in reads)
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         reads.clear()
         assert _suggested(memory) == first and reads == []
 
@@ -232,7 +232,7 @@ def test_copies_fill_as_they_are_read_when_the_file_is_new(remote: str, reads: l
 def test_forget_overwrites_the_copies_of_the_scope(remote: str) -> None:
     workflow = flow("w1", "extract", "classify").replace(scope="crew")
     blob = zlib.compress(dumps_workflow(workflow).encode(), 1)
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         memory.save(workflow)
         path = memory._engine.store.derived_dir / FILE_NAME  # type: ignore[operator]
         assert blob[8:40] in path.read_bytes()
@@ -244,13 +244,13 @@ def test_a_disk_store_keeps_copies_beside_its_index_and_a_reader_none(
     tmp_path: Path, reads: list[str]
 ) -> None:
     path = str(tmp_path / "store")
-    with EpisodicMemory(path, "fake:32") as writer:
+    with EpisodicMemory(path, embedder="fake:32") as writer:
         writer.save_many([flow(f"w{i}", "extract", "classify") for i in range(5)])
         assert writer._engine.copies is not None
         assert (tmp_path / "store.em-index" / FILE_NAME).exists()
         with (
             open_store(path, read_only=True) as store,
-            EpisodicMemory(store, "fake:32") as reader,
+            EpisodicMemory(store, embedder="fake:32") as reader,
         ):
             assert reader._engine.copies is None  # a reader never writes derived files
             reads.clear()
@@ -263,14 +263,14 @@ def test_a_disk_store_keeps_copies_beside_its_index_and_a_reader_none(
 def test_reindex_starts_the_slot_without_copies(remote: str, reads: list[str]) -> None:
     from em_plugin.cli.io import rebuild_index
 
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         memory.save_many([flow(f"w{i}", "extract", "classify") for i in range(3)])
         slot = memory._engine.store.derived_dir
     assert slot is not None and (slot / FILE_NAME).exists()
     with open_store(remote) as store:
         assert rebuild_index(store, "fake:32")[0] == 3
     assert not (slot / FILE_NAME).exists()
-    with EpisodicMemory(remote, "fake:32", scope="crew") as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         assert memory._engine.store.derived_dir == slot
         reads.clear()
         assert _suggested(memory)  # from the store, refilling the copies
@@ -278,7 +278,7 @@ def test_reindex_starts_the_slot_without_copies(remote: str, reads: list[str]) -
 
 
 def test_load_does_not_serve_a_copy_that_another_client_deleted(remote: str) -> None:
-    with EpisodicMemory(remote, "fake:32", scope="crew", poll_interval=0) as memory:
+    with EpisodicMemory(remote, embedder="fake:32", scope="crew", poll_interval=0) as memory:
         memory.save(flow("w1", "extract"))
         assert memory.load("w1").id == "w1"  # now held in memory and in the copies
         with open_store(remote) as store:

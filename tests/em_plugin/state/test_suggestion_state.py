@@ -28,7 +28,7 @@ QUERIES = list(DATA.queries(12))
 
 
 def _memory(path: Path) -> EpisodicMemory:
-    return EpisodicMemory(str(path / "store"), FakeEmbedder(32), scope=SCOPE)
+    return EpisodicMemory(str(path / "store"), embedder=FakeEmbedder(32), scope=SCOPE)
 
 
 def _suggestions(memory: EpisodicMemory) -> list[list[Suggestion]]:

@@ -43,7 +43,7 @@ def files_under(directory: Path) -> dict[str, bytes]:
 
 
 def test_same_id_in_two_scopes_is_two_workflows() -> None:
-    with EpisodicMemory("memory:", "fake:32", scope="A") as a:
+    with EpisodicMemory("memory:", embedder="fake:32", scope="A") as a:
         b = a.with_scope("B")
         a.save(wf("shared/1", "alpha text of tenant A", "a_tool", "a_next"))
         b.save(wf("shared/1", "beta text of tenant B", "b_tool"))
@@ -61,7 +61,7 @@ def test_same_id_in_two_scopes_is_two_workflows() -> None:
 
 def test_same_thread_id_in_two_scopes() -> None:
     # A LangGraph thread saves as "session/<thread_id>"; two tenants may reuse a thread id.
-    with EpisodicMemory("memory:", "fake:32", scope="A") as a:
+    with EpisodicMemory("memory:", embedder="fake:32", scope="A") as a:
         b = a.with_scope("B")
         a.save(wf("session/t-1", "book a flight", "find_flight", "book"))
         b.save(wf("session/t-1", "file a claim", "open_claim"))
@@ -72,7 +72,7 @@ def test_same_thread_id_in_two_scopes() -> None:
 
 
 def test_forget_keeps_other_scopes_suggestion_records() -> None:
-    with EpisodicMemory("memory:", "fake:32", scope="A") as a:
+    with EpisodicMemory("memory:", embedder="fake:32", scope="A") as a:
         b = a.with_scope("B")
         shown = [Suggestion("next", tool="t", evidence=(Evidence("w", 0, 1.0),))]
         a.record_suggestions("session-1", shown)
@@ -95,7 +95,7 @@ SECRET_TEXTS = ("zebra quartz nebula protocol", "xylophone marmalade cipher")
 
 def test_forget_erases_every_derived_file(tmp_path: Path) -> None:
     path = str(tmp_path / "store")
-    with EpisodicMemory(path, "fake:32", scope="A") as a:
+    with EpisodicMemory(path, embedder="fake:32", scope="A") as a:
         a.save(wf("a1", "ordinary text of tenant A", "a_tool"))
         b = a.with_scope("B")
         b.save(wf("tenant-b-only-id", SECRET_TEXTS[0], "b_tool", "b_tool2"))
@@ -105,7 +105,7 @@ def test_forget_erases_every_derived_file(tmp_path: Path) -> None:
     directory = open_store("memory:").derived_dir  # None: only disk stores have one
     assert directory is None
     # A later session forgets B (its suggestion state was never built in this process).
-    with EpisodicMemory(path, "fake:32", scope="B") as b:
+    with EpisodicMemory(path, embedder="fake:32", scope="B") as b:
         assert b.ids() == ["b2", "tenant-b-only-id"]
         assert b.forget() == ["b2", "tenant-b-only-id"]
         derived = b.store.derived_dir
@@ -114,7 +114,9 @@ def test_forget_erases_every_derived_file(tmp_path: Path) -> None:
         _assert_no_trace(derived)
     assert remaining < cached_a
     _assert_no_trace(derived)
-    with EpisodicMemory(path, "fake:32", scope="A") as a:  # reopen: still nothing, A intact
+    with EpisodicMemory(
+        path, embedder="fake:32", scope="A"
+    ) as a:  # reopen: still nothing, A intact
         assert a.ids() == ["a1"] and a.with_scope("B").ids() == []
         a.suggest(wf("now", "ordinary text of tenant A", "a_tool"))
     _assert_no_trace(derived)
@@ -162,7 +164,7 @@ memory.save(loads_workflow(sys.argv[2]))
 
 def test_crash_after_store_commit_never_leaves_a_stale_index(tmp_path: Path) -> None:
     path = str(tmp_path / "store")
-    with EpisodicMemory(path, "fake:32", scope="team") as memory:
+    with EpisodicMemory(path, embedder="fake:32", scope="team") as memory:
         memory.save(wf("w1", "book a flight to rome", "find_flight", "book"))
         memory.save(wf("w2", "cancel the hotel", "find_booking", "cancel"))
     new = wf("w1", "classify the safety data sheet", "extract", "classify", scope="team")
@@ -174,7 +176,7 @@ def test_crash_after_store_commit_never_leaves_a_stale_index(tmp_path: Path) -> 
         timeout=120,
     )
     assert done.returncode == 17, done.stderr.decode()
-    with EpisodicMemory(path, "fake:32", scope="team") as memory:
+    with EpisodicMemory(path, embedder="fake:32", scope="team") as memory:
         assert memory.load("w1").steps[0].text == "classify the safety data sheet"
         found = memory.retrieve(wf("now", "classify the safety data sheet", "extract"))
         assert [m.workflow_id for m in found] == ["w1"]
@@ -186,7 +188,7 @@ def test_crash_after_store_commit_never_leaves_a_stale_index(tmp_path: Path) -> 
 
 def test_read_only_memory_never_writes_index_files_and_sees_new_saves(tmp_path: Path) -> None:
     path = tmp_path / "store"
-    writer = EpisodicMemory(str(path), "fake:32", scope="team")
+    writer = EpisodicMemory(str(path), embedder="fake:32", scope="team")
     try:
         for i in range(3):
             writer.save(wf(f"w{i}", f"instruction number {i}", "search", "report"))
@@ -194,7 +196,7 @@ def test_read_only_memory_never_writes_index_files_and_sees_new_saves(tmp_path: 
         assert derived is not None
         before = files_under(derived)
         store = open_store(str(path), read_only=True)
-        reader = EpisodicMemory(store, "fake:32", scope="team", poll_interval=0.0)
+        reader = EpisodicMemory(store, embedder="fake:32", scope="team", poll_interval=0.0)
         try:
             assert reader.ids() == ["w0", "w1", "w2"]
             reader.suggest(wf("now", "instruction number 1", "search"))
@@ -215,7 +217,7 @@ def test_read_only_memory_never_writes_index_files_and_sees_new_saves(tmp_path: 
         writer.delete("w2")
     finally:
         writer.close()
-    with EpisodicMemory(str(path), "fake:32", scope="team") as again:
+    with EpisodicMemory(str(path), embedder="fake:32", scope="team") as again:
         assert again.ids() == ["w1", "w3", "w4"]
         # w1 was saved again: its first version stays stored as w1@v1, never indexed.
         assert again.store.ids("team") == ["w1", "w1@v1", "w3", "w4"]
@@ -286,7 +288,7 @@ def proxy(oxigraph_server) -> Iterator[_Proxy]:
 
 def test_remote_write_whose_answer_is_lost_is_settled(proxy: _Proxy) -> None:
     url = f"http://127.0.0.1:{proxy.server_address[1]}/query"
-    with EpisodicMemory(url, "fake:32", scope="team") as memory:
+    with EpisodicMemory(url, embedder="fake:32", scope="team") as memory:
         memory.save(wf("w0", "first instruction", "search"))
         # The server commits and the answer is lost: the marker shows the write, save succeeds.
         proxy.mode = "commit-then-drop"

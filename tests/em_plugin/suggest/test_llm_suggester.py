@@ -172,7 +172,9 @@ def test_parse_numbered_variants() -> None:
 
 def test_memory_passes_llm_and_records_prompt(tmp_path) -> None:
     model = ScriptedChatModel("1. Classify [pfas_classifier]", "Crew: chemists")
-    with EpisodicMemory("memory:", "fake:32", llm=model, crew=CREW.to_dict()) as memory:
+    with EpisodicMemory(
+        "memory:", embedder="fake:32", llm=model, crew_description=CREW.to_dict()
+    ) as memory:
         found = memory.suggest(CURRENT)
         assert found[0].source == "llm" and found[0].tool == "pfas_classifier"
         assert asyncio.run(memory.asuggest(CURRENT))[0].source == "llm"

@@ -40,7 +40,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
 
 
 def test_cited_workflows_are_read_in_one_go(reads: list[tuple[str, int]]) -> None:
-    with EpisodicMemory("memory:", "fake:32", scope="crew") as memory:
+    with EpisodicMemory("memory:", embedder="fake:32", scope="crew") as memory:
         memory.save_many(
             [flow(f"w{i}", "extract", f"tool{i % 3}", args={"x": str(i)}) for i in range(12)]
         )

@@ -205,7 +205,9 @@ def test_unfamiliar_question_gets_only_crew_fallback_suggestions() -> None:
     from em_plugin import CallStep, EpisodicMemory, FakeEmbedder, InstructionStep, Workflow
     from integrations.demo.pfas import CREW_DESCRIPTION
 
-    memory = EpisodicMemory(store="memory:", embedder=FakeEmbedder(), crew=CREW_DESCRIPTION)
+    memory = EpisodicMemory(
+        store="memory:", embedder=FakeEmbedder(), crew_description=CREW_DESCRIPTION
+    )
     for i in range(3):
         memory.save(
             Workflow(

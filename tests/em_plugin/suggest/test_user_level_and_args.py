@@ -47,7 +47,7 @@ def _handoff_workflow(i: int) -> Workflow:
 
 
 def test_a_sub_agents_tool_is_never_suggested_on_its_own() -> None:
-    memory = EpisodicMemory(store="memory:", embedder="fake", crew=CREW)
+    memory = EpisodicMemory(store="memory:", embedder="fake", crew_description=CREW)
     try:
         memory.save_many([_handoff_workflow(i) for i in range(3)])
         current = Workflow(

@@ -138,7 +138,7 @@ def test_llm_suggester_with_the_real_langchain_model(
 ) -> None:
     recorder = Recorder()
     model = local_chat_model(max_new_tokens=TOKENS).with_config(callbacks=[recorder])
-    memory = EpisodicMemory(store="memory:", embedder="fake", crew=CREW, llm=model)
+    memory = EpisodicMemory(store="memory:", embedder="fake", crew_description=CREW, llm=model)
     try:
         memory.save_many([_past(i) for i in range(3)])
         assert memory.retrieve(CURRENT), "the prompt must be built from retrieved workflows"
@@ -171,7 +171,7 @@ def test_figure4_crew_prompt_with_the_real_beeai_model(
         return output
 
     monkeypatch.setattr(LocalBeeAIChatModel, "_create", recording)
-    memory = EpisodicMemory(store="memory:", embedder="fake", crew=CREW, llm=model)
+    memory = EpisodicMemory(store="memory:", embedder="fake", crew_description=CREW, llm=model)
     try:
         memory.save_many([_past(i) for i in range(3)])
         odd = Workflow(id="q", steps=(InstructionStep("What is the boiling point of PTFE?"),))
@@ -201,7 +201,7 @@ def test_unusable_answers_fall_back_with_a_warning_and_evidence(
     answer: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     memory = EpisodicMemory(
-        store="memory:", embedder="fake", crew=CREW, llm=lambda messages: answer
+        store="memory:", embedder="fake", crew_description=CREW, llm=lambda messages: answer
     )
     try:
         memory.save_many([_past(i) for i in range(3)])

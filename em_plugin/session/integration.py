@@ -1,0 +1,105 @@
+"""The base every framework integration shares: its policy, its live sessions, fault isolation.
+
+The LangGraph node and middleware and the BeeAI middleware and EM agent open the same way: check
+the memory, validate the policy options once (:class:`~em_plugin.session.policy.SessionPolicy`),
+keep the live sessions in one :class:`~em_plugin.session.registry.SessionRegistry` (which holds
+the fault isolation), and optionally journal each session in the memory's store. The settings
+mean the same thing in every integration (docs/api.md):
+
+- ``crew_name``: the crew's name recorded on saved workflows (a string); ``crew`` is the crew
+  itself (an agent, runnable or graph) where an integration takes one;
+- ``strict``: memory failures raise instead of being logged (the crew's answer goes through);
+- ``max_sessions``, ``limit``, ``autosave``, ``judge``, ``turn_budget``, the two commands.
+
+This module knows no framework.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from em_plugin._deprecation import deprecated
+from em_plugin.session.journal import JournaledSessions, SessionJournal
+from em_plugin.session.policy import PolicyAttributes, SessionPolicy
+from em_plugin.session.port import MemoryPort
+from em_plugin.session.registry import DEFAULT_MAX_SESSIONS, SessionRegistry, require_memory
+from provenance.stores import WorkflowStore
+
+__all__ = ["CrewNameAlias", "MemoryIntegration", "journal_for"]
+
+
+def journal_for(memory: MemoryPort) -> SessionJournal | None:
+    """Return a journal in the memory's store, or ``None`` for a memory without a store."""
+    store = memory.store
+    return SessionJournal(store.backend) if isinstance(store, WorkflowStore) else None
+
+
+class MemoryIntegration(PolicyAttributes):
+    """Policy, live sessions and isolation of an integration class (call :meth:`_open_sessions`).
+
+    Subclasses call :meth:`_open_sessions` first in their constructor and read ``policy``,
+    ``sessions`` (with ``sessions.isolation``), ``journal`` and ``crew_name``; the read-only
+    ``strict``, ``autosave``, ``limit``, ... attributes come from ``policy``.
+    """
+
+    policy: SessionPolicy
+    sessions: SessionRegistry
+    journal: JournaledSessions | None
+    crew_name: str | None
+
+    def _open_sessions(
+        self,
+        memory: MemoryPort,
+        options: Mapping[str, Any],
+        *,
+        owner: str,
+        framework: str,
+        log: logging.Logger,
+        crew_name: str | None = None,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        journal: bool = False,
+    ) -> None:
+        """Validate the settings and open the session registry.
+
+        Args:
+            memory: The memory (required).
+            options: The :class:`~em_plugin.session.policy.PolicyOptions` given to the
+                constructor, plus the deprecated ``crew`` (a name) of the node and middlewares.
+            owner: The public class's name, for messages.
+            framework: The framework recorded on the sessions' trajectories.
+            log: The logger warnings go to.
+            crew_name: The crew's name recorded on saved workflows.
+            max_sessions: How many sessions to keep open in this process.
+            journal: Keep each session's capture in the memory's store (when it has one).
+
+        Raises:
+            ConfigurationError: On a missing memory or an invalid setting (the message lists the
+                valid choices).
+        """
+        require_memory(memory)  # before the settings: the first error names the memory
+        options = dict(options)
+        if "crew" in options:
+            old = options.pop("crew")
+            deprecated(f"{owner}(crew=<name>)", f"{owner}(crew_name=<name>)", stacklevel=4)
+            crew_name = old if crew_name is None else crew_name
+        self.policy = SessionPolicy.from_options(options)
+        self.sessions = SessionRegistry(
+            memory, self.policy, framework=framework, log=log, max_sessions=max_sessions
+        )
+        found = journal_for(memory) if journal else None
+        self.journal = JournaledSessions(self.sessions, found) if found is not None else None
+        self.crew_name = crew_name
+
+
+class CrewNameAlias:
+    """The deprecated ``crew`` attribute of classes where it meant the crew's name."""
+
+    crew_name: str | None
+
+    @property
+    def crew(self) -> str | None:
+        """Deprecated alias of ``crew_name``."""
+        deprecated(f"{type(self).__name__}.crew", f"{type(self).__name__}.crew_name")
+        return self.crew_name
