@@ -51,7 +51,9 @@ the rows in Python (linear); the warm-up is linear in the store (SPARQL aggregat
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import shutil
 import socket
 import statistics
 import sys
@@ -62,40 +64,96 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pyoxigraph as ox
+
 from em_plugin.evaluation.synthetic import SCOPE, SyntheticMemory
+from provenance.model import Workflow
 from provenance.stores import open_store
+from provenance.vocab import graph_iri
 
-BATCH = 5000
+BATCH = 5_000
 TARGET_MS = 300.0
+TARGETED = ("workflow table, page 1", "one workflow (random)")
+"""The pages the target is for."""
+CACHE = Path(tempfile.gettempdir()) / "em-plugin-ui-pages"
+"""Where the filled store is kept between runs when ``--store`` is not given."""
 
 
-def fill(path: Path, count: int) -> None:
-    """Save ``count`` synthetic workflows (dated a minute apart, titled) unless already there."""
+def _synthetic(first: int, size: int) -> list[Workflow]:
+    """The synthetic workflows ``first``..``first + size`` (dated a minute apart, titled)."""
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    return [
+        workflow.replace(
+            created=(base + timedelta(minutes=first + n)).isoformat(),
+            title=f"Synthetic task {first + n}",
+        )
+        for n, workflow in enumerate(SyntheticMemory(seed=0).workflows(size, start=first))
+    ]
+
+
+def _nquads_file(folder: str, first: int, size: int) -> str:
+    """Write workflows ``first``..``first + size`` as the N-Quads a save writes; return the file.
+
+    Runs in a worker process. The text is the store's own (``workflow_to_text`` into the graph
+    ``graph_iri``, as ``WorkflowStore.save_many`` writes it), so the loaded graphs are the ones
+    a save makes.
+    """
+    from provenance.stores._terms import nquads
+    from provenance.stores._text_writer import workflow_to_text
+
+    graphs = [(graph_iri(w.id, w.scope), workflow_to_text(w)) for w in _synthetic(first, size)]
+    path = Path(folder) / f"fill-{first:08d}.nq"
+    path.write_text(nquads(graphs), encoding="utf-8")
+    return str(path)
+
+
+def fill(path: Path, count: int, *, workers: int = 3) -> None:
+    """Top the store up to ``count`` synthetic workflows (nothing to do when it holds them).
+
+    ``workers`` processes write batches of :data:`BATCH` workflows as N-Quads files while this
+    one bulk-loads them (Oxigraph's ``bulk_load``, new graphs only, as ``save_many`` does for new
+    workflows), in order. The last batch goes through ``WorkflowStore.save_many``, so the scope's
+    change log has an entry and the store is one a memory writes.
+    """
     with open_store(str(path)) as store:
         have = len(store.ids(SCOPE))
-        if have >= count:
-            print(f"store {path}: {have} workflows already", flush=True)
-            return
-        start = time.perf_counter()
-        base = datetime(2026, 1, 1, tzinfo=UTC)
-        batch = []
-        for number, workflow in enumerate(
-            SyntheticMemory(seed=0).workflows(count - have, start=have)
-        ):
-            index = have + number
-            created = (base + timedelta(minutes=index)).isoformat()
-            batch.append(workflow.replace(created=created, title=f"Synthetic task {index}"))
-            if len(batch) == BATCH:
-                store.save_many(batch)
-                batch = []
-                done = index + 1
-                print(f"  saved {done} ({time.perf_counter() - start:.0f} s)", flush=True)
-        if batch:
-            store.save_many(batch)
-        print(f"filled {count} workflows in {time.perf_counter() - start:.0f} s", flush=True)
+    if have >= count:
+        print(f"store {path}: {have} workflows already", flush=True)
+        return
+    start = time.perf_counter()
+    last = max(have, count - BATCH)
+    if last > have:
+        folder = tempfile.mkdtemp(prefix="fill-", dir=path.parent)
+        try:
+            raw = ox.Store(str(path))
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                firsts = range(have, last, BATCH)
+                files = [
+                    pool.submit(_nquads_file, folder, first, min(BATCH, last - first))
+                    for first in firsts
+                ]
+                for first, future in zip(firsts, files, strict=True):
+                    name = future.result()
+                    raw.bulk_load(path=name, format=ox.RdfFormat.N_QUADS, lenient=True)
+                    Path(name).unlink()
+                    done = min(first + BATCH, last)
+                    print(f"  loaded {done} ({time.perf_counter() - start:.0f} s)", flush=True)
+            raw.flush()
+            del raw
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    with open_store(str(path)) as store:
+        store.save_many(_synthetic(last, count - last))
+    print(f"filled {count - have} workflows in {time.perf_counter() - start:.0f} s", flush=True)
+
+
+def _size(path: Path) -> str:
+    total = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    return f"{total / 2**30:.2f} GiB" if total >= 2**30 else f"{total / 2**20:.0f} MiB"
 
 
 def _free_port() -> int:
@@ -135,15 +193,19 @@ def serve(path: Path) -> tuple[str, Callable[[], None]]:
     return url, stop
 
 
-def fetch(url: str) -> float:
-    """GET a page; return milliseconds (a non-200 answer stops the run)."""
-    start = time.perf_counter()
+def fetch(url: str) -> tuple[float, float]:
+    """GET a page; return its wall-clock and CPU milliseconds (a non-200 answer stops the run).
+
+    The CPU time is this process's (the panel and the client run in it), so it does not grow
+    with the other jobs of a busy machine the way the wall-clock time does.
+    """
+    start, cpu = time.perf_counter(), time.process_time()
     try:
         with urllib.request.urlopen(url, timeout=600) as answer:
             answer.read()
     except urllib.error.HTTPError as exc:
         raise SystemExit(f"{url}: HTTP {exc.code}: {exc.read()[:300]!r}") from None
-    return 1000 * (time.perf_counter() - start)
+    return 1000 * (time.perf_counter() - start), 1000 * (time.process_time() - cpu)
 
 
 def p95(times: list[float]) -> float:
@@ -156,19 +218,20 @@ def main() -> None:
     parser.add_argument("--workflows", type=int, default=100_000)
     parser.add_argument("--store", type=Path, default=None)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--fill-only", action="store_true", help="fill the store, time nothing")
     args = parser.parse_args()
-    folder = None
     if args.store is None:
-        folder = tempfile.TemporaryDirectory(prefix="ui-pages-")
-        args.store = Path(folder.name) / "store"
+        args.store = CACHE / str(args.workflows)
     fill(args.store, args.workflows)
+    if args.fill_only:
+        return
     with open_store(str(args.store), read_only=True) as store:
         ids = store.ids(SCOPE)
         tool = store.backend.select(
             "SELECT ?t WHERE { GRAPH ?g { ?x <https://w3id.org/em-plugin/ns#toolName> ?t } }"
             " LIMIT 1"
         ).rows[0][0]
-    print(f"{len(ids)} workflows in scope {SCOPE!r}", flush=True)
+    print(f"{len(ids)} workflows in scope {SCOPE!r}, store {_size(args.store)}", flush=True)
     url, stop = serve(args.store)
     rng = random.Random(0)
     scope = urllib.parse.quote(SCOPE)
@@ -194,29 +257,35 @@ def main() -> None:
             "scopes, first load": fetch(f"{url}/"),
             "workflow table sorted by steps, first time": fetch(f"{table}&sort=steps"),
         }
-        for name, ms in cold.items():
+        for name, (ms, _) in cold.items():
             print(f"{name:48s} {ms:9.0f} ms (once)", flush=True)
-        results = {}
+        results: dict[str, list[tuple[float, float]]] = {}
+        loads = [os.getloadavg()[0]]
         for name, make in pages:
             fetch(make())  # warm-up
-            times = [fetch(make()) for _ in range(args.repeat)]
-            results[name] = times
-        floor = p95(results["static file (floor)"])
-        print(f"\n{'page':34s} {'p50 ms':>8s} {'p95 ms':>8s} {'p95 / floor':>12s}")
-        for name, times in results.items():
+            results[name] = [fetch(make()) for _ in range(args.repeat)]
+            loads.append(os.getloadavg()[0])
+        floor = p95([ms for ms, _ in results["static file (floor)"]])
+        print(f"\nload average during the timing: {min(loads):.1f} to {max(loads):.1f}")
+        print(
+            f"{'page':34s} {'p50 ms':>8s} {'p95 ms':>8s} {'p95 / floor':>12s}"
+            f" {'cpu p50':>8s} {'cpu p95':>8s}"
+        )
+        for name, found in results.items():
+            times = [ms for ms, _ in found]
+            cpu = [c for _, c in found]
             ratio = p95(times) / floor if floor else float("nan")
             mark = ""
-            if name in ("workflow table, page 1", "one workflow (random)"):
+            if name in TARGETED:
                 mark = (
                     "  ok" if p95(times) <= TARGET_MS else f"  over the {TARGET_MS:.0f} ms target"
                 )
             print(
-                f"{name:34s} {statistics.median(times):8.1f} {p95(times):8.1f} {ratio:12.1f}{mark}"
+                f"{name:34s} {statistics.median(times):8.1f} {p95(times):8.1f} {ratio:12.1f}"
+                f" {statistics.median(cpu):8.1f} {p95(cpu):8.1f}{mark}"
             )
     finally:
         stop()
-        if folder is not None:
-            folder.cleanup()
 
 
 if __name__ == "__main__":
