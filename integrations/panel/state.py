@@ -40,6 +40,8 @@ class PanelSettings:
             cookie the panel sets after one good ``?token=``).
         embedder: The embedder setting for suggestions (``None``: the default model).
         page_size: Rows per page of the workflow table.
+        warm: Build every scope's workflow table and tool counts in the background at startup
+            (otherwise the first look at each builds it).
     """
 
     store: str
@@ -48,6 +50,7 @@ class PanelSettings:
     token: str | None = None
     embedder: Any = None
     page_size: int = 50
+    warm: bool = True
 
 
 class PanelState:
