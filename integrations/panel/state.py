@@ -149,6 +149,8 @@ def _files(directory: Path) -> frozenset[tuple[str, int, int]] | None:
     try:
         with os.scandir(directory) as entries:
             for entry in entries:
+                if entry.name.startswith("LOG"):  # RocksDB's own diagnostics, not data
+                    continue
                 try:
                     info = entry.stat()
                 except FileNotFoundError:  # compacted away while listed
