@@ -2,50 +2,21 @@
 
 Usage::
 
-    python benchmarks/ui_pages.py [--workflows 100000] [--store DIR] [--repeat 20]
+    python benchmarks/ui_pages.py [--workflows 100000] [--store DIR] [--repeat 20] [--tools]
+                                  [--fill-only]
 
-Fills ``--store`` (default: a temporary directory) with ``--workflows`` synthetic workflows
-(``em_plugin.evaluation.synthetic``, with creation times and titles) unless it already holds
-that many, serves it read-only with the panel on 127.0.0.1 (uvicorn, in this process) and times
-each page over HTTP, ``--repeat`` times: the workflow table (first page, a deep page, a text
-search, a tool filter, sorts), one workflow (random ids), the scopes and tools pages (cold,
-then cached), and a static file as the floor of a request. It prints p50 and p95 per page and the
-ratio of each p95 to the static file's. The target is a p95 of 300 ms or less for the workflow
-table (default sort) and for one workflow.
-
-Measured on the shared 2-core machine while about eight other jobs ran (load average 20 to 24),
-store and panel in one process, 45,000 workflows (the 100k store could not be filled in the
-time available: 45k took an hour of that machine), ``--repeat 20``, at commit ddf4fa4 (before
-the scopes page read the warmed tables and searches were cached)::
-
-    warm-up (tables and tool counts)                     867.2 s
-    scopes, first load                                  104192 ms (once; now from the tables)
-    workflow table sorted by steps, first time            1569 ms (once)
-
-    page                                 p50 ms   p95 ms  p95 / floor
-    static file (floor)                    20.5     28.9          1.0
-    workflow table, page 1                 20.2     53.9          1.9  ok
-    workflow table, page 1000              12.2     17.2          0.6
-    workflow table, sort by id             50.7     68.9          2.4
-    workflow table, sort by calls          36.1     56.5          2.0
-    workflow table, text search           470.4    555.6         19.2
-    workflow table, tool filter           447.3    579.9         20.0
-    workflow table, date range            387.3    639.9         22.1
-    one workflow (random)                 129.4    335.9         11.6  over the 300 ms target
-    scopes (cached)                         2.6      3.8          0.1
-    tools (cached)                        237.9   1249.7         43.2
-
-The same on 2,000 workflows with the final code (load average about 15)::
-
-    warm-up (tables and tool counts)                       9.4 s
-    workflow table, page 1                 14.8     19.9          1.0  ok
-    workflow table, text search            26.5     39.9          1.9
-    one workflow (random)                  43.1     80.2          3.8  ok
-    tools (cached)                         49.3    267.6         12.8
-
-The table pages do not grow with the store (a slice of an in-memory order); one workflow costs
-what reading and drawing that one graph costs, whatever the store's size; a first search scans
-the rows in Python (linear); the warm-up is linear in the store (SPARQL aggregates).
+Tops ``--store`` (default: ``$TMPDIR/em-plugin-ui-pages/N``, kept between runs) up to
+``--workflows`` synthetic workflows (``em_plugin.evaluation.synthetic``, dated a minute apart and
+titled; see :func:`fill`), serves it read-only with the panel on 127.0.0.1 (uvicorn, in this
+process, no background warm-up) and times each page over HTTP, ``--repeat`` times after one
+untimed fetch: a static file (the floor of a request), one workflow (random ids; before the
+table exists, as it needs none), the table's first look (which builds it; once), the table's
+pages (first page, a deep page, sorts, a text search, a tool filter, a date range), one
+workflow again, the scopes page, and the tools page with ``--tools`` (its first computation
+costs minutes at 100k). Each line gives the wall-clock p50 and p95, the p95 over the floor's,
+and the CPU milliseconds this process spent (panel and client; they do not grow with the load
+of a shared machine as the wall-clock does), and the load average. The target is a p95 of 300
+ms or less for the workflow table (first page) and for one workflow. Figures: docs/ui.md.
 """
 
 from __future__ import annotations

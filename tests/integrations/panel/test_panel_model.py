@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -191,3 +192,30 @@ def test_a_read_only_panel_reopens_the_store_only_when_it_changed(
             assert (SCOPE, seeded[5].id) in state.store
         finally:
             state.close()
+
+
+def test_the_pages_over_every_kind_of_store(store: Any) -> None:
+    """Embedded (memory, disk), ``oxigraph serve`` and Virtuoso: the same pages, the same counts."""
+    from starlette.testclient import TestClient
+
+    from integrations.panel import PanelSettings, create_app
+
+    seeded = [w for w in seed_workflows() if w.scope == SCOPE][:8]
+    revised = seeded[3]
+    with EpisodicMemory(store=store, embedder="fake", scope=SCOPE) as memory:
+        memory.save_many(seeded)
+        extra = InstructionStep("Double-check the report", (CallStep("report_checker"),))
+        memory.save(revised.replace(steps=(*revised.steps, extra)))
+    app = create_app(PanelSettings(store="memory:", embedder="fake", warm=False), store=store)
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        scopes = client.get("/").text
+        assert f'data-scope="{SCOPE}"' in scopes
+        table = client.get(f"/workflows?scope={SCOPE}").text
+        assert f'data-total="{len(seeded)}"' in table
+        page = client.get(f"/workflow?scope={SCOPE}&id={revised.id}")
+        assert page.status_code == 200 and page.text.count("data-version=") == 2
+        tools = client.get(f"/tools?scope={SCOPE}")
+        assert tools.status_code == 200 and "report_checker" in tools.text
+        answer = client.get("/sparql?name=tool-usage")
+        assert answer.status_code == 200 and "report_checker" in answer.text
+        assert not app.state.panel.memory_loaded
