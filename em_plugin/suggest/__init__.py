@@ -14,8 +14,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from em_plugin.suggest.base import Suggester, SuggestionRequest
+    from em_plugin.suggest.base import BaseSuggester, ScopeView, Suggester, SuggestionRequest
     from em_plugin.suggest.chain import CHAINS, SuggestionChain, build_chain, default_chain
+    from em_plugin.suggest.chat import ChatModel
     from em_plugin.suggest.episodic import EpisodicSuggester
     from em_plugin.suggest.fallback import FallbackSuggester
     from em_plugin.suggest.llm import LLMSuggester
@@ -24,11 +25,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHAINS",
+    "BaseSuggester",
+    "ChatModel",
     "EpisodicSuggester",
     "FallbackSuggester",
     "LLMSuggester",
     "PaperSuggester",
     "ProceduralSuggester",
+    "ScopeView",
     "Suggester",
     "SuggestionChain",
     "SuggestionRequest",
@@ -37,12 +41,15 @@ __all__ = [
 ]
 
 _WHERE = {
+    "BaseSuggester": "em_plugin.suggest.base",
     "CHAINS": "em_plugin.suggest.chain",
+    "ChatModel": "em_plugin.suggest.chat",
     "EpisodicSuggester": "em_plugin.suggest.episodic",
     "FallbackSuggester": "em_plugin.suggest.fallback",
     "LLMSuggester": "em_plugin.suggest.llm",
     "PaperSuggester": "em_plugin.suggest.paper",
     "ProceduralSuggester": "em_plugin.suggest.procedural",
+    "ScopeView": "em_plugin.suggest.base",
     "Suggester": "em_plugin.suggest.base",
     "SuggestionChain": "em_plugin.suggest.chain",
     "SuggestionRequest": "em_plugin.suggest.base",

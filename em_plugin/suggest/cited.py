@@ -82,7 +82,7 @@ class CitedWorkflows:
     def _get(self, request: SuggestionRequest, workflow_id: str) -> tuple[Workflow | None, _Leaves]:
         if request.load is None:
             return None, []
-        version = request.memory.version(workflow_id) if request.memory is not None else None
+        version = request.view.version(workflow_id) if request.view is not None else None
         with self._lock:
             cached = self._cache.get(workflow_id)
             if cached is not None and version is not None and cached[0] == version:
