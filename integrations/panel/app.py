@@ -53,7 +53,10 @@ def create_app(settings: PanelSettings, *, store: WorkflowStore | None = None) -
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         state = PanelState(settings, store=store)
         app.state.panel = state
-        threading.Thread(target=state.warm, name="panel-warm-up", daemon=True).start()
+        if settings.warm:
+            threading.Thread(target=state.warm, name="panel-warm-up", daemon=True).start()
+        else:
+            state.warmed.set()
         try:
             yield
         finally:

@@ -18,8 +18,16 @@ from typing import Any
 
 from rdflib import Literal, URIRef
 
+from em_plugin.lifecycle import WorkflowVersion
 from integrations.panel.table import TableRow, WorkflowTable, instant
 from provenance import model as _model
+from provenance.lifecycle import (
+    read_workflow_record,
+    version_id,
+    version_of,
+    workflow_record_iri,
+)
+from provenance.model import Workflow
 from provenance.stores import WorkflowStore
 from provenance.vocab import PREFIXES, workflow_iri
 
@@ -414,6 +422,56 @@ class Catalog:
             }
             for r in rows
         ]
+
+    # -- versions ----------------------------------------------------------------------------
+
+    def versions(self, workflow: Workflow) -> list[WorkflowVersion]:
+        """Return a workflow's saved versions, oldest first, read from its lifecycle record.
+
+        The same list as :meth:`EpisodicMemory.history <em_plugin.memory.EpisodicMemory.history>`
+        (an ``ID@vN`` version gives its workflow's history), without a memory: one read of the
+        record graph by its name, so neither the embedder nor the step index is touched.
+
+        Args:
+            workflow: The workflow shown (as loaded from the store).
+        """
+        scope = workflow.scope
+        base = workflow.id
+        parsed = version_of(workflow.id)
+        names = [workflow_record_iri(workflow.id, scope)]
+        if parsed is not None:
+            names.insert(0, workflow_record_iri(parsed[0], scope))
+        found = self.store.read_records(names)
+        if parsed is not None and found.get(names[0]):
+            base = parsed[0]
+        record = read_workflow_record(found.get(workflow_record_iri(base, scope), []), base, scope)
+        if not record.versions:
+            # Never revised: the workflow is its only version (it has no record of versions).
+            leaves = len(workflow.leaves())
+            return [
+                WorkflowVersion(
+                    base, 1, workflow.created, None, record.retired, record.reason, leaves
+                )
+            ]
+        out = []
+        last = len(record.versions) - 1
+        for i, item in enumerate(record.versions):
+            following = None
+            if i < last:
+                nxt = record.versions[i + 1]
+                following = base if i + 1 == last else version_id(base, nxt.version)
+            out.append(
+                WorkflowVersion(
+                    base if i == last else version_id(base, item.version),
+                    item.version,
+                    item.saved,
+                    following,
+                    record.retired and i == last,
+                    record.reason if i == last else None,
+                    item.leaves,
+                )
+            )
+        return out
 
     # -- plumbing ----------------------------------------------------------------------------
 

@@ -226,10 +226,8 @@ async def workflow_page(request: Request) -> Response:
     workflow_id = _param(request, "id")
     if not workflow_id:
         raise PanelError("which workflow? pass id=")
-    workflow = await _run(state.store.load, workflow_id, scope)
+    workflow, versions, records = await _run(_one_workflow, state, workflow_id, scope)
     drawing = await _run(prov_drawing, workflow)
-    records = await _run(state.catalog.suggestion_records, workflow_id, scope)
-    versions = await _run(_history, state, workflow_id, scope)
     counts = {
         "steps": sum(1 for _ in workflow.walk()),
         "calls": sum(1 for _, s in workflow.walk() if isinstance(s, CallStep)),
@@ -255,8 +253,15 @@ async def workflow_page(request: Request) -> Response:
     )
 
 
-def _history(state: PanelState, workflow_id: str, scope: str) -> list[WorkflowVersion]:
-    return state.memory(scope).history(workflow_id, scope=scope)
+def _one_workflow(
+    state: PanelState, workflow_id: str, scope: str
+) -> tuple[Workflow, list[WorkflowVersion], list[dict[str, Any]]]:
+    # Three reads by name (its graph, its lifecycle record, the records citing it): no memory,
+    # so the embedding model is not loaded and the step index is not synced for a look.
+    workflow = state.store.load(workflow_id, scope)
+    versions = state.catalog.versions(workflow)
+    records = state.catalog.suggestion_records(workflow_id, scope)
+    return workflow, versions, records
 
 
 async def workflow_download(request: Request) -> Response:

@@ -51,6 +51,8 @@ def test_the_table_lists_current_versions_and_the_page_links_each(page: Any, pan
     row.locator("a").first.click()
     versions = page.locator("#versions tr[data-version]")
     assert versions.count() == 2
+    page.wait_for_selector("#prov[data-drawn]")
+    page.locator("#versions").evaluate("section => section.scrollIntoView()")
     screenshot(page, "versions")
     versions.nth(0).locator("a").first.click()
     page.wait_for_url(lambda url: "%40v1" in url or "@v1" in url)

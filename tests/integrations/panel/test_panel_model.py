@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -108,3 +110,112 @@ def test_the_table_shows_current_versions_and_filters_retired_ones() -> None:
         assert [s.workflows for s in catalog.scopes() if s.scope == SCOPE] == [len(seeded)]
         with pytest.raises(ValueError, match="show, hide, only"):
             catalog.workflows(SCOPE, where=WorkflowFilter(retired="maybe"))
+
+
+def test_versions_read_from_the_record_match_the_memorys_history() -> None:
+    seeded = [w for w in seed_workflows() if w.scope == SCOPE]
+    revised, retired, plain = seeded[3], seeded[5], seeded[7]
+    with EpisodicMemory(store="memory:", embedder="fake", scope=SCOPE) as memory:
+        memory.save_many(seeded)
+        extra = InstructionStep("Double-check the report", (CallStep("report_checker"),))
+        memory.save(revised.replace(steps=(*revised.steps, extra)))
+        memory.retire(retired.id, reason="outdated")
+        catalog = Catalog(memory.store)
+        for workflow_id in (revised.id, f"{revised.id}@v1", retired.id, plain.id):
+            shown = catalog.versions(memory.store.load(workflow_id, SCOPE))
+            assert shown == memory.history(workflow_id), workflow_id
+        assert [v.id for v in catalog.versions(memory.store.load(revised.id, SCOPE))] == [
+            f"{revised.id}@v1",
+            revised.id,
+        ]
+
+
+def test_the_read_only_pages_never_build_the_memory(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from integrations.panel import PanelSettings, create_app
+
+    seeded = [w for w in seed_workflows() if w.scope == SCOPE]
+    revised = seeded[3]
+    store = tmp_path / "store"
+    with EpisodicMemory(store=str(store), embedder="fake", scope=SCOPE) as memory:
+        memory.save_many(seeded)
+        extra = InstructionStep("Double-check the report", (CallStep("report_checker"),))
+        memory.save(revised.replace(steps=(*revised.steps, extra)))
+        memory.retire(seeded[5].id, reason="outdated")
+    app = create_app(PanelSettings(store=str(store), embedder="fake"))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        state = app.state.panel
+        for path in (
+            "/",
+            f"/workflows?scope={SCOPE}",
+            f"/workflow?scope={SCOPE}&id={revised.id}",
+            f"/workflow?scope={SCOPE}&id={revised.id}%40v1",
+            f"/workflow?scope={SCOPE}&id={seeded[5].id}",
+            f"/workflow/download?scope={SCOPE}&id={revised.id}&format=ttl",
+            f"/tools?scope={SCOPE}",
+            "/sparql?name=tool-usage",
+        ):
+            answer = client.get(path)
+            assert answer.status_code == 200, (path, answer.text[:300])
+        page = client.get(f"/workflow?scope={SCOPE}&id={revised.id}").text
+        assert page.count("data-version=") == 2
+        assert 'id="retired-badge"' in client.get(f"/workflow?scope={SCOPE}&id={seeded[5].id}").text
+        assert not state.memory_loaded  # so neither is the embedding model
+        client.get(f"/procedures?scope={SCOPE}")  # mining reads the step index: it needs one
+        assert state.memory_loaded
+
+
+def test_a_read_only_panel_reopens_the_store_only_when_it_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from integrations.panel import state as panel_state
+    from integrations.panel.state import PanelSettings, PanelState
+
+    monkeypatch.setattr(panel_state, "_REFRESH_SECONDS", 0.0)
+    seeded = [w for w in seed_workflows() if w.scope == SCOPE]
+    path = tmp_path / "store"
+    with open_store(str(path)) as writer:
+        writer.save_many(seeded[:5])
+        state = PanelState(PanelSettings(store=str(path)))
+        try:
+            assert state.store.read_only
+            reopened: list[int] = []
+            monkeypatch.setattr(state.store, "refresh", lambda: reopened.append(1))
+            state.refresh()
+            state.refresh()
+            assert reopened == []  # nothing was written: no reopen, caches stay warm
+            monkeypatch.undo()
+            monkeypatch.setattr(panel_state, "_REFRESH_SECONDS", 0.0)
+            writer.save(seeded[5])
+            state.refresh()
+            assert (SCOPE, seeded[5].id) in state.store
+        finally:
+            state.close()
+
+
+def test_the_pages_over_every_kind_of_store(store: Any) -> None:
+    """Embedded (memory, disk), ``oxigraph serve`` and Virtuoso: the same pages, the same counts."""
+    from starlette.testclient import TestClient
+
+    from integrations.panel import PanelSettings, create_app
+
+    seeded = [w for w in seed_workflows() if w.scope == SCOPE][:8]
+    revised = seeded[3]
+    with EpisodicMemory(store=store, embedder="fake", scope=SCOPE) as memory:
+        memory.save_many(seeded)
+        extra = InstructionStep("Double-check the report", (CallStep("report_checker"),))
+        memory.save(revised.replace(steps=(*revised.steps, extra)))
+    app = create_app(PanelSettings(store="memory:", embedder="fake", warm=False), store=store)
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        scopes = client.get("/").text
+        assert f'data-scope="{SCOPE}"' in scopes
+        table = client.get(f"/workflows?scope={SCOPE}").text
+        assert f'data-total="{len(seeded)}"' in table
+        page = client.get(f"/workflow?scope={SCOPE}&id={revised.id}")
+        assert page.status_code == 200 and page.text.count("data-version=") == 2
+        tools = client.get(f"/tools?scope={SCOPE}")
+        assert tools.status_code == 200 and "report_checker" in tools.text
+        answer = client.get("/sparql?name=tool-usage")
+        assert answer.status_code == 200 and "report_checker" in answer.text
+        assert not app.state.panel.memory_loaded
