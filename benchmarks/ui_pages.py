@@ -84,9 +84,11 @@ def _nquads_file(spool: str, first: int, size: int) -> str:
 
 
 def _count(store: WorkflowStore, count: int) -> int:
-    """How many of the synthetic workflows the store holds: the fill adds ``wf-0000000``,
-    ``wf-0000001`` ... in order, so a binary search of graph lookups finds it (listing the ids
-    of a 100k store takes minutes on a busy machine)."""
+    """Return how many of the synthetic workflows the store holds.
+
+    The fill adds ``wf-0000000``, ``wf-0000001`` ... in order, so a binary search of graph
+    lookups finds it (listing the ids of a 100k store takes minutes on a busy machine).
+    """
     low, high = 0, count  # the store holds wf-0..wf-(low-1); it lacks wf-high
     if store.backend.has_graph(graph_iri(_synthetic_id(count - 1), SCOPE)):
         return count
@@ -275,8 +277,10 @@ def main() -> None:
 
 
 def _time(pages: list[tuple[str, Callable[[], str]]], repeat: int, floor: float | None) -> float:
-    """Time each page ``repeat`` times (after one untimed fetch); print a line per page as it is
-    measured; return the last page's p95 (the floor, when called with the static file)."""
+    """Time each page ``repeat`` times (after one untimed fetch) and print a line per page.
+
+    Returns the last page's p95 (the floor, when called with the static file).
+    """
     if floor is None:
         print(
             f"{'page':40s} {'p50 ms':>8s} {'p95 ms':>8s} {'p95/floor':>10s}"
