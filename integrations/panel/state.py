@@ -140,8 +140,10 @@ class PanelState:
 
 
 def _files(directory: Path) -> frozenset[tuple[str, int, int]] | None:
-    """Name, size and modification time of each file of a store directory (a few hundred);
-    ``None`` when it cannot be listed (then every look counts as a change)."""
+    """Return the name, size and modification time of each file of a store directory.
+
+    ``None`` when it cannot be listed (then every look counts as a change).
+    """
     found = []
     try:
         with os.scandir(directory) as entries:
