@@ -39,11 +39,11 @@ from em_plugin.embedding.cache import CachedEmbedder
 from em_plugin.embedding.embedders import Embedder, resolve_embedder
 from em_plugin.embedding.record import check_embedder, write_record
 from em_plugin.errors import ConfigurationError, IndexStaleError
-from em_plugin.lifecycle.versions import Versions
 from em_plugin.state.continuation import ContinuationConfig
 from em_plugin.state.persistence import META, fingerprint
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.state.step_index import StepIndex
+from em_plugin.state.versions import Versions
 from em_plugin.state.workflow_copies import FILE_NAME, WorkflowCopies
 from provenance.errors import StoreError, StoreOutcomeUnknown, WorkflowNotFound
 from provenance.lifecycle import version_id, workflow_record_iri

@@ -30,7 +30,7 @@ import numpy as np
 from em_plugin.errors import ConfigurationError
 from em_plugin.state.episodes import ContextTable, Episode
 from em_plugin.state.scope_index import GrowArray, gather_index
-from em_plugin.suggest.types import Evidence
+from em_plugin.types import Evidence
 
 __all__ = ["DEFAULT_C", "DEFAULT_SIMILARITY", "ProceduralGraph", "Transition"]
 

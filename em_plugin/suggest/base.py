@@ -4,18 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from em_plugin.retrieval.reference import Match
+from em_plugin.state.continuation import Query
+from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.suggest.crew import CrewDescription
 from em_plugin.suggest.types import Suggestion
 from provenance.model import CallStep, Workflow
-
-if TYPE_CHECKING:  # the state models import em_plugin.suggest.types: no import cycle at run time
-    from em_plugin.retrieval.reference import Match
-    from em_plugin.state.continuation import Query
-    from em_plugin.state.scope_memory import ScopeMemory
 
 __all__ = ["Suggester", "SuggestionRequest", "call_text", "first", "short"]
 
