@@ -29,12 +29,8 @@ by support and similarity) and changes what a match is and how votes count:
   whose context equals the current one (weight ``exp(context_weight * z_cap)``): repeated tools
   and loops in the session are remembered before they are ever saved.
 
-There is one default configuration for every scope and file (``max_order=3``,
-``context_weight=3``, ``z_cap=3``), chosen on the benchmark files of docs/evaluation.md from a small
-grid (orders 3-4, weights 1.5-3, caps 2-3 all beat both baselines on the four files with
-instruction text; on Helpdesk every variant lands within a few targets of the baselines and
-order 4 falls one target short on hit@1). The reported figures are therefore in-sample for these
-three numbers. Ranking is deterministic: ties go to the tool first seen in memory.
+The defaults (``max_order=3``, ``context_weight=3``, ``z_cap=3``) and how they were chosen
+are in docs/tuning.md. Ranking is deterministic: ties go to the tool first seen in memory.
 """
 
 from __future__ import annotations
