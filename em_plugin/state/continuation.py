@@ -45,8 +45,8 @@ from typing import Any
 import numpy as np
 
 from em_plugin.errors import ConfigurationError
+from em_plugin.state.arrays import GrowArray, StringTable, gather_index
 from em_plugin.state.episodes import ContextTable, Episode
-from em_plugin.state.scope_index import GrowArray, StringTable, gather_index
 from em_plugin.types import Evidence
 
 __all__ = ["Candidate", "ContinuationConfig", "ContinuationIndex", "Query"]
@@ -263,6 +263,22 @@ class ContinuationIndex:
         self._vocab = {name: i for i, name in enumerate(self._names)}
         self.arg_table = StringTable(args)
         self.route_table = StringTable(routes)
+
+    def share_tables(
+        self, tools: list[str], tool_ids: dict[str, int], args: StringTable, routes: StringTable
+    ) -> None:
+        """Use a scope's own tool vocabulary, args and routes tables (the objects, not copies).
+
+        Token ids are then the scope's tool ids, args and routes ids its ids: the index is built
+        over the scope's arrays (:class:`~em_plugin.state.scope_memory.ScopeMemory`).
+
+        Raises:
+            ValueError: When the index already holds workflows.
+        """
+        if self._slot_ids:
+            raise ValueError("share_tables() needs an empty index")
+        self._names, self._vocab = tools, tool_ids
+        self.arg_table, self.route_table = args, routes
 
     def add_bulk(
         self,

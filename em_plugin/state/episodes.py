@@ -213,10 +213,45 @@ class ContextTable:
                 del self._ids[text]
                 self._texts[context_id] = None
                 self._refs[context_id] = 0
-                self._vectors[context_id] = 0.0  # the vector is forgotten with its last user
                 self._version += 1
-                self._free.append(context_id)
+                self._free.append(context_id)  # its vector no longer counts (nan cosine)
         return gone
+
+    def extend(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Append texts at the next ids, unreferenced (the scope's context table grew).
+
+        A table that follows a scope's context ids (:class:`~em_plugin.state.scope_memory.
+        ScopeMemory`) never reuses a released id: it appends what the scope appends.
+        """
+        if not texts:
+            return
+        start = len(self._texts)
+        end = start + len(texts)
+        if end > len(self._vectors):
+            grown = np.zeros((max(16, end, 2 * len(self._vectors)), self.dimension), np.float32)
+            grown[: len(self._vectors)] = self._vectors
+            self._vectors = grown
+        self._vectors[start:end] = np.asarray(vectors, dtype=np.float32)
+        self._texts.extend([None] * len(texts))
+        self._refs.extend([0] * len(texts))
+        self._free.extend(range(start, end))
+
+    def hold(self, ids: Iterable[int], texts: Sequence[str]) -> None:
+        """Add one reference per id (``-1`` is skipped); ``texts[i]`` is id ``i``'s text."""
+        revived: list[int] = []
+        for context_id in ids:
+            if context_id < 0:
+                continue
+            if self._refs[context_id] == 0:
+                text = texts[context_id]
+                self._texts[context_id] = text
+                self._ids[text] = context_id
+                revived.append(context_id)
+            self._refs[context_id] += 1
+        if revived:
+            self._version += 1
+            gone = set(revived)
+            self._free = [i for i in self._free if i not in gone]
 
     def similarities(self, query: np.ndarray) -> np.ndarray:
         """Cosine of ``query`` with every id's vector; ``nan`` for released ids (read-only).
@@ -260,8 +295,6 @@ class ContextTable:
         table._texts = [t if h else None for t, h in zip(texts, held.tolist(), strict=True)]
         table._ids = {t: i for i, t in enumerate(table._texts) if t is not None}
         table._free = np.flatnonzero(~held).tolist()[::-1]
-        if not held.all():
-            table._vectors[~held] = 0.0
         return table
 
     def _insert(self, text: str, vector: np.ndarray) -> None:

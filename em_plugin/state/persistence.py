@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from em_plugin.errors import IndexStaleError
-from em_plugin.state.scope_index import ScopeIndex, StringTable
+from em_plugin.state.arrays import StringTable
+from em_plugin.state.scope_index import ScopeIndex
 
 FORMAT = 3  # 2: leaves carry their episode contexts and args; 3: and the contexts' vectors
 READABLE = (2, 3)  # a format-2 snapshot is read, its context vectors come from the cache

@@ -33,9 +33,10 @@ from em_plugin.retrieval.reference import (
     reference_match,
 )
 from em_plugin.state import persistence as index_files
+from em_plugin.state.arrays import GrowRows
 from em_plugin.state.episodes import Episode, episode_of
 from em_plugin.state.persistence import REINDEX_HINT, fingerprint
-from em_plugin.state.scope_index import GrowRows, ScopeIndex
+from em_plugin.state.scope_index import ScopeIndex, leaf_texts
 from provenance.model import DEFAULT_SCOPE, Workflow
 
 log = logging.getLogger("em_plugin.memory")
@@ -142,6 +143,15 @@ class StepIndex:
             if self.markers.get(scope) != position:
                 self.markers[scope] = position
                 self._log([{"op": "marker", "scope": scope, "position": list(position)}])
+
+    def arrays(self, scope: str) -> ScopeIndex:
+        """Return a scope's state (created empty when the scope holds nothing yet).
+
+        Read it under the index's lock; it changes with every save and delete, and compaction
+        replaces it by a new one (whose suggestion models are built again on first use).
+        """
+        with self._lock:
+            return self._scope(scope)
 
     def scope_index(self, scope: str) -> ScopeIndex | None:
         """Return a scope's arrays (what its suggestion state is built from), or ``None``.
@@ -271,7 +281,7 @@ class StepIndex:
     def query_leaves(self, workflow: Workflow) -> LeafSequence:
         """Return the current workflow's leaf sequence, embedding its instructions (cached)."""
         episode = episode_of(workflow)
-        tools, texts = episode.tools, _leaf_texts(episode)
+        tools, texts = episode.tools, leaf_texts(episode)
         vectors = np.zeros((len(tools), self.dimension), dtype=np.float32)
         rows = [i for i, t in enumerate(texts) if t is not None]
         if rows:
@@ -468,47 +478,24 @@ class StepIndex:
         )
 
     def _apply_adds(self, entries: list[tuple[str, Episode]]) -> None:
-        fresh: dict[str, dict[str, None]] = {}
-        contexts: dict[str, dict[str, None]] = {}
-        for scope_name, episode in entries:
-            scope = self._scope(scope_name)
-            new = fresh.setdefault(scope_name, {})
-            new.update(dict.fromkeys(scope.new_texts(_leaf_texts(episode))))
-            contexts.setdefault(scope_name, {}).update(
-                dict.fromkeys(scope.new_contexts(episode.contexts))
-            )
-        # One embedding call (through the cache) for the new matcher texts and the new
-        # contexts the suggestion state needs: most contexts are leaf texts too.
-        distinct = list(
-            dict.fromkeys(t for group in (fresh, contexts) for new in group.values() for t in new)
-        )
-        vectors = self.embedder.embed(distinct) if distinct else None
-        row = {t: i for i, t in enumerate(distinct)}
-        for scope_name, new in fresh.items():
-            if new and vectors is not None:
-                self._scopes[scope_name].add_texts(list(new), vectors[[row[t] for t in new]])
-        for scope_name, new in contexts.items():
-            if new and vectors is not None:
-                self._scopes[scope_name].add_contexts(list(new), vectors[[row[t] for t in new]])
-        # A later entry for a (scope, id) replaces an earlier one.
-        latest = {(scope_name, e.workflow_id): e for scope_name, e in entries}
-        for scope_name, workflow_id in latest:
-            # No compaction inside the batch: it would drop the texts added above.
-            self._remove(scope_name, workflow_id, compact=False)
         by_scope: dict[str, list[Episode]] = {}
-        for (scope_name, _), episode in latest.items():
+        for scope_name, episode in entries:
             by_scope.setdefault(scope_name, []).append(episode)
-        for scope_name, added in by_scope.items():
-            scope = self._scopes[scope_name]
-            codes = [scope.encode(e.tools, _leaf_texts(e)) for e in added]
-            scope.add_bulk(
-                [e.workflow_id for e in added],
-                np.concatenate(codes),
-                np.array([len(e) for e in added]),
-                scope.contexts.encode([c for e in added for c in e.contexts]),
-                scope.args.encode([a for e in added for a in e.args]),
-                scope.routes.encode([e.routes for e in added]),
+        # One embedding call (through the cache) for every new matcher text and context of the
+        # batch (most contexts are leaf texts too); each scope then finds them cached.
+        fresh: dict[str, None] = {}
+        for scope_name, episodes in by_scope.items():
+            scope = self._scope(scope_name)
+            fresh.update(
+                dict.fromkeys(scope.new_texts([t for e in episodes for t in leaf_texts(e)]))
             )
+            fresh.update(
+                dict.fromkeys(scope.new_contexts([c for e in episodes for c in e.contexts]))
+            )
+        if fresh:
+            self.embedder.embed(list(fresh))
+        for scope_name, episodes in by_scope.items():
+            self._scopes[scope_name].add_episodes(episodes, self.embedder.embed)
             self._compact_if_sparse(scope_name)
 
     def _scope(self, name: str) -> ScopeIndex:
@@ -581,9 +568,3 @@ def _add_entry(scope: str, episode: Episode) -> dict[str, Any]:
         "args": episode.args,
         "routes": episode.routes,
     }
-
-
-def _leaf_texts(episode: Episode) -> tuple[str | None, ...]:
-    """The matcher's texts: an instruction leaf's own text (its context), ``None`` for calls."""
-    pairs = zip(episode.tools, episode.contexts, strict=True)
-    return tuple(c if t is None else None for t, c in pairs)
