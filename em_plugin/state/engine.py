@@ -38,12 +38,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from em_plugin.embedding.cache import CachedEmbedder
-from em_plugin.embedding.embedders import Embedder, resolve_embedder
+from em_plugin.embedding.embedders import resolve_embedder
 from em_plugin.embedding.record import check_embedder, write_record
 from em_plugin.errors import ConfigurationError, IndexStaleError
 from em_plugin.state.continuation import ContinuationConfig
-from em_plugin.state.persistence import META, fingerprint
+from em_plugin.state.persistence import META, open_cache, store_fingerprint
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.state.step_index import StepIndex
 from em_plugin.state.versions import Versions
@@ -63,16 +62,6 @@ log = logging.getLogger("em_plugin.memory")
 DEFAULT_POLL_INTERVAL = 0.5
 # Journal lines from which closing the memory writes an index snapshot (docs/state.md).
 _CHECKPOINT = 1000
-
-
-def open_cache(
-    embedder: Embedder, directory: Path | None, *, read_only: bool = False
-) -> CachedEmbedder:
-    """Wrap the embedder in a cache, persisted in ``directory`` when there is one."""
-    inner = embedder.inner if isinstance(embedder, CachedEmbedder) else embedder
-    if directory is None:
-        return embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(inner)
-    return CachedEmbedder(inner, directory / "embeddings.sqlite", read_only=read_only)
 
 
 class MemoryEngine:
@@ -163,7 +152,7 @@ class MemoryEngine:
         if not markers or not index.markers:
             # A store written before change logs existed, or an index rebuilt without them
             # (`em-plugin reindex`): fall back to comparing the (scope, id) pairs.
-            if index.fingerprint() != _store_fingerprint(self.store, self.versions):
+            if index.fingerprint() != store_fingerprint(self.store, self.versions.hidden):
                 log.warning("rebuilding the step index: it does not hold the store's workflows")
                 self._rebuild(index)
             else:
@@ -501,14 +490,3 @@ class MemoryEngine:
             self.workflows.close()
             if self.owns_store:
                 self.store.close()
-
-
-def _store_fingerprint(store: WorkflowStore, versions: Versions) -> str:
-    """Digest of the store's indexed ``(scope, id)`` pairs (retired workflows and superseded
-    versions are never indexed), as :meth:`StepIndex.fingerprint` computes."""
-    return fingerprint(
-        (scope, wid)
-        for scope in store.scopes()
-        for wid in store.ids(scope)
-        if wid not in versions.hidden(scope)
-    )

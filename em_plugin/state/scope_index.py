@@ -94,6 +94,15 @@ class ScopeIndex:
     def __len__(self) -> int:
         return len(self.id_slots)
 
+    def stats(self) -> dict[str, int]:
+        """Return the counts of live workflows, their leaves, distinct texts and tools."""
+        return {
+            "workflows": len(self),
+            "leaf_steps": int(self.lengths.view()[self.alive.view()].sum()),
+            "texts": int((self.text_refs.view() > 0).sum()),
+            "tools": len(self.tools),
+        }
+
     @property
     def dead(self) -> int:
         """Slots held by removed or replaced workflows."""

@@ -16,6 +16,7 @@ use. Nothing is parsed, reduced or embedded again for that.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
@@ -130,7 +131,8 @@ class ScopeMemory:
 
     def removed(self, workflow_id: str, slot: int) -> None:
         """Forget a workflow whose slot the scope just marked dead."""
-        ids = self.continuation.context_ids(workflow_id)
+        start, end = self.arrays.span(slot)
+        ids = self._model_contexts(self.arrays.context_codes.view()[start:end]).tolist()
         self.continuation.remove(workflow_id)
         self.graph.remove(workflow_id)
         self._released.extend(self.contexts.release(ids))
@@ -149,11 +151,20 @@ class ScopeMemory:
 
     def episode(self, workflow_id: str) -> Episode | None:
         """Return a held workflow's episode."""
-        return self.continuation.episode(workflow_id)
+        slot = self.arrays.id_slots.get(workflow_id)
+        if slot is None:
+            return None
+        episode = self.arrays.episode(slot)
+        if self.use_text:
+            return episode
+        contexts = tuple(None if c is None else _TEXTLESS for c in episode.contexts)
+        return Episode(episode.workflow_id, episode.tools, contexts, episode.args, episode.routes)
 
     def routes(self, workflow_id: str) -> dict[str, str] | None:
         """Return a held workflow's handoff routes (``None``: unknown, or not held)."""
-        return self.continuation.routes(workflow_id)
+        slot = self.arrays.id_slots.get(workflow_id)
+        route = -1 if slot is None else int(self.arrays.route_codes.view()[slot])
+        return dict(json.loads(self.arrays.routes.values[route])) if route >= 0 else None
 
     def version(self, workflow_id: str) -> tuple[int, int] | None:
         """Return a token that changes whenever the workflow is saved again (``None``: not held)."""

@@ -18,31 +18,20 @@ import threading
 from collections.abc import Callable, Iterable
 from itertools import islice
 from pathlib import Path
-from typing import Any, Literal
-
-import numpy as np
+from typing import Any
 
 from em_plugin.embedding.cache import CachedEmbedder
 from em_plugin.embedding.embedders import Embedder
 from em_plugin.errors import ConfigurationError, IndexStaleError
-from em_plugin.retrieval.fast import fast_match
-from em_plugin.retrieval.reference import (
-    LeafSequence,
-    Match,
-    MatchConfig,
-    reference_match,
-)
+from em_plugin.retrieval.reference import LeafSequence, Match, MatchConfig
 from em_plugin.state import persistence as index_files
-from em_plugin.state.arrays import GrowRows
 from em_plugin.state.episodes import Episode, episode_of
+from em_plugin.state.matching import METHODS, Method, check_method, match_scope, query_leaves
 from em_plugin.state.persistence import REINDEX_HINT, fingerprint
 from em_plugin.state.scope_index import ScopeIndex, leaf_texts
 from provenance.model import DEFAULT_SCOPE, Workflow
 
 log = logging.getLogger("em_plugin.memory")
-
-Method = Literal["fast", "reference"]
-METHODS = ("fast", "reference")
 
 __all__ = ["METHODS", "StepIndex", "fingerprint"]
 
@@ -145,19 +134,16 @@ class StepIndex:
                 self._log([{"op": "marker", "scope": scope, "position": list(position)}])
 
     def arrays(self, scope: str) -> ScopeIndex:
-        """Return a scope's state (created empty when the scope holds nothing yet).
+        """Return a scope's state, created empty when the scope holds nothing yet.
 
-        Read it under the index's lock; it changes with every save and delete, and compaction
-        replaces it by a new one (whose suggestion models are built again on first use).
+        Read it under the index's lock: it changes with every save and delete, and compaction
+        replaces it (its suggestion models are then built again on first use).
         """
         with self._lock:
             return self._scope(scope)
 
     def scope_index(self, scope: str) -> ScopeIndex | None:
-        """Return a scope's arrays (what its suggestion state is built from), or ``None``.
-
-        Read it under the index's lock; it changes with every save and delete.
-        """
+        """Return a scope's state, or ``None`` when the index has none (see :meth:`arrays`)."""
         return self._scopes.get(scope)
 
     def episodes(self, scope: str) -> list[Episode]:
@@ -176,15 +162,7 @@ class StepIndex:
     def stats(self) -> dict[str, Any]:
         """Return counts per scope: workflows, leaves, distinct texts and tools."""
         with self._lock:
-            return {
-                name: {
-                    "workflows": len(scope),
-                    "leaf_steps": int(scope.lengths.view()[scope.alive.view()].sum()),
-                    "texts": int((scope.text_refs.view() > 0).sum()),
-                    "tools": len(scope.tools),
-                }
-                for name, scope in sorted(self._scopes.items())
-            }
+            return {name: scope.stats() for name, scope in sorted(self._scopes.items())}
 
     # ----------------------------------------------------------------------------- changes
 
@@ -217,7 +195,7 @@ class StepIndex:
             entries = [(w.scope, episode_of(w)) for w in batch]
             with self._lock:
                 self._apply_adds(entries)
-                self._log([_add_entry(*e) for e in entries])
+                self._log([index_files.add_entry(*e) for e in entries])
             done += len(batch)
             if progress is not None:
                 progress(done)
@@ -280,16 +258,7 @@ class StepIndex:
 
     def query_leaves(self, workflow: Workflow) -> LeafSequence:
         """Return the current workflow's leaf sequence, embedding its instructions (cached)."""
-        episode = episode_of(workflow)
-        tools, texts = episode.tools, leaf_texts(episode)
-        vectors = np.zeros((len(tools), self.dimension), dtype=np.float32)
-        rows = [i for i, t in enumerate(texts) if t is not None]
-        if rows:
-            distinct = list(dict.fromkeys(texts[i] for i in rows))
-            embedded = self.embedder.embed(distinct)  # type: ignore[arg-type]
-            position = {t: i for i, t in enumerate(distinct)}
-            vectors[rows] = embedded[[position[texts[i]] for i in rows]]
-        return LeafSequence(tools, texts, vectors)
+        return query_leaves(self.embedder, workflow)
 
     def match(
         self,
@@ -314,25 +283,13 @@ class StepIndex:
         Raises:
             ConfigurationError: When ``method`` is not one of :data:`METHODS`.
         """
-        config = config or MatchConfig()
-        if method not in METHODS:
-            raise ConfigurationError(f"method must be one of {METHODS}, got {method!r}")
+        check_method(method)
         if isinstance(current, Workflow):
             scope = current.scope if scope is None else scope
-            leaves = self.query_leaves(current)
-        else:
-            leaves = current
-        scope = DEFAULT_SCOPE if scope is None else scope
+            current = self.query_leaves(current)
         with self._lock:
-            found = self._scopes.get(scope)
-            if method == "fast":
-                return fast_match(leaves, found, config)
-            memory = (
-                ((wid, found.leaves(slot)) for wid, slot in found.id_slots.items())
-                if found is not None
-                else ()
-            )
-            return reference_match(leaves, memory, config)
+            found = self._scopes.get(DEFAULT_SCOPE if scope is None else scope)
+            return match_scope(current, found, config or MatchConfig(), method)
 
     # ----------------------------------------------------------------------------- persistence
 
@@ -419,16 +376,7 @@ class StepIndex:
             )
         index = cls(cached)
         index._scopes = snapshot.scopes
-        migrated = False
-        for scope in index._scopes.values():
-            if scope.context_vectors.size != len(scope.contexts):
-                migrated = True
-                # A format-2 snapshot kept no context vectors: take them from the cache once
-                # (the next snapshot keeps them).
-                texts = scope.contexts.values
-                scope.context_vectors = GrowRows(index.dimension)
-                if texts:
-                    scope.context_vectors.extend(cached.embed(texts))
+        migrated = index_files.add_context_vectors(index._scopes.values(), cached.embed)
         index.markers = dict(snapshot.markers)
         index._replay(index_files.read_journal(path))
         index.path = path
@@ -533,14 +481,7 @@ class StepIndex:
         for entry in entries:
             op = entry.get("op")
             if op == "add":
-                episode = Episode(
-                    entry["id"],
-                    tuple(entry["tools"]),
-                    tuple(entry["contexts"]),
-                    tuple(entry["args"]),
-                    entry.get("routes"),
-                )
-                pending.append((entry["scope"], episode))
+                pending.append((entry["scope"], index_files.entry_episode(entry)))
                 continue
             if pending:
                 self._apply_adds(pending)
@@ -556,15 +497,3 @@ class StepIndex:
                 self.markers[entry["scope"]] = (int(entry["position"][0]), entry["position"][1])
         if pending:
             self._apply_adds(pending)
-
-
-def _add_entry(scope: str, episode: Episode) -> dict[str, Any]:
-    return {
-        "op": "add",
-        "id": episode.workflow_id,
-        "scope": scope,
-        "tools": episode.tools,
-        "contexts": episode.contexts,
-        "args": episode.args,
-        "routes": episode.routes,
-    }
