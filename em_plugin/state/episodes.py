@@ -235,6 +235,7 @@ class ContextTable:
         self._texts.extend([None] * len(texts))
         self._refs.extend([0] * len(texts))
         self._free.extend(range(start, end))
+        self._version += 1  # the cosines kept for a query no longer cover every id
 
     def hold(self, ids: Iterable[int], texts: Sequence[str]) -> None:
         """Add one reference per id (``-1`` is skipped); ``texts[i]`` is id ``i``'s text."""
