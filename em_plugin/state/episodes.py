@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from provenance.model import CallStep, InstructionStep, Step, Workflow
+from provenance.model import CallStep, InstructionStep, Workflow
 
 __all__ = ["MAX_ARGS_CHARS", "ContextTable", "Episode", "episode_of", "nested_routes"]
 
@@ -86,23 +86,26 @@ def episode_of(workflow: Workflow, *, use_text: bool = True) -> Episode:
     contexts: list[str | None] = []
     args: list[str | None] = []
 
-    def visit(steps: Sequence[Step], context: str | None) -> None:
-        for step in steps:
-            own = context
-            if isinstance(step, InstructionStep):
-                own = step.text if use_text else "instruction"
-            if step.steps:
-                visit(step.steps, own)
-            elif isinstance(step, CallStep):
-                tools.append(step.name)
-                contexts.append(context)
-                args.append(_args_json(step.args))
-            else:
-                tools.append(None)
-                contexts.append(own)
-                args.append(None)
+    # Per depth of the walk, the innermost instruction text at or above the step there.
+    above: list[str | None] = []
+    for path, step in workflow.walk():
+        del above[path.count(".") :]
+        context = above[-1] if above else None
+        own = context
+        if isinstance(step, InstructionStep):
+            own = step.text if use_text else "instruction"
+        above.append(own)
+        if step.steps:
+            continue
+        if isinstance(step, CallStep):
+            tools.append(step.name)
+            contexts.append(context)
+            args.append(_args_json(step.args))
+        else:
+            tools.append(None)
+            contexts.append(own)
+            args.append(None)
 
-    visit(workflow.steps, None)
     routes = json.dumps(nested_routes(workflow), sort_keys=True, ensure_ascii=False)
     return Episode(workflow.id, tuple(tools), tuple(contexts), tuple(args), routes)
 
@@ -124,18 +127,19 @@ def nested_routes(workflow: Workflow) -> dict[str, str]:
     routes: dict[str, str] = {}
     direct: set[str] = set()
 
-    def visit(steps: tuple[Step, ...], outer: str | None) -> None:
-        for step in steps:
-            if isinstance(step, CallStep):
-                if outer is None:
-                    direct.add(step.name)
-                else:
-                    routes.setdefault(step.name, outer)
-                visit(step.steps, outer or step.name)
+    # Per depth of the walk, the outermost call at or above the step there.
+    outers: list[str | None] = []
+    for path, step in workflow.walk():
+        del outers[path.count(".") :]
+        outer = outers[-1] if outers else None
+        if isinstance(step, CallStep):
+            if outer is None:
+                direct.add(step.name)
             else:
-                visit(step.steps, outer)
-
-    visit(workflow.steps, None)
+                routes.setdefault(step.name, outer)
+            outers.append(outer or step.name)
+        else:
+            outers.append(outer)
     return {tool: route for tool, route in routes.items() if tool not in direct}
 
 
