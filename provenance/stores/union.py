@@ -24,7 +24,7 @@ records on purpose) and run in place, without the copy.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyoxigraph as ox
 from rdflib import URIRef
@@ -35,8 +35,7 @@ from provenance.stores._terms import nquads
 from provenance.vocab import PREFIXES
 
 if TYPE_CHECKING:
-    from provenance.stores.base import Bindings
-    from provenance.stores.workflow_store import WorkflowStore
+    from provenance.stores.base import Bindings, GraphStore
 
 __all__ = [
     "WORKFLOW_GRAPH_NAMESPACE",
@@ -48,6 +47,22 @@ __all__ = [
 
 #: Every workflow graph's IRI starts with it; no other graph's does.
 WORKFLOW_GRAPH_NAMESPACE = PREFIXES["graph"]
+
+
+class WorkflowStore(Protocol):
+    """What the union reads of a :class:`~provenance.stores.workflow_store.WorkflowStore`.
+
+    A protocol rather than the class, since the store calls into this module for its queries.
+    """
+
+    backend: GraphStore
+
+    def _index(
+        self, scope: str | None, workflow_id: str | None = None
+    ) -> list[tuple[URIRef, str, str]]: ...
+
+    def markers(self) -> dict[str, tuple[int, str]]: ...
+
 
 _MERGE = "INSERT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }"
 _cache_lock = threading.Lock()
