@@ -230,7 +230,9 @@ class MemoryEngine:
     def scope_memory(self, scope: str) -> ScopeMemory:
         """Return a scope's suggestion models, built over its state on first use."""
         with self.lock:
-            arrays = self.index.arrays(scope)
+            arrays = self.index.scope_index(scope)
+            if arrays is None:  # nothing stored yet: empty models of their own
+                return self._new_state(self.embedder.dimension, self.embedder.embed)
             if isinstance(arrays.models, ScopeMemory):
                 return arrays.models
             # Over the scope's arrays in one vectorised pass: no store read, no RDF parsing, no

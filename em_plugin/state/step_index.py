@@ -133,17 +133,12 @@ class StepIndex:
                 self.markers[scope] = position
                 self._log([{"op": "marker", "scope": scope, "position": list(position)}])
 
-    def arrays(self, scope: str) -> ScopeIndex:
-        """Return a scope's state, created empty when the scope holds nothing yet.
+    def scope_index(self, scope: str) -> ScopeIndex | None:
+        """Return a scope's state, or ``None`` when the index has none.
 
         Read it under the index's lock: it changes with every save and delete, and compaction
         replaces it (its suggestion models are then built again on first use).
         """
-        with self._lock:
-            return self._scope(scope)
-
-    def scope_index(self, scope: str) -> ScopeIndex | None:
-        """Return a scope's state, or ``None`` when the index has none (see :meth:`arrays`)."""
         return self._scopes.get(scope)
 
     def episodes(self, scope: str) -> list[Episode]:
