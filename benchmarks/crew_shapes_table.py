@@ -1,7 +1,9 @@
-"""Print the crew-shape table: shapes × (capture exact, model context clean, streaming shows
-suggestions, suggestions cite the saved workflow, suggestions at the user's level).
+"""Print the crew-shape table: shapes × the conformance kit's checks (capture exact, failed calls
+kept, model context clean, streaming shows suggestions, suggestions cite the saved workflow,
+suggestions at the user's level).
 
-Each row runs the scenario of ``tests/integrations/test_crew_shapes.py`` (real LangGraph,
+Each row runs the conformance kit's scenario (``integrations/conformance.py``) on one shape of
+``tests/integrations/crew_shapes.py`` (real LangGraph,
 langgraph-supervisor, langgraph-swarm and BeeAI objects driven by scripted models; an in-memory
 store and the fake embedder). Exits 1 when any cell is false.
 
@@ -21,13 +23,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "integrations")]
 
 from crew_shapes import SHAPES, evaluate  # noqa: E402
 
-COLUMNS = (
-    "capture exact",
-    "model context clean",
-    "streaming shows suggestions",
-    "cites saved workflow",
-    "user-level suggestions",
-)
+from integrations.conformance import CHECKS  # noqa: E402
+
+COLUMNS = tuple(check.name for check in CHECKS)
 
 
 def main() -> int:

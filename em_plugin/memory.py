@@ -72,8 +72,9 @@ class EpisodicMemory:
         scope: The scope this memory reads and writes.
         threshold: Retrieval threshold ``T`` (mean step similarity must exceed it).
         max_workflows: At most this many retrieved workflows.
-        llm: A LangChain chat model, a BeeAI ChatModel or a callable; ``None`` keeps
-            suggestions deterministic.
+        llm: A :class:`~em_plugin.suggest.chat.ChatModel`, a LangChain or BeeAI chat model
+            (adapted by its integration), or a callable; ``None`` keeps suggestions
+            deterministic.
         crew: The crew description (a :class:`~em_plugin.suggest.crew.CrewDescription` or a
             mapping).
         window: Match only the last ``window`` leaves of long workflows (``None``: all).

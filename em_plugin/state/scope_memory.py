@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from em_plugin.state.arrays import gather_index
-from em_plugin.state.continuation import ContinuationConfig, ContinuationIndex, Query
+from em_plugin.state.continuation import Candidate, ContinuationConfig, ContinuationIndex, Query
 from em_plugin.state.episodes import ContextTable, Episode, episode_of
-from em_plugin.state.procedural import DEFAULT_C, DEFAULT_SIMILARITY, ProceduralGraph
+from em_plugin.state.procedural import DEFAULT_C, DEFAULT_SIMILARITY, ProceduralGraph, Transition
 from em_plugin.state.scope_index import ScopeIndex
 from provenance.model import Workflow
 
@@ -183,6 +183,30 @@ class ScopeMemory:
                 else np.asarray(self.embed([context]), dtype=np.float32)[0]
             )
         return Query(episode.tools, vector, frozenset(exclude))
+
+    # -- the suggesters' read-only view (em_plugin.suggest.base.ScopeView) ----------------------
+
+    def continuations(self, query: Query) -> list[Candidate]:
+        """Rank next tools for a query by the continuation model, best first."""
+        return self.continuation.rank(query)
+
+    def instruction_similarities(self, vector: np.ndarray) -> np.ndarray:
+        """Return the cosine of ``vector`` with each context (``nan``: released)."""
+        return self.contexts.similarities(vector)
+
+    def next_tools(
+        self, last: str | None, context: np.ndarray | None, *, k: int
+    ) -> list[Transition]:
+        """Rank the procedural graph's successors of ``last`` (``None``: no call yet)."""
+        return self.graph.next_tools(last, context, k=k)
+
+    def tool_scores(self) -> dict[str, float]:
+        """Return each tool's incoming procedural weight."""
+        return self.graph.tool_scores()
+
+    def tools(self) -> list[str]:
+        """Return the tools of the procedural graph."""
+        return self.graph.tools()
 
     # ------------------------------------------------------------------- a state of its own
 

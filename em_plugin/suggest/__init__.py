@@ -6,8 +6,9 @@ See docs/suggestions.md. Each returns structured :class:`~em_plugin.types.Sugges
 
 from __future__ import annotations
 
-from em_plugin.suggest.base import Suggester, SuggestionRequest
+from em_plugin.suggest.base import BaseSuggester, ScopeView, Suggester, SuggestionRequest
 from em_plugin.suggest.chain import CHAINS, SuggestionChain, build_chain, default_chain
+from em_plugin.suggest.chat import ChatModel
 from em_plugin.suggest.episodic import EpisodicSuggester
 from em_plugin.suggest.fallback import FallbackSuggester
 from em_plugin.suggest.llm import LLMSuggester
@@ -16,11 +17,14 @@ from em_plugin.suggest.procedural import ProceduralSuggester
 
 __all__ = [
     "CHAINS",
+    "BaseSuggester",
+    "ChatModel",
     "EpisodicSuggester",
     "FallbackSuggester",
     "LLMSuggester",
     "PaperSuggester",
     "ProceduralSuggester",
+    "ScopeView",
     "Suggester",
     "SuggestionChain",
     "SuggestionRequest",

@@ -1,7 +1,16 @@
-"""What every suggester receives, and the protocol it implements."""
+"""What a suggester is, what it receives, and the read-only view of a scope it may read.
+
+A suggester (:class:`Suggester`) turns a :class:`SuggestionRequest` into ranked
+:class:`~em_plugin.suggest.types.Suggestion` objects. The request carries the current workflow,
+the retrieved matches and a :class:`ScopeView`: the few read-only questions the built-in
+suggesters ask of a scope's state (episodes, continuation candidates, procedural edges). A new
+suggester subclasses :class:`BaseSuggester` and implements :meth:`~BaseSuggester.suggest`; the
+recipe is in docs/extending.md.
+"""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -9,13 +18,68 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from em_plugin.retrieval.reference import Match
-from em_plugin.state.continuation import Query
-from em_plugin.state.scope_memory import ScopeMemory
+from em_plugin.state.continuation import Candidate, Query
+from em_plugin.state.episodes import Episode
+from em_plugin.state.procedural import Transition
 from em_plugin.suggest.crew import CrewDescription
 from em_plugin.suggest.types import Suggestion
 from provenance.model import CallStep, Workflow
 
-__all__ = ["Suggester", "SuggestionRequest", "call_text", "first", "short"]
+__all__ = [
+    "BaseSuggester",
+    "ScopeView",
+    "Suggester",
+    "SuggestionRequest",
+    "call_text",
+    "first",
+    "short",
+]
+
+
+class ScopeView(Protocol):
+    """The read-only questions a suggester may ask of one scope's stored workflows.
+
+    The memory's per-scope state satisfies it; a test may pass any object with these methods.
+    Nothing here writes: a suggester never changes memory.
+    """
+
+    def episode(self, workflow_id: str) -> Episode | None:
+        """Return a stored workflow's leaves (tools, instruction contexts, args), or ``None``."""
+        ...
+
+    def routes(self, workflow_id: str) -> dict[str, str] | None:
+        """Return a stored workflow's handoff routes (sub-agent tool -> handoff tool).
+
+        ``None``: not stored, or stored before routes were kept.
+        """
+        ...
+
+    def version(self, workflow_id: str) -> tuple[int, int] | None:
+        """Return a token that changes whenever the workflow is saved again (``None``: absent)."""
+        ...
+
+    def continuations(self, query: Query) -> list[Candidate]:
+        """Rank next tools for a query by the continuation model, best first."""
+        ...
+
+    def instruction_similarities(self, vector: np.ndarray) -> np.ndarray:
+        """Return the cosine of ``vector`` with each stored instruction (``nan``: released)."""
+        ...
+
+    def next_tools(
+        self, last: str | None, context: np.ndarray | None, *, k: int
+    ) -> list[Transition]:
+        """Rank the procedural graph's successors of the call ``last`` (``None``: no call yet)."""
+        ...
+
+    def tool_scores(self) -> dict[str, float]:
+        """Return each tool's incoming procedural weight (how much stored workflows use it)."""
+        ...
+
+    def tools(self) -> list[str]:
+        """Return the tools the scope's stored workflows called."""
+        ...
+
 
 #: Longest suggestion text taken from an instruction.
 MAX_TEXT = 240
@@ -29,8 +93,8 @@ class SuggestionRequest:
     """The current workflow."""
     matches: tuple[Match, ...] = ()
     """Retrieved memory workflows (the paper's rule), best first."""
-    memory: ScopeMemory | None = None
-    """The scope's continuation index and procedural graph."""
+    view: ScopeView | None = None
+    """The scope's stored workflows, read-only (``None``: nothing stored to read)."""
     query: Query | None = None
     """The current state for the continuation index (leaves, instruction vector)."""
     crew: CrewDescription | None = None
@@ -58,14 +122,51 @@ class SuggestionRequest:
 
 @runtime_checkable
 class Suggester(Protocol):
-    """Produces ranked suggestions for a request."""
+    """Produces ranked suggestions for a request.
+
+    Subclass :class:`BaseSuggester` rather than implementing every member by hand.
+    """
 
     name: str
-    """Short name, for logs."""
+    """Short name, for logs and :attr:`Suggestion.source <em_plugin.suggest.types.Suggestion>`."""
+    remote: bool
+    """Whether a call is slow and reads only the request (a chat model): the chain then calls
+    it outside the memory's lock, and awaits :meth:`asuggest` from async code."""
 
     def suggest(self, request: SuggestionRequest, limit: int | None = None) -> list[Suggestion]:
-        """Return at most ``limit`` suggestions (all for ``None``), best first."""
+        """Return at most ``limit`` suggestions (all for ``None``), best first.
+
+        Raises:
+            SuggestionError: When this suggester cannot answer; the chain logs it and goes on.
+        """
         ...
+
+    async def asuggest(
+        self, request: SuggestionRequest, limit: int | None = None
+    ) -> list[Suggestion]:
+        """Async twin of :meth:`suggest`."""
+        ...
+
+
+class BaseSuggester(ABC):
+    """A :class:`Suggester` with defaults: local (``remote = False``), ``asuggest`` = ``suggest``.
+
+    Subclasses set :attr:`name` and implement :meth:`suggest`; a remote one sets
+    ``remote = True`` and overrides :meth:`asuggest` with a real async call.
+    """
+
+    name: str = "custom"
+    remote: bool = False
+
+    @abstractmethod
+    def suggest(self, request: SuggestionRequest, limit: int | None = None) -> list[Suggestion]:
+        """Return at most ``limit`` suggestions (all for ``None``), best first."""
+
+    async def asuggest(
+        self, request: SuggestionRequest, limit: int | None = None
+    ) -> list[Suggestion]:
+        """Call :meth:`suggest` (a local suggester answers at once)."""
+        return self.suggest(request, limit)
 
 
 def short(text: str, limit: int = MAX_TEXT) -> str:
@@ -99,11 +200,11 @@ def unfamiliar(request: SuggestionRequest, familiar: float = DEFAULT_FAMILIAR) -
     True when nothing was retrieved, the current workflow has no call, and its instruction's
     best cosine with the scope's stored instructions is below ``familiar``.
     """
-    query, memory = request.query, request.memory
-    if request.matches or request.called or query is None or memory is None:
+    query, view = request.query, request.view
+    if request.matches or request.called or query is None or view is None:
         return False
     if query.context is None:
         return True
-    sims = memory.continuation.contexts.similarities(query.context)
+    sims = view.instruction_similarities(query.context)
     live = sims[~np.isnan(sims)]
     return live.size == 0 or float(live.max()) < familiar

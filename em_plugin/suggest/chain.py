@@ -21,6 +21,7 @@ suggesters, unless ``strict`` is set (then the :class:`SuggestionError` propagat
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
 from functools import partial
@@ -28,7 +29,7 @@ from typing import Any
 
 from em_plugin.errors import ConfigurationError, SuggestionError
 from em_plugin.suggest.arguments import bind_arguments
-from em_plugin.suggest.base import Suggester, SuggestionRequest
+from em_plugin.suggest.base import BaseSuggester, Suggester, SuggestionRequest
 from em_plugin.suggest.cited import CitedWorkflows
 from em_plugin.suggest.episodic import EpisodicSuggester, cite
 from em_plugin.suggest.evidence import admissible, repeat_needs_support
@@ -48,11 +49,47 @@ DEFAULT_CHAIN = "continuation"
 
 log = logging.getLogger(__name__)
 
+#: The members of the Suggester protocol, named when an item lacks some.
+_MEMBERS = ("name", "remote", "suggest", "asuggest")
+
 
 def _key(suggestion: Suggestion) -> tuple[str, str]:
     if suggestion.tool:
         return ("tool", suggestion.tool)
     return ("text", " ".join(suggestion.text.casefold().split()))
+
+
+def _checked(suggester: object) -> Suggester:
+    if isinstance(suggester, Suggester):
+        return suggester
+    if callable(getattr(suggester, "suggest", None)):
+        # Before the protocol had remote and asuggest, a suggester was anything with suggest():
+        # such a one keeps working, as a local suggester, for one release.
+        warnings.warn(
+            f"{type(suggester).__name__} only has suggest(); subclass "
+            "em_plugin.suggest.BaseSuggester (the bare form goes in the next release)",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+        return _Legacy(suggester)
+    missing = [m for m in _MEMBERS if not hasattr(suggester, m)]
+    raise ConfigurationError(
+        f"{suggester!r} is not a Suggester (it lacks {', '.join(missing)}); "
+        "subclass em_plugin.suggest.BaseSuggester and implement suggest()"
+    )
+
+
+class _Legacy(BaseSuggester):
+    """A suggester written before the protocol was complete (``suggest`` only)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = str(getattr(inner, "name", type(inner).__name__))
+
+    def suggest(self, request: SuggestionRequest, limit: int | None = None) -> list[Suggestion]:
+        """Call the wrapped suggester."""
+        found: list[Suggestion] = self.inner.suggest(request, limit)
+        return found
 
 
 class SuggestionChain:
@@ -64,16 +101,13 @@ class SuggestionChain:
         name: The chain's name (one of :data:`CHAINS` for the built-in ones).
 
     Raises:
-        ConfigurationError: When a suggester lacks ``suggest``.
+        ConfigurationError: When an item is not a :class:`Suggester`.
     """
 
     def __init__(
         self, suggesters: Sequence[Suggester], *, strict: bool = False, name: str = "custom"
     ) -> None:
-        for suggester in suggesters:
-            if not callable(getattr(suggester, "suggest", None)):
-                raise ConfigurationError(f"{suggester!r} has no suggest(request, limit) method")
-        self.suggesters = tuple(suggesters)
+        self.suggesters = tuple(_checked(suggester) for suggester in suggesters)
         self.strict = strict
         self.name = name
         self.cited = CitedWorkflows()
@@ -105,11 +139,7 @@ class SuggestionChain:
                     self._refine(request, self._call(suggester, request, limit), last, routes),
                 )
                 continue
-            found = (
-                self._call(suggester, request, limit)
-                if getattr(suggester, "remote", False)
-                else None
-            )
+            found = self._call(suggester, request, limit) if suggester.remote else None
             with guard:
                 if found is None:
                     found = self._call(suggester, request, limit)
@@ -131,8 +161,8 @@ class SuggestionChain:
     ) -> list[Suggestion]:
         """Async twin of :meth:`suggest`.
 
-        Suggesters with ``asuggest`` (the LLM) are awaited; the others are called through
-        ``offload`` when given (e.g. in a worker thread holding the memory's lock).
+        Remote suggesters (the LLM) are awaited through ``asuggest``; the others are called
+        through ``offload`` when given (e.g. in a worker thread holding the memory's lock).
         """
         merged: dict[tuple[str, str], Suggestion] = {}
         last = repeat_needs_support(request)
@@ -140,10 +170,9 @@ class SuggestionChain:
         for suggester in self.suggesters:
             if limit is not None and len(merged) >= limit:
                 break
-            asuggest = getattr(suggester, "asuggest", None)
-            if asuggest is not None:
+            if suggester.remote:
                 try:
-                    found = await asuggest(request, limit)
+                    found = await suggester.asuggest(request, limit)
                 except SuggestionError as exc:
                     found = self._failed(suggester, exc)
                 found = (
@@ -178,11 +207,11 @@ class SuggestionChain:
         """Add the handoffs the cited workflows show (a crew with no description names none)."""
         if request.crew is not None and request.crew.tool_names:
             return
-        memory = request.memory
+        view = request.view
         for workflow_id in dict.fromkeys(e.workflow_id for s in found for e in s.evidence):
             # The index keeps each stored workflow's routes: parse the workflow only when they
             # are unknown (an index written before routes were kept).
-            known = memory.routes(workflow_id) if memory is not None else None
+            known = view.routes(workflow_id) if view is not None else None
             if known is None:
                 workflow, _ = self.cited._get(request, workflow_id)
                 known = nested_routes(workflow) if workflow is not None else {}
@@ -238,7 +267,7 @@ class SuggestionChain:
         except SuggestionError as exc:
             return self._failed(suggester, exc)
 
-    def _failed(self, suggester: Any, exc: SuggestionError) -> list[Suggestion]:
+    def _failed(self, suggester: Suggester, exc: SuggestionError) -> list[Suggestion]:
         if self.strict:
             raise exc
         log.warning("suggester %s failed (%s); using the others", suggester.name, exc)

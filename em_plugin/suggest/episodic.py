@@ -39,6 +39,7 @@ from em_plugin.errors import ConfigurationError
 from em_plugin.state.continuation import Candidate
 from em_plugin.suggest.base import (
     DEFAULT_FAMILIAR,
+    BaseSuggester,
     SuggestionRequest,
     call_text,
     first,
@@ -56,7 +57,7 @@ __all__ = ["DEFAULT_RETRIEVED_WEIGHT", "EpisodicSuggester", "cite"]
 DEFAULT_RETRIEVED_WEIGHT = 0.0
 
 
-class EpisodicSuggester:
+class EpisodicSuggester(BaseSuggester):
     """Suggests the continuations of matching stored states.
 
     Args:
@@ -85,15 +86,15 @@ class EpisodicSuggester:
 
     def suggest(self, request: SuggestionRequest, limit: int | None = None) -> list[Suggestion]:
         """Return continuation suggestions, best first."""
-        memory, query = request.memory, request.query
-        if memory is None or query is None or unfamiliar(request, self.familiar):
+        view, query = request.view, request.query
+        if view is None or query is None or unfamiliar(request, self.familiar):
             return []
         retrieved, instructions = self._retrieved(request)
         shares = _vote_shares(retrieved)
         weight = self.retrieved_weight if _consensus(retrieved, shares) else 0.0
         last = repeat_needs_support(request)
         out = []
-        for candidate in memory.continuation.rank(query):
+        for candidate in view.continuations(query):
             cited = retrieved.get(candidate.tool, [])
             if candidate.order < self.min_order and not candidate.from_current and not cited:
                 continue
@@ -109,9 +110,12 @@ class EpisodicSuggester:
             # stored workflow counts even below T); what is cited passes T.
             check = suggestion
             if not suggestion.evidence and candidate.from_current:
-                # The session's own loop shows the repeat (as it did before the relabelling).
+                # Checked as what it is, a pattern of this session: it needs no stored workflow,
+                # and the session's own loop shows a repeat.
                 check = dataclasses.replace(
-                    suggestion, evidence=_session_positions(suggestion.tool, request)
+                    suggestion,
+                    source="session",
+                    evidence=_session_positions(suggestion.tool, request),
                 )
             if not admissible(request, check, last):
                 continue
@@ -130,14 +134,14 @@ class EpisodicSuggester:
         Also returns instruction suggestions for retrieved workflows that continue with an
         instruction the crew answered without tools.
         """
-        memory = request.memory
+        view = request.view
         by_tool: dict[str, list[Evidence]] = {}
         instructions: dict[str, Suggestion] = {}
         # A text step's score: the share of retrieved workflows continuing with it, times their
         # mean match score (like a tool's probability, it is in (0, 1]).
         share = 1.0 / max(len(request.matches), 1)
         for match in request.matches:
-            episode = memory.episode(match.workflow_id) if memory is not None else None
+            episode = view.episode(match.workflow_id) if view is not None else None
             nxt = match.end + 1
             if episode is None or nxt >= len(episode):
                 continue

@@ -45,11 +45,11 @@ def repeat_needs_support(request: SuggestionRequest) -> str | None:
 
 def repeats_here(request: SuggestionRequest, suggestion: Suggestion) -> bool:
     """Whether a cited stored workflow calls ``suggestion.tool`` right after calling it."""
-    memory = request.memory
-    if memory is None:
+    view = request.view
+    if view is None:
         return False
     for evidence in suggestion.evidence:
-        episode = memory.episode(evidence.workflow_id)
+        episode = view.episode(evidence.workflow_id)
         if episode is None or not 0 < evidence.position < len(episode):
             continue
         here = episode.tools[evidence.position]

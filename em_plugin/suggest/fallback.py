@@ -14,7 +14,7 @@ repeats), nor is a tool only a sub-agent behind a handoff can call. A suggestion
 
 from __future__ import annotations
 
-from em_plugin.suggest.base import SuggestionRequest, call_text, first
+from em_plugin.suggest.base import BaseSuggester, SuggestionRequest, call_text, first
 from em_plugin.suggest.evidence import repeat_needs_support
 from em_plugin.suggest.types import Suggestion
 from em_plugin.suggest.user_level import handoff_routes
@@ -22,19 +22,19 @@ from em_plugin.suggest.user_level import handoff_routes
 __all__ = ["FallbackSuggester"]
 
 
-class FallbackSuggester:
+class FallbackSuggester(BaseSuggester):
     """Ranks the crew's (or memory's) tools; needs no model and no similar workflow."""
 
     name = "fallback"
 
     def suggest(self, request: SuggestionRequest, limit: int | None = None) -> list[Suggestion]:
         """Return the ranked tools as suggestions."""
-        memory = request.memory
-        scores = memory.graph.tool_scores() if memory is not None else {}
+        view = request.view
+        scores = view.tool_scores() if view is not None else {}
         if request.crew is not None and request.crew.tool_names:
             tools = list(request.crew.tool_names)
-        elif memory is not None:
-            tools = memory.graph.tools()
+        elif view is not None:
+            tools = view.tools()
         else:
             tools = []
         last, internal = repeat_needs_support(request), handoff_routes(request.crew)

@@ -3,9 +3,10 @@
 See docs/suggestions.md.
 
 With retrieved workflows the prompt shows the current workflow and the retrieved ones (their
-continuations marked); with none, the fallback prompt shows the crew description. Works with any
-LangChain chat model and any BeeAI ChatModel (see :mod:`em_plugin.suggest.chat`). A failing model
-or an answer without a numbered list raises :class:`~em_plugin.errors.SuggestionError`.
+continuations marked); with none, the fallback prompt shows the crew description. The model is
+reached through :class:`~em_plugin.suggest.chat.ChatModel`: LangChain and BeeAI chat models are
+adapted by their integrations (see :mod:`em_plugin.suggest.chat`). A failing model or an answer
+without a numbered list raises :class:`~em_plugin.errors.SuggestionError`.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from em_plugin.errors import ConfigurationError
-from em_plugin.suggest.base import SuggestionRequest, first
-from em_plugin.suggest.chat import ainvoke_chat, check_chat_model, invoke_chat
+from em_plugin.suggest.base import BaseSuggester, SuggestionRequest, first
+from em_plugin.suggest.chat import ChatModel, ainvoke_chat, as_chat_model, invoke_chat
 from em_plugin.suggest.prompts import (
     SYSTEM_PROMPT,
     fallback_prompt,
@@ -27,16 +28,18 @@ from provenance.model import CallStep, InstructionStep, Workflow
 __all__ = ["LLMSuggester"]
 
 
-class LLMSuggester:
+class LLMSuggester(BaseSuggester):
     """Asks a chat model for the next steps.
 
     Args:
-        model: A LangChain chat model, a BeeAI ChatModel, or a callable ``messages -> str``.
+        model: A :class:`~em_plugin.suggest.chat.ChatModel`, or anything
+            :func:`~em_plugin.suggest.chat.as_chat_model` adapts (a LangChain or BeeAI chat
+            model with its integration installed, a callable ``messages -> str``).
         limit: How many steps to ask for.
         max_workflows: How many retrieved workflows go into the prompt.
 
     Raises:
-        ConfigurationError: When ``model`` is none of these or a number is below 1.
+        ConfigurationError: When no adapter takes ``model`` or a number is below 1.
     """
 
     name = "llm"
@@ -45,10 +48,9 @@ class LLMSuggester:
     def __init__(self, model: Any, *, limit: int = 3, max_workflows: int = 5) -> None:
         if model is None:
             raise ConfigurationError("LLMSuggester needs a chat model")
-        check_chat_model(model)
         if limit < 1 or max_workflows < 1:
             raise ConfigurationError("limit and max_workflows must be >= 1")
-        self.model = model
+        self.model: ChatModel = as_chat_model(model)
         self.limit = limit
         self.max_workflows = max_workflows
 
@@ -90,7 +92,7 @@ class LLMSuggester:
         out = []
         for match in request.matches[: self.max_workflows]:
             workflow = request.load(match.workflow_id) if request.load is not None else None
-            if workflow is None and request.memory is not None:
+            if workflow is None and request.view is not None:
                 workflow = _from_episode(request, match.workflow_id)
             if workflow is not None:
                 out.append((workflow, match.end + 1, match.score))
@@ -100,8 +102,8 @@ class LLMSuggester:
         self, answer: str, request: SuggestionRequest, limit: int | None
     ) -> list[Suggestion]:
         known = set(request.crew.tool_names) if request.crew is not None else set()
-        if request.memory is not None:
-            known.update(request.memory.graph.tools())
+        if request.view is not None:
+            known.update(request.view.tools())
         known.update(request.called)
         steps = parse_numbered(answer, known)
         evidence = tuple(
@@ -119,8 +121,8 @@ class LLMSuggester:
 
 def _from_episode(request: SuggestionRequest, workflow_id: str) -> Workflow | None:
     """A stand-in workflow (calls only) when the stored one cannot be loaded."""
-    assert request.memory is not None
-    episode = request.memory.episode(workflow_id)
+    assert request.view is not None
+    episode = request.view.episode(workflow_id)
     if episode is None:
         return None
     steps = [

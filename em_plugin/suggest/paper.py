@@ -9,27 +9,27 @@ the ``paper`` chain; the default ``continuation`` chain ranks better on the benc
 
 from __future__ import annotations
 
-from em_plugin.suggest.base import SuggestionRequest, call_text, first
+from em_plugin.suggest.base import BaseSuggester, SuggestionRequest, call_text, first
 from em_plugin.suggest.types import Evidence, Suggestion
 
 __all__ = ["PaperSuggester"]
 
 
-class PaperSuggester:
+class PaperSuggester(BaseSuggester):
     """Ranks the calls that follow the retrieved workflows' matched subsequences."""
 
     name = "paper"
 
     def suggest(self, request: SuggestionRequest, limit: int | None = None) -> list[Suggestion]:
         """Return the voted calls, by total match score (ties: first voted)."""
-        memory = request.memory
-        if memory is None:
+        view = request.view
+        if view is None:
             return []
         votes: dict[str, float] = {}
         cited: dict[str, list[Evidence]] = {}
         texts: dict[str, str] = {}
         for match in request.matches:
-            episode = memory.episode(match.workflow_id)
+            episode = view.episode(match.workflow_id)
             if episode is None:
                 continue
             position = next(

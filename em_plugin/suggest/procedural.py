@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from em_plugin.errors import ConfigurationError
-from em_plugin.suggest.base import SuggestionRequest, call_text, first, unfamiliar
+from em_plugin.suggest.base import BaseSuggester, SuggestionRequest, call_text, first, unfamiliar
 from em_plugin.suggest.types import Suggestion
 
 __all__ = ["ProceduralSuggester"]
 
 
-class ProceduralSuggester:
+class ProceduralSuggester(BaseSuggester):
     """Suggests the best successors of the last call in the scope's tool-transition graph.
 
     With no call yet, the successors of the graph's start node (the tools workflows begin with),
@@ -30,11 +30,11 @@ class ProceduralSuggester:
 
     def suggest(self, request: SuggestionRequest, limit: int | None = None) -> list[Suggestion]:
         """Return at most ``k`` (and ``limit``) transitions from the last call."""
-        memory = request.memory
-        if memory is None or unfamiliar(request):
+        view = request.view
+        if view is None or unfamiliar(request):
             return []
         context = request.query.context if request.query is not None else None
-        transitions = memory.graph.next_tools(request.last_call, context, k=self.k)
+        transitions = view.next_tools(request.last_call, context, k=self.k)
         return first(
             [
                 Suggestion(

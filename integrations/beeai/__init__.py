@@ -30,6 +30,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         'integrations.beeai needs the BeeAI framework: pip install "em-plugin[beeai]"'
     ) from exc
 
+from integrations.beeai import _chat  # noqa: F401 - registers its chat-model adapter
 from integrations.beeai._agent import EpisodicMemoryAgent, EpisodicMemoryAgentOutput
 from integrations.beeai._capture import CallRecorder, instruction_text
 from integrations.beeai._context import SUGGESTIONS_EVENT, SuggestionsEvent

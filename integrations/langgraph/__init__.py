@@ -26,6 +26,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         'integrations.langgraph needs LangGraph and LangChain: pip install "em-plugin[langgraph]"'
     ) from exc
 
+from integrations.langgraph import _chat  # noqa: F401 - registers its chat-model adapter
 from integrations.langgraph._memory_messages import (
     SUGGESTIONS_EVENT,
     crew_view,

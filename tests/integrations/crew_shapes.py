@@ -1,8 +1,9 @@
 """Crew shapes built with the frameworks' real public APIs, driven by scripted models.
 
-Each shape runs the same kind of session: two instructions (the first with a tool that fails
-once and is retried), ``/save``, then a new thread repeating the first kind of instruction, whose
-suggestions must come from the saved session. Used by ``test_crew_shapes.py`` and by
+Each shape is a :class:`~integrations.conformance.CrewHarness` for the conformance kit's scenario
+(``integrations/conformance.py``): two instructions (the first with a tool that fails once and is
+retried), ``/save``, then a new thread repeating the first kind of instruction, whose suggestions
+must come from the saved session. Used by ``test_crew_shapes.py`` and by
 ``benchmarks/crew_shapes_table.py``.
 """
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import flaky_tools
@@ -21,69 +21,18 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from lg_scaffold import ScriptedChatModel, agent_crew, call, with_memory
 
-from em_plugin.embedding import FakeEmbedder
 from em_plugin.memory import EpisodicMemory
 from em_plugin.suggest.types import Suggestion
-from integrations.langgraph import EpisodicMemoryNode, memory_kind, reply_text
-from provenance.model import InstructionStep, Workflow
-
-EXTRACT = "Extract the ingredients from the SDS file acme.pdf"
-CLASSIFY = "Classify the extracted ingredients as PFAS or not"
-EXTRACT_NEW = "Extract the ingredients from the SDS file beta.pdf"
-MEMORY_WORDS = ("Suggested next steps", "/save", "Saved workflow")
-
-#: (depth, name, agent) per step, depth 0 being the instruction (agent "user").
-Row = tuple[int, str, str | None]
-
-
-@dataclass
-class Outcome:
-    """What one shape's scenario produced."""
-
-    saved: Workflow
-    model_inputs: list[str]
-    streamed: list[str]
-    suggestions: list[Suggestion]
-    answer: str
-
-
-@dataclass
-class Shape:
-    """One crew shape: how to build it, run a turn, and what its session must capture."""
-
-    name: str
-    expected: list[Row]
-    failed: list[str]
-    run: Callable[[EpisodicMemory], Outcome]
-    user_tools: frozenset[str] = frozenset()
-    """The tools the agent the user talks to can call (suggestions may name only these)."""
-
-
-def memory() -> EpisodicMemory:
-    """A real EpisodicMemory over an in-memory store with the fast fake embedder."""
-    return EpisodicMemory(store="memory:", embedder=FakeEmbedder(64))
-
-
-def rows(workflow: Workflow) -> list[Row]:
-    """The workflow's steps, depth first; parallel siblings keep the recorded order."""
-    out: list[Row] = []
-
-    def walk(steps: Sequence[Any], depth: int) -> None:
-        for step in steps:
-            if isinstance(step, InstructionStep):
-                out.append((depth, step.text, "user"))
-            else:
-                out.append((depth, step.name, step.agent))
-            walk(step.steps, depth + 1)
-
-    walk(workflow.steps, 0)
-    return out
-
-
-def cites(suggestions: Sequence[Suggestion], workflow_id: str) -> bool:
-    """True when some suggestion's evidence is the saved workflow."""
-    return any(e.workflow_id == workflow_id for s in suggestions for e in s.evidence)
-
+from integrations.conformance import (
+    CHECKS,
+    CLASSIFY,
+    EXTRACT,
+    ConformanceFailure,
+    CrewHarness,
+    Shape,
+    outcome_of,
+)
+from integrations.langgraph import EpisodicMemoryNode, memory_kind
 
 # -- LangGraph ------------------------------------------------------------------------------
 
@@ -102,44 +51,43 @@ def _lg_texts(models: Sequence[ScriptedChatModel]) -> list[str]:
     ]
 
 
-def _lg_session(
-    graph: Any,
-    node: EpisodicMemoryNode,
-    mem: EpisodicMemory,
-    models: Sequence[ScriptedChatModel],
-    script: Callable[[str, str], None],
-) -> Outcome:
-    """Run the scenario on a LangGraph graph holding ``node`` (wired as the README shows)."""
-    first = {"configurable": {"thread_id": "t-1"}}
-    for text in (EXTRACT, CLASSIFY):
-        script(text, "t-1")
-        graph.invoke({"messages": [HumanMessage(text)]}, first)
-    graph.invoke({"messages": [HumanMessage("/save")]}, first)
-    second = {"configurable": {"thread_id": "t-2"}}
-    script(EXTRACT_NEW, "t-2")
-    streamed = [
-        chunk.text
-        for chunk, _ in graph.stream(
-            {"messages": [HumanMessage(EXTRACT_NEW)]}, second, stream_mode="messages"
+class _LangGraphCrew:
+    """A LangGraph graph holding ``node`` (wired as the README shows), as a harness."""
+
+    def __init__(
+        self,
+        graph: Any,
+        node: EpisodicMemoryNode,
+        models: Sequence[ScriptedChatModel],
+        script: Callable[[str, str], None],
+    ) -> None:
+        self.graph, self.node, self.models, self.script = graph, node, models, script
+
+    def turn(self, text: str, thread: str) -> None:
+        self.graph.invoke({"messages": [HumanMessage(text)]}, _thread(thread))
+
+    def stream(self, text: str, thread: str) -> list[str]:
+        chunks = self.graph.stream(
+            {"messages": [HumanMessage(text)]}, _thread(thread), stream_mode="messages"
         )
-        if memory_kind(chunk) == "suggestions"
-    ]
-    shown = list(node.sessions.find("t-2").last_suggestions)
-    # One more turn on the new thread: its model input must not hold the suggestions just shown.
-    script(CLASSIFY, "t-2b")
-    graph.invoke({"messages": [HumanMessage(CLASSIFY)]}, second)
-    state = graph.get_state(second).values["messages"]
-    return Outcome(
-        saved=mem.load("session/t-1"),
-        model_inputs=_lg_texts(models),
-        streamed=streamed,
-        suggestions=shown,
-        answer=reply_text(state),
-    )
+        return [chunk.text for chunk, _ in chunks if memory_kind(chunk) == "suggestions"]
+
+    def shown(self, thread: str) -> list[Suggestion]:
+        return list(self.node.sessions.find(thread).last_suggestions)
+
+    def model_inputs(self) -> list[str]:
+        return _lg_texts(self.models)
+
+    def close(self) -> None:
+        pass
 
 
-def _supervisor(output_mode: str) -> Callable[[EpisodicMemory], Outcome]:
-    def run(mem: EpisodicMemory) -> Outcome:
+def _thread(thread: str) -> Any:
+    return {"configurable": {"thread_id": thread}}
+
+
+def _supervisor(output_mode: str) -> Callable[[EpisodicMemory], CrewHarness]:
+    def run(mem: EpisodicMemory) -> CrewHarness:
         from langgraph_supervisor import create_supervisor
 
         boss, ex, cl = (ScriptedChatModel(messages=iter([])) for _ in range(3))
@@ -167,12 +115,12 @@ def _supervisor(output_mode: str) -> Callable[[EpisodicMemory], Outcome]:
                 attempts.append(call("product_extractor", {"file": "acme.pdf"}, f"{tag}-e2"))
             ex.load([*attempts, AIMessage("PFOA, water")])
 
-        return _lg_session(with_memory(crew, node), node, mem, (boss, ex, cl), script)
+        return _LangGraphCrew(with_memory(crew, node), node, (boss, ex, cl), script)
 
     return run
 
 
-def _swarm(mem: EpisodicMemory) -> Outcome:
+def _swarm(mem: EpisodicMemory) -> CrewHarness:
     from langgraph_swarm import create_handoff_tool, create_swarm
 
     ex, cl = ScriptedChatModel(messages=iter([])), ScriptedChatModel(messages=iter([]))
@@ -199,10 +147,10 @@ def _swarm(mem: EpisodicMemory) -> Outcome:
             attempts.append(call("product_extractor", {"file": "acme.pdf"}, f"{tag}-e2"))
         ex.load([*attempts, AIMessage("PFOA, water")])
 
-    return _lg_session(with_memory(crew, node), node, mem, (ex, cl), script)
+    return _LangGraphCrew(with_memory(crew, node), node, (ex, cl), script)
 
 
-def _agents_as_tools(mem: EpisodicMemory) -> Outcome:
+def _agents_as_tools(mem: EpisodicMemory) -> CrewHarness:
     boss, ex, cl = (ScriptedChatModel(messages=iter([])) for _ in range(3))
     extractor = agent_crew(ex, tools=[product_extractor], name="extractor")
     classifier = agent_crew(cl, tools=[pfas_classifier], name="classifier")
@@ -246,7 +194,7 @@ def _agents_as_tools(mem: EpisodicMemory) -> Outcome:
         ex.load([*attempts, AIMessage("PFOA, water")])
         cl.load([call("pfas_classifier", {"names": ["PFOA"]}, f"{tag}-c0"), AIMessage("PFAS")])
 
-    return _lg_session(with_memory(crew, node), node, mem, (boss, ex, cl), script)
+    return _LangGraphCrew(with_memory(crew, node), node, (boss, ex, cl), script)
 
 
 def _unnamed_react(model: ScriptedChatModel, tools: list[Any]) -> Any:
@@ -265,7 +213,7 @@ def _unnamed_react(model: ScriptedChatModel, tools: list[Any]) -> Any:
     return builder.compile()
 
 
-def _subgraph(mem: EpisodicMemory) -> Outcome:
+def _subgraph(mem: EpisodicMemory) -> CrewHarness:
     ex, cl = ScriptedChatModel(messages=iter([])), ScriptedChatModel(messages=iter([]))
     builder = StateGraph(MessagesState)
     builder.add_node("extractor", _unnamed_react(ex, [product_extractor]))
@@ -296,7 +244,7 @@ def _subgraph(mem: EpisodicMemory) -> Outcome:
             attempts.append(call("product_extractor", {"file": "acme.pdf"}, f"{tag}-e2"))
         ex.load([*attempts, AIMessage("PFOA, water")])
 
-    return _lg_session(with_memory(crew, node), node, mem, (ex, cl), script)
+    return _LangGraphCrew(with_memory(crew, node), node, (ex, cl), script)
 
 
 # -- BeeAI ----------------------------------------------------------------------------------
@@ -306,38 +254,48 @@ def _bee_texts(models: Sequence[Any]) -> list[str]:
     return [str(m.content) for model in models for c in model.calls for m in c.messages]
 
 
-async def _bee_session(
-    start: Callable[[str, str], Any],
-    mw: Any,
-    mem: EpisodicMemory,
-    models: Sequence[Any],
-    script: Callable[[str, str], None],
-) -> Outcome:
-    from integrations.beeai import SUGGESTIONS_EVENT
+class _BeeAICrew:
+    """A BeeAI agent or workflow run with ``mw`` (one event loop for the whole scenario)."""
 
-    for text in (EXTRACT, CLASSIFY):
-        script(text, "t-1")
-        await start(text, "t-1")
-    await start("/save", "t-1")
-    script(EXTRACT_NEW, "t-2")
-    streamed = [
-        data.text
-        async for data, meta in start(EXTRACT_NEW, "t-2")
-        if meta.name == SUGGESTIONS_EVENT
-    ]
-    shown = list(mw.suggestions("t-2"))
-    script(CLASSIFY, "t-2b")
-    await start(CLASSIFY, "t-2")
-    return Outcome(
-        saved=mem.load("session/t-1"),
-        model_inputs=_bee_texts(models),
-        streamed=streamed,
-        suggestions=shown,
-        answer="",
-    )
+    def __init__(
+        self,
+        start: Callable[[str, str], Any],
+        mw: Any,
+        models: Sequence[Any],
+        script: Callable[[str, str], None],
+    ) -> None:
+        self.start, self.mw, self.models, self.script = start, mw, models, script
+        self.loop = asyncio.Runner()
+
+    def turn(self, text: str, thread: str) -> None:
+        async def run() -> None:
+            await self.start(text, thread)
+
+        self.loop.run(run())
+
+    def stream(self, text: str, thread: str) -> list[str]:
+        from integrations.beeai import SUGGESTIONS_EVENT
+
+        async def run() -> list[str]:
+            return [
+                data.text
+                async for data, meta in self.start(text, thread)
+                if meta.name == SUGGESTIONS_EVENT
+            ]
+
+        return self.loop.run(run())
+
+    def shown(self, thread: str) -> list[Suggestion]:
+        return list(self.mw.suggestions(thread))
+
+    def model_inputs(self) -> list[str]:
+        return _bee_texts(self.models)
+
+    def close(self) -> None:
+        self.loop.close()
 
 
-def _bee_handoff(mem: EpisodicMemory) -> Outcome:
+def _bee_handoff(mem: EpisodicMemory) -> CrewHarness:
     from beeai_framework.agents.requirement import RequirementAgent
     from beeai_framework.memory import UnconstrainedMemory
     from beeai_framework.tools.handoff import HandoffTool
@@ -381,10 +339,10 @@ def _bee_handoff(mem: EpisodicMemory) -> Outcome:
     def start(text: str, session: str) -> Any:
         return coordinator.run(text).context({"session_id": session})
 
-    return asyncio.run(_bee_session(start, mw, mem, (boss, ex, cl), script))
+    return _BeeAICrew(start, mw, (boss, ex, cl), script)
 
 
-def _bee_workflow(mem: EpisodicMemory) -> Outcome:
+def _bee_workflow(mem: EpisodicMemory) -> CrewHarness:
     from beeai_framework.agents.requirement import RequirementAgent
     from beeai_framework.workflows.agent import AgentWorkflow, AgentWorkflowInput
     from beeai_support import pfas_classifier as bee_classifier
@@ -420,10 +378,10 @@ def _bee_workflow(mem: EpisodicMemory) -> Outcome:
         run = workflow.run([AgentWorkflowInput(prompt=text)])
         return run.context({"session_id": session}).middleware(mw)
 
-    return asyncio.run(_bee_session(start, mw, mem, (first, second), script))
+    return _BeeAICrew(start, mw, (first, second), script)
 
 
-def _bee_tool_calling(mem: EpisodicMemory) -> Outcome:
+def _bee_tool_calling(mem: EpisodicMemory) -> CrewHarness:
     import warnings
 
     from beeai_framework.agents.tool_calling import ToolCallingAgent
@@ -457,7 +415,7 @@ def _bee_tool_calling(mem: EpisodicMemory) -> Outcome:
     def start(text: str, session: str) -> Any:
         return agent.run(text).context({"session_id": session}).middleware(mw)
 
-    return asyncio.run(_bee_session(start, mw, mem, (llm,), script))
+    return _BeeAICrew(start, mw, (llm,), script)
 
 
 SUPERVISED = [
@@ -576,33 +534,20 @@ SHAPES = [
 ]
 
 
-def leaked(outcome: Outcome) -> list[str]:
-    """Model inputs that hold memory traffic (suggestions, commands, replies)."""
-    return [t for t in outcome.model_inputs if any(w in t for w in MEMORY_WORDS)]
-
-
 def evaluate(shape: Shape) -> dict[str, Any]:
-    """Run a shape's scenario and check the four promises.
+    """Run a shape's scenario once and every check of the kit on it.
 
     Returns:
-        ``capture exact``, ``model context clean``, ``streaming shows suggestions`` and
-        ``cites saved workflow`` (booleans), plus the ``outcome``.
+        ``{check name: passed}`` for every check of :data:`integrations.conformance.CHECKS`, plus
+        the ``outcome``.
     """
-    FLAKY.reset()
-    mem = memory()
-    try:
-        outcome = shape.run(mem)
-    finally:
-        mem.close()
-    failed = [f.call.name for f in outcome.saved.failed]
-    return {
-        "capture exact": rows(outcome.saved) == shape.expected and failed == shape.failed,
-        "model context clean": not leaked(outcome),
-        "streaming shows suggestions": bool(outcome.streamed)
-        and all(t.startswith("Suggested next steps") for t in outcome.streamed),
-        "cites saved workflow": cites(outcome.suggestions, "session/t-1"),
-        "user-level suggestions": all(
-            s.tool is None or s.tool in shape.user_tools for s in outcome.suggestions
-        ),
-        "outcome": outcome,
-    }
+    outcome = outcome_of(shape)
+    result: dict[str, Any] = {"outcome": outcome}
+    for check in CHECKS:
+        try:
+            check(shape, outcome)
+        except ConformanceFailure:
+            result[check.name] = False
+        else:
+            result[check.name] = True
+    return result

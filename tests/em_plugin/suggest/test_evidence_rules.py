@@ -7,6 +7,7 @@ from em_plugin.memory import EpisodicMemory
 from em_plugin.retrieval.reference import Match
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.suggest import (
+    BaseSuggester,
     EpisodicSuggester,
     FallbackSuggester,
     PaperSuggester,
@@ -124,7 +125,7 @@ def test_no_suggestion_scores_zero_in_any_chain() -> None:
 
 
 def test_chain_drops_unsupported_memory_suggestions_from_any_suggester() -> None:
-    class Loose:
+    class Loose(BaseSuggester):
         name = "loose"
 
         def suggest(self, request, limit=None):
@@ -183,3 +184,12 @@ def test_a_loop_the_current_workflow_is_in_may_continue() -> None:
     assert again and again[0].source in ("session", "pattern") and again[0].evidence == ()
     once = Workflow(id="now", steps=calls("open", "retry"))
     assert "retry" not in [s.tool for s in EpisodicSuggester().suggest(request(once, state))]
+
+
+def test_a_loop_no_stored_workflow_knows_may_continue() -> None:
+    # Galaxy IWC (goseq, goseq -> goseq) lost a hit when the check kept the "episodic" label:
+    # a step only the session supports, in a loop the session is in, is the session's pattern.
+    state = state_of(Workflow(id="w1", steps=calls("open", "close")))
+    looping = Workflow(id="now", steps=calls("goseq", "goseq"))
+    found = build_chain().suggest(request(looping, state), None)
+    assert [(s.tool, s.source, s.evidence) for s in found][:1] == [("goseq", "session", ())]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 
 import pytest
 
@@ -13,7 +12,7 @@ from em_plugin.memory import EpisodicMemory
 from em_plugin.retrieval.reference import Match
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.suggest import LLMSuggester, SuggestionRequest, default_chain
-from em_plugin.suggest.chat import invoke_chat
+from em_plugin.suggest.chat import AsyncChatModel, as_chat_model, invoke_chat
 from em_plugin.suggest.crew import AgentDescription, CrewDescription, ToolDescription
 from em_plugin.suggest.prompts import parse_numbered
 from provenance.model import CallStep, InstructionStep, Workflow
@@ -47,56 +46,34 @@ CURRENT = Workflow(
 ANSWER = "Here you go:\n1. Check which ingredients are PFAS [pfas_classifier]\n2) Summarise it\n"
 
 
-@dataclass
-class AIMessage:
-    content: object
+class ScriptedChatModel:
+    """A ChatModel: complete(messages) -> text; records and checks prompts."""
 
-
-class ScriptedLangChainModel:
-    """LangChain-like: invoke(messages) -> object with .content; records and checks prompts."""
-
-    def __init__(self, answer: object, *expected: str) -> None:
+    def __init__(self, answer: str, *expected: str) -> None:
         self.answer, self.expected, self.prompts = answer, expected, []
 
-    def invoke(self, messages):
+    def complete(self, messages):
         roles = [role for role, _ in messages]
         assert roles == ["system", "human"]
         prompt = messages[1][1]
         for text in self.expected:
             assert text in prompt, f"{text!r} missing from the prompt:\n{prompt}"
         self.prompts.append(prompt)
-        return AIMessage(self.answer)
+        return self.answer
+
+    async def acomplete(self, messages):
+        return self.complete(messages)
 
 
-class SystemMessage:
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
-class UserMessage(SystemMessage):
-    pass
-
-
-@dataclass
-class ChatModelOutput:
-    text: str
-
-    def get_text_content(self) -> str:
-        return self.text
-
-
-class ScriptedBeeAIModel:
-    """BeeAI-like: async run(list of its own Message objects) -> output.get_text_content()."""
-
-    model_id = "scripted"
+class AsyncOnlyModel(AsyncChatModel):
+    """An async-only model: the sync call runs it to completion."""
 
     def __init__(self, answer: str) -> None:
         self.answer, self.received = answer, []
 
-    async def run(self, messages):
-        assert isinstance(messages[0], SystemMessage) and isinstance(messages[1], UserMessage)
-        self.received.append(messages[1].text)
-        return ChatModelOutput(self.answer)
+    async def acomplete(self, messages):
+        self.received.append(messages[1][1])
+        return self.answer
 
 
 def state_with(*workflows: Workflow) -> ScopeMemory:
@@ -113,7 +90,7 @@ def request(matches=(), crew=CREW, state=None) -> SuggestionRequest:
 
 
 def test_retrieved_prompt_holds_current_and_retrieved_workflows() -> None:
-    model = ScriptedLangChainModel(
+    model = ScriptedChatModel(
         ANSWER,
         'instruction "extract beta.pdf"',
         'call product_extractor {"file": "b"}',
@@ -132,8 +109,8 @@ def test_retrieved_prompt_holds_current_and_retrieved_workflows() -> None:
 
 
 def test_fallback_prompt_holds_the_crew_when_nothing_was_retrieved() -> None:
-    model = ScriptedLangChainModel(
-        [{"type": "text", "text": "1. Classify the ingredients [pfas_classifier]"}],
+    model = ScriptedChatModel(
+        "1. Classify the ingredients [pfas_classifier]",
         "Crew: chemists",
         "Agent extractor - Reads SDS files",
         "tool product_extractor: Extract ingredients from an SDS.",
@@ -144,13 +121,13 @@ def test_fallback_prompt_holds_the_crew_when_nothing_was_retrieved() -> None:
 
 
 def test_no_crew_and_no_match_means_no_model_call() -> None:
-    model = ScriptedLangChainModel(ANSWER)
+    model = ScriptedChatModel(ANSWER)
     assert LLMSuggester(model).suggest(request(crew=None)) == []
     assert model.prompts == []
 
 
-def test_beeai_like_model_sync_and_async() -> None:
-    model = ScriptedBeeAIModel("1. Classify [pfas_classifier]")
+def test_async_only_model_sync_and_async() -> None:
+    model = AsyncOnlyModel("1. Classify [pfas_classifier]")
     llm = LLMSuggester(model)
     assert [s.tool for s in llm.suggest(request())] == ["pfas_classifier"]
     found = asyncio.run(llm.asuggest(request([Match("past-1", 0.9, (0,))])))
@@ -159,23 +136,25 @@ def test_beeai_like_model_sync_and_async() -> None:
 
 
 def test_model_failures_become_suggestion_errors() -> None:
-    class Down:
-        def invoke(self, messages):
+    class Down(ScriptedChatModel):
+        def complete(self, messages):
             raise TimeoutError("no answer")
 
     with pytest.raises(SuggestionError, match="no answer"):
-        LLMSuggester(Down()).suggest(request())
+        LLMSuggester(Down("")).suggest(request())
     with pytest.raises(SuggestionError, match="no usable numbered list"):
-        LLMSuggester(ScriptedLangChainModel("I would rather not.")).suggest(request())
-    with pytest.raises(ConfigurationError, match="LangChain chat model"):
+        LLMSuggester(ScriptedChatModel("I would rather not.")).suggest(request())
+    with pytest.raises(ConfigurationError, match="em_plugin.suggest.ChatModel"):
         LLMSuggester(object())
+    with pytest.raises(SuggestionError, match="answered int, not text"):
+        LLMSuggester(lambda messages: 42).suggest(request())
 
 
 def test_chain_with_llm_first_then_deterministic_fill() -> None:
-    model = ScriptedLangChainModel("1. Summarise the findings")
+    model = ScriptedChatModel("1. Summarise the findings")
     found = default_chain(model).suggest(request([Match("past-1", 0.8, (0,))]), limit=3)
     assert found[0].source == "llm" and found[1].tool == "pfas_classifier"
-    failing = ScriptedLangChainModel("no list")
+    failing = ScriptedChatModel("no list")
     assert default_chain(failing).suggest(request(), limit=1)[0].source != "llm"
 
 
@@ -192,9 +171,9 @@ def test_parse_numbered_variants() -> None:
 
 
 def test_memory_passes_llm_and_records_prompt(tmp_path) -> None:
-    model = ScriptedLangChainModel("1. Classify [pfas_classifier]", "Crew: chemists")
+    model = ScriptedChatModel("1. Classify [pfas_classifier]", "Crew: chemists")
     with EpisodicMemory("memory:", "fake:32", llm=model, crew=CREW.to_dict()) as memory:
         found = memory.suggest(CURRENT)
         assert found[0].source == "llm" and found[0].tool == "pfas_classifier"
         assert asyncio.run(memory.asuggest(CURRENT))[0].source == "llm"
-    assert invoke_chat(lambda messages: "1. x", [("human", "hi")]) == "1. x"
+    assert invoke_chat(as_chat_model(lambda messages: "1. x"), [("human", "hi")]) == "1. x"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from em_plugin.embedding import FakeEmbedder
@@ -9,6 +11,7 @@ from em_plugin.errors import ConfigurationError, SuggestionError
 from em_plugin.retrieval.reference import Match
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.suggest import (
+    BaseSuggester,
     EpisodicSuggester,
     FallbackSuggester,
     ProceduralSuggester,
@@ -152,7 +155,7 @@ def test_default_chain_order_dedup_and_limit() -> None:
 
 
 def test_chain_falls_back_when_a_suggester_fails_unless_strict() -> None:
-    class Broken:
+    class Broken(BaseSuggester):
         name = "broken"
 
         def suggest(self, request, limit=None):
@@ -163,12 +166,12 @@ def test_chain_falls_back_when_a_suggester_fails_unless_strict() -> None:
     assert found and found[0].source == "fallback"
     with pytest.raises(SuggestionError, match="model down"):
         SuggestionChain([Broken(), FallbackSuggester()], strict=True).suggest(request)
-    with pytest.raises(ConfigurationError):
+    with pytest.raises(ConfigurationError, match="lacks name, remote, suggest, asuggest"):
         SuggestionChain([object()])  # type: ignore[list-item]
 
 
 def test_chain_dedups_tool_less_suggestions_by_text() -> None:
-    class Fixed:
+    class Fixed(BaseSuggester):
         name = "fixed"
 
         def __init__(self, *items: Suggestion) -> None:
@@ -222,3 +225,57 @@ def test_unfamiliar_question_gets_only_crew_fallback_suggestions() -> None:
     suggestions = memory.suggest(known)
     assert suggestions[0].source == "episodic"
     assert suggestions[0].tool == "product_extractor"
+
+
+def test_remote_suggesters_are_awaited_and_called_outside_the_guard() -> None:
+    class Held:
+        """A guard that records whether it is held."""
+
+        held = False
+
+        def __enter__(self) -> None:
+            Held.held = True
+
+        def __exit__(self, *exc: object) -> None:
+            Held.held = False
+
+    class Remote(BaseSuggester):
+        name, remote = "remote", True
+
+        def suggest(self, request, limit=None):
+            held.append(("remote", Held.held))
+            return [Suggestion("sync", score=1.0, source="remote")]
+
+        async def asuggest(self, request, limit=None):
+            return [Suggestion("async", score=1.0, source="remote")]
+
+    class Local(BaseSuggester):
+        name = "local"
+
+        def suggest(self, request, limit=None):
+            held.append(("local", Held.held))
+            return [Suggestion("local", score=0.5, source="local")]
+
+    held: list[tuple[str, bool]] = []
+    chain = SuggestionChain([Remote(), Local()])
+    request = request_for(CURRENT, None)
+    found = chain.suggest(request, None, guard=Held())
+    assert [s.text for s in found] == ["sync", "local"]
+    assert held == [("remote", False), ("local", True)]  # only local reads hold the lock
+    found = asyncio.run(chain.asuggest(request, None))
+    assert [s.text for s in found] == ["async", "local"]
+    assert asyncio.run(Local().asuggest(request))[0].text == "local"  # asuggest = suggest
+
+
+def test_a_suggester_with_only_suggest_still_works_with_a_deprecation_warning() -> None:
+    class Old:
+        name = "old"
+
+        def suggest(self, request, limit=None):
+            return [Suggestion("old way", score=1.0, source="old")]
+
+    with pytest.warns(DeprecationWarning, match="subclass em_plugin.suggest.BaseSuggester"):
+        chain = SuggestionChain([Old()])
+    request = request_for(CURRENT, None)
+    assert [s.text for s in chain.suggest(request, None)] == ["old way"]
+    assert [s.text for s in asyncio.run(chain.asuggest(request, None))] == ["old way"]
