@@ -80,18 +80,65 @@ class MatchIndex(Protocol):
     stays below the state package that owns them.
     """
 
-    dimension: int
-    texts: list[str]
-    tool_ids: dict[str, int]
-    slot_ids: list[str | None]
-    vectors: Any
-    offsets: Grown
-    lengths: Grown
-    alive: Grown
-    codes: Grown
-    slot_sequences: Grown
-    tool_postings: PostingsView
-    text_postings: PostingsView
+    @property
+    def dimension(self) -> int:
+        """The embedding dimension."""
+        ...
+
+    @property
+    def texts(self) -> list[str]:
+        """The distinct instruction texts (text id -> text)."""
+        ...
+
+    @property
+    def tool_ids(self) -> dict[str, int]:
+        """Tool name -> tool id."""
+        ...
+
+    @property
+    def slot_ids(self) -> list[str | None]:
+        """Per slot, its workflow id (``None``: a dead slot)."""
+        ...
+
+    @property
+    def vectors(self) -> Any:
+        """FAISS index over the texts' unit vectors (row = text id)."""
+        ...
+
+    @property
+    def offsets(self) -> Grown:
+        """Per slot, where its leaves start in :attr:`codes`."""
+        ...
+
+    @property
+    def lengths(self) -> Grown:
+        """Per slot, its leaf count."""
+        ...
+
+    @property
+    def alive(self) -> Grown:
+        """Per slot, whether it holds a live workflow."""
+        ...
+
+    @property
+    def codes(self) -> Grown:
+        """Per leaf, its code (tool id, or ``-(text id) - 1``)."""
+        ...
+
+    @property
+    def slot_sequences(self) -> Grown:
+        """Per slot, its leaf sequence's id in the sequence table."""
+        ...
+
+    @property
+    def tool_postings(self) -> PostingsView:
+        """Tool id -> slots."""
+        ...
+
+    @property
+    def text_postings(self) -> PostingsView:
+        """Text id -> slots."""
+        ...
 
     def __len__(self) -> int:
         """Live workflows."""
