@@ -18,10 +18,13 @@ by support and similarity) and changes what a match is and how votes count:
   they vote for, ``P_k = (c_k + u_k * P_{k-1}) / (n_k + u_k)``, from ``P_-1`` uniform up to the
   longest agreement found. Long agreements decide when they are well supported; the statistics
   of shorter ones (down to plain tool frequency, ``k = 0``) take over when they are not.
-* **Instruction text weighs the votes.** Each position carries its instruction context; its vote
-  is multiplied by ``exp(context_weight * z)`` where ``z`` is the z-score (over the scope's
-  contexts, capped at ``z_cap``) of its cosine with the current instruction. The z-score makes
-  the weight independent of how similar a scope's instructions are to each other overall.
+* **Instruction text weighs the votes.** A position's vote is multiplied by
+  ``exp(context_weight * z)`` where ``z`` is the z-score (over the scope's contexts, capped at
+  ``z_cap``) of the cosine between the current instruction and the instruction the voted call
+  was made for. The z-score makes the weight independent of how similar a scope's instructions
+  are to each other overall. A call made for a later instruction (the user's next request) is
+  weighed by that request, not by the instruction before it: otherwise two stored sessions that
+  began with the current instruction word for word outvote forty that continued otherwise.
 * **A new instruction is a state too.** A stored call that opened an instruction is what
   followed "an instruction was given", so a current workflow ending in an instruction leaf
   (answered without tools) finds the first calls of similar past instructions.
@@ -317,20 +320,35 @@ class ContinuationIndex:
         factor = np.exp(beta * np.clip((np.nan_to_num(sims) - live.mean()) / spread, -cap, cap))
         return np.append(factor, 1.0), float(np.exp(beta * cap)), sims
 
+    def _answered(self) -> np.ndarray:
+        """Per position, the context id of the instruction its call was made for (``-1``: none).
+
+        A vote is weighed by this instruction, not by the one before the position: a call that
+        answered a later request (the user's next instruction) says nothing about how like the
+        current instruction that request was (docs/suggestions.md, "Instruction text").
+        """
+        found = self._cache.get("answered")
+        if found is None:
+            arrays = self._positions()
+            leaves = self._offsets.view()[arrays["slot"]] + arrays["next"]
+            found = self._cache["answered"] = self._ctx.view()[leaves]
+        return found
+
     def _weigh(
         self, positions: np.ndarray, *, factor: np.ndarray, excluded: list[int]
     ) -> np.ndarray:
         """Vote weights of some positions: 0 for dead or excluded workflows, else the context
-        factor of the position's context."""
+        factor of the instruction the voted call answered (:meth:`_answered`)."""
         arrays = self._positions()
         slots = arrays["slot"][positions]
-        weights = self._alive.view()[slots] * factor[arrays["ctx"][positions]]
+        weights = self._alive.view()[slots] * factor[self._answered()[positions]]
         if excluded:
             weights[np.isin(slots, excluded)] = 0.0
         return weights
 
     def _frequency(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Live stored states grouped by (tool, context): ``(tools, contexts, counts, keys)``.
+        """Live stored states grouped by (tool, answered context): ``(tools, contexts, counts,
+        keys)``.
 
         Level 0 counts every live state; grouped, it costs one product per distinct pair
         instead of one per position. Rebuilt on the first ranking after a change.
@@ -340,7 +358,7 @@ class ContinuationIndex:
         if found is None:
             arrays = self._positions()
             live = np.flatnonzero(arrays["alive"] & ~arrays["opening"])
-            keys = np.sort(arrays["tool"][live] * width + (arrays["ctx"][live] + 1))
+            keys = np.sort(arrays["tool"][live] * width + (self._answered()[live] + 1))
             starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))[: len(keys)])
             heads = keys[starts]
             sizes = np.diff(np.append(starts, len(keys)))
@@ -370,7 +388,7 @@ class ContinuationIndex:
                 own = np.arange(first, first + int(self._slot_count.view()[slot]))
                 own = own[~arrays["opening"][own]]
                 width = self.contexts.capacity + 1
-                own_keys = arrays["tool"][own] * width + (arrays["ctx"][own] + 1)
+                own_keys = arrays["tool"][own] * width + (self._answered()[own] + 1)
                 sizes = sizes.copy()  # integer counts: an excluded vote leaves an exact 0
                 np.subtract.at(sizes, np.searchsorted(keys, own_keys), 1)
         counts = [np.bincount(tools, weights=sizes * factor[contexts], minlength=size)]

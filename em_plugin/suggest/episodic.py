@@ -14,9 +14,11 @@ retrieved workflow continues with), leaving the rest to the procedural and fallb
 
 With ``retrieved_weight`` > 0, when the retrieved workflows clearly agree (at least 3 of them,
 holding two thirds of the votes, on one next tool), ranking blends the model's probability with
-their votes, so a handful of near-identical instructions voting through the text weight cannot
-outrank them. It is off by default (0): on the tau2 files every weight tried cost hit@1
+their votes. It is off by default (0): on the tau2 files every weight tried cost hit@1
 (airline 24 -> 23 at 0.5 gated, telecom 75 -> 67), so the default ranking stays the model's.
+The case it was made for (a few stored sessions with the current instruction word for word
+outvoting the retrieved workflows) is fixed in the model instead: a vote is weighed by the
+instruction its call was made for (docs/suggestions.md, "Instruction text").
 
 Every episodic suggestion cites at least one stored workflow whose match passes ``T`` (the
 paper's rule): a retrieved workflow, or a stored position whose score (agreement with the recent

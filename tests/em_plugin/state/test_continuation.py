@@ -66,6 +66,24 @@ def test_instruction_context_weights_votes() -> None:
     assert off[0].tool == "exchange"
 
 
+def test_a_call_for_the_next_request_is_weighed_by_that_request() -> None:
+    # Two stored sessions began with the current instruction word for word, then the user asked
+    # for a table; six others classified under the same instruction. The table answered the
+    # user's next request, so the current instruction's similarity does not weigh its vote.
+    extract = "Extract all ingredients from primer.pdf"
+    table = InstructionStep("Show the results as a markdown table", (CallStep("table"),))
+    memory = [
+        Workflow(id=f"t{i}", steps=(InstructionStep(extract, (CallStep("extract"),)), table))
+        for i in range(2)
+    ] + [wf(f"c{i}", "extract", "classify", text=f"Find the PFAS in sds_{i}.pdf") for i in range(6)]
+    ranked = index_of(*memory).rank(query("extract", text=extract))
+    assert [c.tool for c in ranked] == ["classify", "table"]
+    # A call made under the matching instruction keeps its weight: two beat six.
+    same = [wf(f"s{i}", "extract", "table", text=extract) for i in range(2)]
+    ranked = index_of(*same, *memory[2:]).rank(query("extract", text=extract))
+    assert [c.tool for c in ranked] == ["table", "classify"]
+
+
 def test_current_workflow_votes_for_its_own_repeats() -> None:
     index = index_of(wf("w", "a", "b"))
     ranked = index.rank(query("a", "z", "a", "z", "a"))
