@@ -58,10 +58,9 @@ __all__ = ["Candidate", "ContinuationConfig", "ContinuationIndex", "Query"]
 class ContinuationIndex:
     """One scope's stored positions, indexed by the leaves that precede them.
 
-    Everything is kept in flat numpy arrays (per workflow slot, per leaf, per position) and the
-    postings in a CSR plus a small tail of recent additions, so that a whole scope is indexed
-    in one vectorised pass (:meth:`add_bulk`, what a memory does when it opens) and a single
-    save appends without rebuilding anything.
+    Flat numpy arrays (per slot, per leaf, per position) and postings by key
+    (:mod:`~em_plugin.state.continuation_keys`): a whole scope is indexed in one vectorised pass
+    (:meth:`add_bulk`) and a save appends without rebuilding anything.
 
     Args:
         contexts: The scope's context table.
@@ -102,10 +101,6 @@ class ContinuationIndex:
     def __contains__(self, workflow_id: object) -> bool:
         return workflow_id in self._slot_of
 
-    def ids(self) -> list[str]:
-        """Return the held workflow ids, sorted."""
-        return sorted(self._slot_of)
-
     # ------------------------------------------------------------------------------ updates
 
     def add(self, episode: Episode, context_ids: Sequence[int]) -> None:
@@ -113,12 +108,8 @@ class ContinuationIndex:
         self.add_many([episode], [context_ids])
 
     def add_many(self, episodes: Sequence[Episode], context_ids: Sequence[Sequence[int]]) -> None:
-        """Index several workflows in one vectorised pass (replacing held ids).
-
-        Args:
-            episodes: The episodes (distinct ids).
-            context_ids: Per episode, its context id per leaf.
-        """
+        """Index several workflows (distinct ids; each with its context id per leaf) in one
+        vectorised pass, replacing held ids."""
         for episode in episodes:
             self.remove(episode.workflow_id)
         if not episodes:
@@ -137,9 +128,6 @@ class ContinuationIndex:
         self, tools: list[str], tool_ids: dict[str, int], args: StringTable, routes: StringTable
     ) -> None:
         """Use a scope's own tool vocabulary, args and routes tables (the objects, not copies).
-
-        Token ids are then the scope's tool ids, args and routes ids its ids: the index is built
-        over the scope's arrays (:class:`~em_plugin.state.scope_memory.ScopeMemory`).
 
         Raises:
             ValueError: When the index already holds workflows.
@@ -241,10 +229,6 @@ class ContinuationIndex:
         routes = self._slot_routes.view()[live].copy()
         self._reset()
         self.add_bulk(ids, tokens, lengths, ctx, args, routes)
-
-    def _span(self, slot: int) -> tuple[int, int]:
-        start = int(self._offsets.view()[slot])
-        return start, start + int(self._lengths.view()[slot])
 
     def _token(self, tool: str | None, *, create: bool = False) -> int:
         if tool is None:
