@@ -1,6 +1,7 @@
-"""Print the crew-shape table: shapes × the conformance kit's checks (capture exact, failed calls
-kept, model context clean, streaming shows suggestions, suggestions cite the saved workflow,
-suggestions at the user's level).
+"""Print the crew-shape table: shapes × the conformance kit's checks.
+
+The checks: capture exact, failed calls kept, model context clean, streaming shows suggestions,
+suggestions cite the saved workflow, suggestions at the user's level.
 
 Each row runs the conformance kit's scenario (``integrations/conformance.py``) on one shape of
 ``tests/integrations/crew_shapes.py`` (real LangGraph,

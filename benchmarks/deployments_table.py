@@ -249,8 +249,11 @@ def lg_saved(store: str, session: str) -> Workflow:
 
 
 def langgraph_run(workdir: Path) -> Run:
-    """The LangGraph API server: a thread across a restart, a second server process on the same
-    ``oxigraph serve`` store streaming in every output mode."""
+    """Drive the LangGraph API server.
+
+    A thread across a restart, and a second server process on the same ``oxigraph serve`` store
+    streaming in every output mode.
+    """
     from langgraph_sdk import get_sync_client
     from langgraph_server import launch_langgraph, make_project, stop_langgraph
     from langgraph_server import wait_ready as lg_ready

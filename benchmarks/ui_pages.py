@@ -105,8 +105,10 @@ def _free_port() -> int:
 
 
 def serve(path: Path) -> tuple[str, Callable[[], None]]:
-    """Start the panel on 127.0.0.1 over ``path`` (read-only), wait for its warm-up (workflow
-    tables and tool counts of every scope, timed); return its URL and a stopper."""
+    """Start the panel on 127.0.0.1 over ``path`` (read-only); return its URL and a stopper.
+
+    Waits for its warm-up (workflow tables and tool counts of every scope, timed).
+    """
     import uvicorn
 
     from integrations.panel import PanelSettings, create_app

@@ -257,7 +257,11 @@ class EpisodicMemory:
         return workflow
 
     def _write(self, batch: list[Workflow]) -> list[Workflow]:
-        return self._engine.write(batch)
+        saved = self._engine.write(batch)
+        # Each saved workflow is a use of the procedures it runs: recount them and retire
+        # failing ones now, not at the next listing (docs/lifecycle.md).
+        lifecycle_api.record_uses(self._engine, saved)
+        return saved
 
     def save_in_background(
         self, workflow: Workflow, *, validate: bool | None = None
@@ -289,9 +293,10 @@ class EpisodicMemory:
         return self._warmup.ready
 
     def wait_ready(self) -> bool:
-        """Wait for the embedder's background warm-up, at most until ``$EM_PLUGIN_WARM_UP_WAIT``
-        seconds (default 60) after this memory was created; the integrations call it before a
-        turn's memory work, outside the turn's budget.
+        """Wait for the embedder's background warm-up.
+
+        At most until ``$EM_PLUGIN_WARM_UP_WAIT`` seconds (default 60) after this memory was
+        created; the integrations call it before a turn's memory work, outside the turn's budget.
 
         Returns:
             Whether the warm-up has finished.
@@ -309,8 +314,9 @@ class EpisodicMemory:
 
     @telemetry.traced("delete_memory_store")
     def forget(self, scope: str | None = None) -> list[str]:
-        """Delete a whole scope: its workflows, vectors, graphs, suggestion records and session
-        journals.
+        """Delete a whole scope.
+
+        Its workflows, vectors, graphs, suggestion records and session journals.
 
         Args:
             scope: The scope; this memory's own by default.
@@ -355,11 +361,12 @@ class EpisodicMemory:
         workflow = self._engine.load(workflow_id, scope)
         if workflow.outcome == outcome:
             return workflow
-        return self._engine.write([workflow.replace(outcome=outcome)])[0]
+        return self._write([workflow.replace(outcome=outcome)])[0]
 
     def abandon_idle(self, *, older_than: timedelta | float, scope: str | None = None) -> list[str]:
-        """Save every journaled session nobody saved, idle longer than ``older_than``, with
-        outcome "abandoned" (a lifecycle job; docs/lifecycle.md).
+        """Save every journaled session nobody saved, idle longer than ``older_than``.
+
+        They are saved with outcome "abandoned" (a lifecycle job; docs/lifecycle.md).
 
         Covers the sessions in the store's session journal (BeeAI, engine-level); LangGraph
         keeps its sessions in the graph's checkpointed state instead.
@@ -443,11 +450,14 @@ class EpisodicMemory:
         return self.suggest_from(self.request(workflow), limit)
 
     def suggest_from(self, request: SuggestionRequest, limit: int | None = 3) -> list[Suggestion]:
-        """Run the suggestion chain on a request from :meth:`request` (what :meth:`suggest` does
-        after retrieval; the evaluation uses both halves to also see the matches).
+        """Run the suggestion chain on a request from :meth:`request`.
+
+        This is what :meth:`suggest` does after retrieval; the evaluation uses both halves to also
+        see the matches.
 
         An active procedure the current workflow has begun comes first (source
-        ``"procedure"``, docs/lifecycle.md)."""
+        ``"procedure"``, docs/lifecycle.md).
+        """
         found = self.chain.suggest(request, limit, guard=self._engine.lock)
         return self._with_procedures(request.workflow, found, limit)
 
@@ -627,8 +637,10 @@ class EpisodicMemory:
     # ------------------------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
-        """Finish background saves, persist the index and release the store (a store passed
-        in stays open)."""
+        """Finish background saves, persist the index and release the store.
+
+        A store passed in stays open.
+        """
         self._writer.flush()
         self._engine.close()
 

@@ -28,14 +28,14 @@ runs the LangGraph and BeeAI shapes so). The recipe is in docs/extending.md.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.memory import EpisodicMemory
 from em_plugin.suggest.types import Suggestion
-from provenance.model import InstructionStep, Step, Workflow
+from provenance.model import InstructionStep, Workflow
 
 __all__ = [
     "CHECKS",
@@ -227,18 +227,12 @@ def outcome_of(shape: Shape) -> Outcome:
 
 def rows(workflow: Workflow) -> list[Row]:
     """The workflow's steps, depth first; parallel siblings keep the recorded order."""
-    out: list[Row] = []
-
-    def walk(steps: Iterable[Step], depth: int) -> None:
-        for step in steps:
-            if isinstance(step, InstructionStep):
-                out.append((depth, step.text, "user"))
-            else:
-                out.append((depth, step.name, step.agent))
-            walk(step.steps, depth + 1)
-
-    walk(workflow.steps, 0)
-    return out
+    return [
+        (path.count("."), s.text, "user")
+        if isinstance(s, InstructionStep)
+        else (path.count("."), s.name, s.agent)
+        for path, s in workflow.walk()
+    ]
 
 
 # -- the checks -----------------------------------------------------------------------------

@@ -58,8 +58,10 @@ class StoreError(ProvenanceError):
 
 
 class StoreOutcomeUnknown(StoreError):
-    """A write failed in a way that leaves unknown whether the store committed it (a server
-    that died mid-request); the store may or may not hold the write."""
+    """A write failed in a way that leaves unknown whether the store committed it.
+
+    For example a server that died mid-request: the store may or may not hold the write.
+    """
 
 
 class QueryError(ProvenanceError, ValueError):

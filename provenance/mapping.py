@@ -41,7 +41,15 @@ from rdflib.term import Node
 
 from provenance._graph_reader import WORKFLOW_TEXT, graph_to_workflow, triples_to_workflow
 from provenance.errors import MappingError
-from provenance.model import DEFAULT_SCOPE, CallStep, FailedCall, InstructionStep, Step, Workflow
+from provenance.model import (
+    DEFAULT_SCOPE,
+    CallStep,
+    FailedCall,
+    InstructionStep,
+    Step,
+    Workflow,
+    walk_steps,
+)
 from provenance.vocab import (
     BASE,
     DCTERMS,
@@ -395,7 +403,7 @@ class _Writer:
         add((run, self.TYPE, self.ACTIVITY))
         if w.outcome is not None:
             add((run, self.OUTCOME, self.name(w.outcome)))
-        self._steps(w.steps, wf, run, "", 0, None)
+        self._steps(w.steps, run, plan=True)
         for i, failed in enumerate(w.failed):
             self._failed(i, failed)
         for i, revised in enumerate(w.revised):
@@ -403,36 +411,45 @@ class _Writer:
             root = self.iri(stem)
             self._exec(revised, root, stem, run, i + 1, None, None, None, self.revised_texts)
             add((root, self.TYPE, self.REVISED_INSTRUCTION))
-            self._steps(revised.steps, None, root, f"r{i}.", 0, None)
+            self._steps(revised.steps, root, prefix=f"r{i}.")
         self._links()
 
     def _steps(
         self,
         steps: tuple[Step, ...],
-        plan_parent: Any,
-        exec_parent: Any,
-        prefix: str,
-        depth: int,
-        parent_agent: str | None,
+        root: Any,
+        *,
+        plan: bool = False,
+        prefix: str = "",
+        agent: str | None = None,
     ) -> None:
-        """Write sibling steps: executions, and plan steps unless ``plan_parent`` is None."""
-        prev_exec: Any = None
-        for i, step in enumerate(steps):
-            path = f"{prefix}{i}"
+        """Write a step tree under ``root``: executions, and plan steps with ``plan``.
+
+        ``prefix`` starts every path; ``agent`` acts at the root (a failed call's own agent).
+        """
+        # By path: the execution and the agent acting there; by parent path: its latest child.
+        execs: dict[str, Any] = {}
+        agents: dict[str, str | None] = {}
+        latest: dict[str, Any] = {}
+        for path, step in walk_steps(steps, prefix=prefix):
+            parent, _, position = path.rpartition(".")
             exe_text = f"{self.frag}exec-{path}"
             exe = self.iri(exe_text)
-            agent = step.agent if isinstance(step, CallStep) else parent_agent
+            parent_agent = agents.get(parent, agent)
+            agents[path] = step.agent if isinstance(step, CallStep) else parent_agent
             node = None
-            if plan_parent is not None:
-                node = self._plan_step(step, path, depth)
+            if plan:
+                node = self._plan_step(step, path, path.count("."))
                 self.out.append((exe, self.CORRESPONDS, node))
-                self.main_agents[path] = agent
+                self.main_agents[path] = agents[path]
+            previous = latest.get(parent)
+            index = int(position) + 1
+            parent_exe = execs.get(parent, root)
             self._exec(
-                step, exe, exe_text, exec_parent, i + 1, prev_exec, parent_agent, node, self.texts
+                step, exe, exe_text, parent_exe, index, previous, parent_agent, node, self.texts
             )
-            if step.steps:
-                self._steps(step.steps, node, exe, f"{path}.", depth + 1, agent)
-            prev_exec = exe
+            execs[path] = exe
+            latest[parent] = exe
 
     def _plan_step(self, step: Step, path: str, depth: int) -> Any:
         # No link to the parent step: wf:seq (pre-order) and wf:depth determine the plan tree,
@@ -568,7 +585,7 @@ class _Writer:
         )
         if failed.parent is not None:
             self.out.append((root, self.PARENT_PATH, self.literal(failed.parent)))
-        self._steps(failed.call.steps, None, root, f"f{i}.", 0, failed.call.agent)
+        self._steps(failed.call.steps, root, prefix=f"f{i}.", agent=failed.call.agent)
 
     def _links(self) -> None:
         """Write what needs the whole tree: next-call chain, tools, agents, revisions."""

@@ -15,7 +15,7 @@ import dataclasses
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar, Literal, TypeAlias
@@ -36,6 +36,7 @@ __all__ = [
     "OUTCOMES",
     "Step",
     "Workflow",
+    "walk_steps",
 ]
 
 #: Size limits checked on construction; they keep one workflow inside what a store and an index
@@ -301,6 +302,26 @@ class FailedCall:
         _check_optional_text(self.parent, "failed call parent", limit=MAX_ID_CHARS)
 
 
+def walk_steps(steps: Sequence[Step], *, prefix: str = "") -> Iterator[tuple[str, Step]]:
+    """Yield ``(path, step)`` for steps and everything under them, depth-first, left to right.
+
+    The one walk of a step tree: :meth:`Workflow.walk` is this over a workflow's steps; a failed
+    call's or a revised instruction's sub-steps are walked the same way.
+
+    Args:
+        steps: The top-level steps of the tree.
+        prefix: Put before every path, e.g. ``"f0."`` for the sub-steps of the first failed call.
+
+    Returns:
+        An iterator of ``(path, step)``; a path is the dotted 0-based position after ``prefix``.
+    """
+    stack: list[tuple[str, Step]] = [(f"{prefix}{i}", s) for i, s in enumerate(steps)][::-1]
+    while stack:
+        path, step = stack.pop()
+        yield path, step
+        stack.extend((f"{path}.{i}", s) for i, s in reversed(list(enumerate(step.steps))))
+
+
 @dataclass(frozen=True)
 class Workflow:
     """A saved workflow: ordered steps plus metadata (scope, session, times, source)."""
@@ -360,16 +381,24 @@ class Workflow:
                 raise LimitError(f"workflow {self.id!r} nests deeper than {MAX_DEPTH} levels")
 
     def walk(self) -> Iterator[tuple[str, Step]]:
-        """Yield ``(path, step)`` depth-first, left to right.
+        """Yield ``(path, step)`` depth-first, left to right (see :func:`walk_steps`).
 
         A path is the dotted 0-based position, e.g. ``"1.0"`` is the first sub-step of the second
-        top-level step.
+        top-level step; its depth is ``path.count(".")`` and its parent's path
+        ``path.rpartition(".")[0]``.
         """
-        stack: list[tuple[str, Step]] = [(str(i), s) for i, s in enumerate(self.steps)][::-1]
-        while stack:
-            path, step = stack.pop()
-            yield path, step
-            stack.extend((f"{path}.{i}", s) for i, s in reversed(list(enumerate(step.steps))))
+        return walk_steps(self.steps)
+
+    def ancestors(self, path: str) -> tuple[Step, ...]:
+        """Return the steps above the step at a dotted path, outermost first.
+
+        Raises:
+            KeyError: When no step has that path.
+        """
+        parts = path.split(".")
+        above = tuple(self.step_at(".".join(parts[:n])) for n in range(1, len(parts)))
+        self.step_at(path)
+        return above
 
     def leaves(self) -> list[Step]:
         """Return the leaf sequence ``S(W)``: steps with no sub-steps, depth-first."""

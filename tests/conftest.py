@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import textwrap
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -24,9 +22,10 @@ from pathlib import Path
 import pytest
 
 from provenance.stores import SparqlEndpointStore, WorkflowStore, open_store
+from tests.processes import free_port, stop_process, wait_until_ready
 
 _START_TIMEOUT_S = 15.0
-_VIRTUOSO_START_TIMEOUT_S = 60.0
+_VIRTUOSO_START_TIMEOUT_S = 180.0  # a loaded 2-core runner starts it in over a minute
 _VIRTUOSO_MISSING = (
     "Virtuoso is not installed: run `make virtuoso` "
     "(as root: apt-get install -y virtuoso-opensource)"
@@ -84,13 +83,6 @@ def oxigraph_binary() -> str | None:
     return shutil.which("oxigraph")
 
 
-def free_port() -> int:
-    """Return a TCP port that is free on 127.0.0.1 right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _form_post(url: str, params: dict[str, str], timeout: float = 30) -> bytes:
     """POST a SPARQL protocol form (the one request form every server answers)."""
     request = urllib.request.Request(
@@ -126,26 +118,28 @@ def start_oxigraph(location: Path, *extra: str) -> OxigraphServer:
         [*command, *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     server = OxigraphServer(process, port, location)
-    deadline = time.monotonic() + _START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            error = process.stderr.read().decode(errors="replace") if process.stderr else ""
-            raise RuntimeError(f"oxigraph serve exited with {process.returncode}: {error}")
-        if _answers(server.query_url):
-            return server
-        time.sleep(0.05)
-    stop_oxigraph(server)
-    raise RuntimeError(f"oxigraph serve did not answer on {server.base_url} within the timeout")
+
+    def error() -> str:
+        return process.stderr.read().decode(errors="replace") if process.stderr else ""
+
+    try:
+        wait_until_ready(
+            process,
+            lambda: _answers(server.query_url),
+            what=f"oxigraph serve on {server.base_url}",
+            timeout=_START_TIMEOUT_S,
+            interval=0.05,
+            detail=error,
+        )
+    except RuntimeError:
+        stop_oxigraph(server)
+        raise
+    return server
 
 
 def stop_oxigraph(server: OxigraphServer) -> None:
     """Stop the server process that :func:`start_oxigraph` started."""
-    server.process.terminate()
-    try:
-        server.process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait(timeout=10)
+    stop_process(server.process, timeout=10)
     if server.process.stderr:
         server.process.stderr.close()
 
@@ -269,31 +263,25 @@ def start_virtuoso(location: Path) -> VirtuosoServer:
         stderr=subprocess.DEVNULL,
     )
     server = VirtuosoServer(process, http_port, sql_port, location)
-    deadline = time.monotonic() + _VIRTUOSO_START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            log = (location / "virtuoso.log").read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"virtuoso-t exited with {process.returncode}: {log}")
-        if _answers(server.query_url):
-            try:
-                server.isql('GRANT SPARQL_UPDATE TO "SPARQL";')
-            except BaseException:
-                stop_virtuoso(server)
-                raise
-            return server
-        time.sleep(0.2)
-    stop_virtuoso(server)
-    raise RuntimeError(f"Virtuoso did not answer on {server.base_url} within the timeout")
+    log = location / "virtuoso.log"
+    wait_until_ready(
+        process,
+        lambda: _answers(server.query_url),
+        what=f"virtuoso-t on {server.base_url}",
+        timeout=_VIRTUOSO_START_TIMEOUT_S,
+        detail=lambda: log.read_text(errors="replace")[-2000:] if log.exists() else "",
+    )
+    try:
+        server.isql('GRANT SPARQL_UPDATE TO "SPARQL";')
+    except BaseException:
+        stop_virtuoso(server)
+        raise
+    return server
 
 
 def stop_virtuoso(server: VirtuosoServer) -> None:
     """Stop the server that :func:`start_virtuoso` started (SIGTERM: it checkpoints and exits)."""
-    server.process.terminate()
-    try:
-        server.process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait(timeout=10)
+    stop_process(server.process)
 
 
 @pytest.fixture(scope="session")

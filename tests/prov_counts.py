@@ -5,10 +5,10 @@ JSON implies, shared by the store, export and ``em-plugin serve`` tests
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from provenance.model import CallStep, InstructionStep, Step, Workflow
+from provenance.model import CallStep, InstructionStep, Step, Workflow, walk_steps
 from provenance.workflow_json import read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,11 +70,12 @@ def dev_workflows() -> list[Workflow]:
 def _executions(w: Workflow) -> Iterator[tuple[Step, bool, str | None]]:
     """(step, has a plan step, agent of the enclosing step) for every execution of a run."""
 
-    def walk(steps: Iterable[Step], planned: bool, parent: str | None) -> Iterator[tuple]:
-        for step in steps:
+    def walk(steps: Sequence[Step], planned: bool, agent: str | None) -> Iterator[tuple]:
+        agents: dict[str, str | None] = {}  # path -> the agent acting there
+        for path, step in walk_steps(steps):
+            parent = agents.get(path.rpartition(".")[0], agent)
             yield step, planned, parent
-            agent = step.agent if isinstance(step, CallStep) else parent
-            yield from walk(step.steps, planned, agent)
+            agents[path] = step.agent if isinstance(step, CallStep) else parent
 
     yield from walk(w.steps, True, None)
     for failed in w.failed:

@@ -300,11 +300,6 @@ class Trajectory:
         with self._lock:
             return call_id in self._calls
 
-    def is_running(self, call_id: str) -> bool:
-        """Tell whether a call was started and has not ended yet."""
-        with self._lock:
-            return self._calls.get(call_id) == "running"
-
     def __len__(self) -> int:
         with self._lock:
             return len(self._events)

@@ -7,9 +7,19 @@ of the store (of one scope, with ``--scope``: its workflow graphs and suggestion
 the store's own bookkeeping: the change logs (``changes/...``, rebuilt by every write) and the
 embedder record (``store/embedder``, which names the index of *this* store).
 
-Importing a ``.nq`` file restores it: the workflow graphs are read back as workflows and saved
-through the memory (so the step index follows, and a saved id replaces the stored one); every
-other graph is written as it is, replacing a graph of the same name.
+The lifecycle records (``id/lifecycle/...``: versions linked by ``prov:wasRevisionOf``,
+retirements and restorations, procedures with their status and activities) are graphs of the
+store like the others, so a backup carries them, with every older version ``ID@vN`` and every
+retired workflow as the workflow graphs they are; outcomes are in the workflow graphs.
+
+Importing a ``.nq`` file restores it as it was: the workflow graphs (read back as workflows, so a
+malformed one is refused before anything is written) and every other graph are written in one
+transaction, each replacing a graph of the same name, with the scopes' change-log entries; the
+memory then catches up with the store as it does after another process's writes, so the step
+index holds exactly the live workflows (older versions and retired workflows stay stored,
+unindexed). With ``--scope``, the workflows are saved into that scope through the memory instead
+(a saved id that exists becomes a new version there), and the lifecycle records, which belong to
+their own scope, are left out (docs/lifecycle.md).
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ __all__ = ["BACKUP_SUFFIXES", "backup_graphs", "backup_text", "restore"]
 #: File suffixes read as a backup by ``em-plugin import``.
 BACKUP_SUFFIXES = (".nq", ".nquads")
 _BOOKKEEPING = (f"{BASE}changes/", f"{BASE}store/")
+_LIFECYCLE = f"{BASE}lifecycle/"
 
 
 def backup_graphs(store: Any, scope: str | None = None) -> list[URIRef]:
@@ -35,7 +46,13 @@ def backup_graphs(store: Any, scope: str | None = None) -> list[URIRef]:
     from provenance.stores.union import workflow_graphs
 
     if scope is not None:
-        return sorted([*workflow_graphs(store, scope), *store.suggestion_records(scope)])
+        return sorted(
+            [
+                *workflow_graphs(store, scope),
+                *store.suggestion_records(scope),
+                *store.lifecycle_graphs(scope),
+            ]
+        )
     names = store.backend.graph_names()
     return sorted(n for n in names if not str(n).startswith(_BOOKKEEPING))
 
@@ -57,7 +74,8 @@ def restore(path: Any, memory: Any, *, scope: str | None = None) -> tuple[int, i
         scope: Put every workflow in this scope (records keep their own scope).
 
     Returns:
-        How many workflows and how many other graphs were restored.
+        How many workflows and how many other graphs (suggestion and lifecycle records) were
+        restored.
 
     Raises:
         WorkflowFormatError: The file is not N-Quads or a workflow graph is not a workflow.
@@ -93,9 +111,20 @@ def restore(path: Any, memory: Any, *, scope: str | None = None) -> tuple[int, i
             workflows.append(workflow.replace(scope=scope) if scope else workflow)
         else:
             others.append((URIRef(graph), triples))
-    _save(memory, workflows)
-    if others:
-        memory.store.backend.replace_graphs(others)
+    if scope is not None:
+        # Moved into another scope: saved as new workflows there; the lifecycle records
+        # name their own scope's workflows, so they stay out.
+        others = [(g, t) for g, t in others if not str(g).startswith(_LIFECYCLE)]
+        _save(memory, workflows)
+        if others:
+            memory.store.backend.replace_graphs(others)
+        return len(workflows), len(others)
+    if workflows or others:
+        # As it was: versions and retired workflows with their records, in one transaction
+        # (saving through the memory would version and index them anew).
+        memory.store.commit(saves=workflows, records=others)
+        # Catch up with the store as after another process's writes.
+        memory._engine.sync(force=True)
     return len(workflows), len(others)
 
 

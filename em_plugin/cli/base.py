@@ -38,6 +38,7 @@ __all__ = [
     "NotFoundError",
     "check_scope",
     "cli",
+    "owning_scope",
     "embedder_setting",
     "is_memory_spec",
     "open_cli_memory",
@@ -386,3 +387,30 @@ def check_scope(store: Any, scope: str | None) -> None:
     existing = store.scopes()
     listed = ", ".join(repr(s) for s in existing) if existing else "none: the store is empty"
     raise NotFoundError(f"scope {scope!r} has no workflows; existing scopes: {listed}")
+
+
+def owning_scope(store: Any, store_spec: str, workflow_id: str, scope: str | None) -> str:
+    """Return the scope that holds a workflow id: ``scope`` when given, else the only one.
+
+    Args:
+        store: The :class:`~provenance.stores.WorkflowStore`.
+        store_spec: The ``--store`` value, named in the message when no scope holds the id.
+        workflow_id: The workflow id (ids are per scope).
+        scope: The ``--scope`` value, or ``None``.
+
+    Raises:
+        NotFoundError: When the scope (or no scope) holds the id.
+        click.UsageError: When several scopes hold it and ``scope`` is ``None``.
+    """
+    owners = store.scopes_of(workflow_id)
+    if scope is not None and scope not in owners:
+        check_scope(store, scope)
+        raise NotFoundError(f"no workflow {workflow_id!r} in scope {scope!r}")
+    if not owners:
+        raise NotFoundError(f"no workflow {workflow_id!r} in {store_path(store_spec)}")
+    if scope is None and len(owners) > 1:
+        listed = ", ".join(repr(o) for o in owners)
+        raise click.UsageError(
+            f"workflow {workflow_id!r} is in several scopes ({listed}); add --scope"
+        )
+    return scope or owners[0]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -218,13 +218,45 @@ def _sub_options(function: Any) -> Any:
     return store_options(function)
 
 
-@procedures.command("accept")
-@click.argument("procedure_id", metavar="ID")
-@click.option("--name", required=True, help="The procedure's name, shown in suggestions.")
-@click.option("--agent", default="user", show_default=True, help="Who accepts it.")
-@_sub_options
-@format_option()
-@click.pass_context
+def _procedure_change(name: str, option: Any, who: str) -> Callable[[Callable[..., Any]], Any]:
+    """Declare a ``procedures`` subcommand that changes one procedure.
+
+    Args:
+        name: The subcommand's name.
+        option: Its own required option (a ``click.option`` decorator).
+        who: The help of its ``--agent`` option.
+
+    Returns:
+        A decorator: the subcommand with ID, ``option``, ``--agent``, the store options,
+        ``--scope`` and ``--format``.
+    """
+    agent = click.option("--agent", default="user", show_default=True, help=who)
+    id_argument = click.argument("procedure_id", metavar="ID")
+    decorators = (procedures.command(name), id_argument, option, agent, _sub_options)
+
+    def declare(function: Callable[..., Any]) -> Any:
+        function = click.pass_context(format_option()(function))
+        for decorate in reversed(decorators):
+            function = decorate(function)
+        return function
+
+    return declare
+
+
+def _change(ctx: click.Context, fmt: str, change: Callable[[Any], Any]) -> None:
+    """Apply ``change`` to the memory of the subcommand's store and scope; print the procedure."""
+    store_spec, update_url, scope = _where(ctx)
+    with open_cli_memory(ctx, store_spec, update_url, scope=scope, must_exist=True) as memory:
+        procedure = change(memory)
+    columns = _TABLE_COLUMNS if fmt == "table" else _PROCEDURE_COLUMNS
+    emit_records(columns, [_procedure_row(procedure, fmt)], fmt)
+
+
+@_procedure_change(
+    "accept",
+    click.option("--name", required=True, help="The procedure's name, shown in suggestions."),
+    "Who accepts it.",
+)
 def accept(
     ctx: click.Context, procedure_id: str, name: str, agent: str, fmt: str, **_: Any
 ) -> None:
@@ -234,20 +266,14 @@ def accept(
     Example:
       em-plugin procedures accept p-1a2b3c4d5e6f --name "PFAS report"
     """
-    store_spec, update_url, scope = _where(ctx)
-    with open_cli_memory(ctx, store_spec, update_url, scope=scope, must_exist=True) as memory:
-        procedure = memory.accept_procedure(procedure_id, name=name, agent=agent)
-    columns = _TABLE_COLUMNS if fmt == "table" else _PROCEDURE_COLUMNS
-    emit_records(columns, [_procedure_row(procedure, fmt)], fmt)
+    _change(ctx, fmt, lambda memory: memory.accept_procedure(procedure_id, name=name, agent=agent))
 
 
-@procedures.command("retire")
-@click.argument("procedure_id", metavar="ID")
-@click.option("--reason", required=True, help="Why it is retired.")
-@click.option("--agent", default="user", show_default=True, help="Who retires it.")
-@_sub_options
-@format_option()
-@click.pass_context
+@_procedure_change(
+    "retire",
+    click.option("--reason", required=True, help="Why it is retired."),
+    "Who retires it.",
+)
 def retire_procedure(
     ctx: click.Context, procedure_id: str, reason: str, agent: str, fmt: str, **_: Any
 ) -> None:
@@ -257,8 +283,6 @@ def retire_procedure(
     Example:
       em-plugin procedures retire p-1a2b3c4d5e6f --reason "replaced by a new classifier"
     """
-    store_spec, update_url, scope = _where(ctx)
-    with open_cli_memory(ctx, store_spec, update_url, scope=scope, must_exist=True) as memory:
-        procedure = memory.retire_procedure(procedure_id, reason=reason, agent=agent)
-    columns = _TABLE_COLUMNS if fmt == "table" else _PROCEDURE_COLUMNS
-    emit_records(columns, [_procedure_row(procedure, fmt)], fmt)
+    _change(
+        ctx, fmt, lambda memory: memory.retire_procedure(procedure_id, reason=reason, agent=agent)
+    )

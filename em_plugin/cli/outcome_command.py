@@ -4,15 +4,7 @@ from __future__ import annotations
 
 import click
 
-from em_plugin.cli.base import (
-    NotFoundError,
-    check_scope,
-    cli,
-    open_cli_memory,
-    open_cli_store,
-    store_options,
-    store_path,
-)
+from em_plugin.cli.base import cli, open_cli_memory, open_cli_store, owning_scope, store_options
 from provenance.model import OUTCOMES
 
 __all__ = ["outcome"]
@@ -42,18 +34,7 @@ def outcome(
       em-plugin outcome session/thread-42 failure
     """
     with open_cli_store(store_spec, update_url, read_only=True) as store:
-        owners = store.scopes_of(workflow_id)
-        if scope is not None and scope not in owners:
-            check_scope(store, scope)
-            raise NotFoundError(f"no workflow {workflow_id!r} in scope {scope!r}")
-        if not owners:
-            raise NotFoundError(f"no workflow {workflow_id!r} in {store_path(store_spec)}")
-        if scope is None and len(owners) > 1:
-            listed = ", ".join(repr(o) for o in owners)
-            raise click.UsageError(
-                f"workflow {workflow_id!r} is in several scopes ({listed}); add --scope"
-            )
-        scope = scope or owners[0]
+        scope = owning_scope(store, store_spec, workflow_id, scope)
     with open_cli_memory(ctx, store_spec, update_url, must_exist=True) as memory:
         memory.set_outcome(workflow_id, value, scope=scope)
     click.echo(f"{workflow_id} (scope {scope!r}): outcome {value}")

@@ -16,6 +16,7 @@ from em_plugin.cli.base import (
     cli,
     open_cli_memory,
     open_cli_store,
+    owning_scope,
     store_options,
     store_path,
 )
@@ -61,7 +62,8 @@ def import_(
     imported and the skipped ones listed on stderr. Saving an id that exists replaces that
     workflow. Secrets in tool args (API keys, tokens, passwords) are redacted before anything
     is stored. A .nq file made by 'em-plugin export --format nq' is a full backup: its
-    workflows and suggestion records are restored.
+    workflows, suggestion records and lifecycle records (versions, retirements, procedures)
+    are restored as they were (docs/lifecycle.md).
 
     \b
     Example:
@@ -122,7 +124,8 @@ EXPORT_FORMATS = ("jsonl", "ttl", "trig", "jsonld", "provjson", "provn", "nq")
     show_default=True,
     help=(
         "Workflow JSON lines, Turtle, TriG, JSON-LD, PROV-JSON, PROV-N, or nq: a full backup "
-        "(N-Quads of the workflows and their suggestion records; import FILE.nq restores it)."
+        "(N-Quads of the workflows with their suggestion and lifecycle records; import FILE.nq "
+        "restores it)."
     ),
 )
 @click.option(
@@ -139,7 +142,8 @@ def export(
 
     jsonl gives back the imported lines (same ids and keys); ttl, trig and jsonld are the PROV
     graphs; provjson and provn go through the prov package. nq is a full backup: every
-    workflow graph and suggestion record, as N-Quads; 'em-plugin import FILE.nq' restores it.
+    workflow graph, suggestion record and lifecycle record, as N-Quads; 'em-plugin import
+    FILE.nq' restores it.
 
     \b
     Example:
@@ -386,18 +390,7 @@ def delete(
         raise click.UsageError("give an ID, --scope, or both")
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         if workflow_id is not None:
-            owners = store.scopes_of(workflow_id)
-            if scope is not None and scope not in owners:
-                check_scope(store, scope)
-                raise NotFoundError(f"no workflow {workflow_id!r} in scope {scope!r}")
-            if not owners:
-                raise NotFoundError(f"no workflow {workflow_id!r} in {store_path(store_spec)}")
-            if scope is None and len(owners) > 1:
-                listed = ", ".join(repr(o) for o in owners)
-                raise click.UsageError(
-                    f"workflow {workflow_id!r} is in several scopes ({listed}); add --scope"
-                )
-            scope = scope or owners[0]
+            scope = owning_scope(store, store_spec, workflow_id, scope)
             doomed = [workflow_id]
             what = f"workflow {workflow_id} of scope {scope!r}"
         else:

@@ -99,13 +99,18 @@ class CachedEmbedder:
         return self.inner.dimension
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` (the same as :meth:`embed`): a memory's embedder is also the
-        ``list[str] -> array`` callable that ``EpisodicMemory(embedder=...)`` takes."""
+        """Embed ``texts`` (the same as :meth:`embed`).
+
+        A memory's embedder is also the ``list[str] -> array`` callable that
+        ``EpisodicMemory(embedder=...)`` takes.
+        """
         return self.embed(texts)
 
     def warm_up(self) -> None:
-        """Warm the wrapped embedder up when it can (a model loaded on first use); the probe
-        text is not cached."""
+        """Warm the wrapped embedder up when it can (a model loaded on first use).
+
+        The probe text is not cached.
+        """
         warm = getattr(self.inner, "warm_up", None)
         if callable(warm):
             warm()

@@ -169,8 +169,11 @@ class SentenceTransformerEmbedder:
 
     @property
     def dimension(self) -> int:
-        """The model's embedding dimension, read from the model's files when they say it, so
-        that opening a memory (to delete, list or count) never loads the model."""
+        """The model's embedding dimension.
+
+        Read from the model's files when they say it, so that opening a memory (to delete, list or
+        count) never loads the model.
+        """
         if self._dimension is None:
             self._dimension = _dimension_from_files(self._path()) or self._model_dimension()
         return self._dimension

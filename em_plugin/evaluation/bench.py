@@ -191,8 +191,11 @@ def _in_new_process(args: list[str]) -> dict[str, Any]:
 
 
 def _peak_rss_mb() -> float:
-    """Peak RSS of this process. Linux's ``ru_maxrss`` survives fork+exec (a worker would report
-    its parent's peak), so ``VmHWM`` is read where there is one."""
+    """Peak RSS of this process.
+
+    Linux's ``ru_maxrss`` survives fork+exec (a worker would report its parent's peak), so ``VmHWM``
+    is read where there is one.
+    """
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
@@ -269,8 +272,11 @@ def _ingest(
 
 
 def _worker(argv: list[str]) -> dict[str, Any]:
-    """Run one bench worker: ``--cold STORE EMBEDDER SEED`` or
-    ``--baseline WORKFLOWS QUERIES EMBEDDER SEED`` (the ``memory:`` store)."""
+    """Run one bench worker.
+
+    ``--cold STORE EMBEDDER SEED`` or ``--baseline WORKFLOWS QUERIES EMBEDDER SEED`` (the
+    ``memory:`` store).
+    """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if argv[0] == "--cold":
         return cold_open(argv[1], _embedder(argv[2]), int(argv[3]))

@@ -24,41 +24,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from em_plugin.errors import ConfigurationError
-from em_plugin.evaluation.sequence_model import PAD, SequenceBaseline
+from em_plugin.evaluation.sequence_model import PAD, SEED, SequenceBaseline, TrainingConfig
 
 __all__ = ["SEED", "LSTMBaseline", "LSTMConfig"]
 
-SEED = 20170612
 
-
-@dataclass(frozen=True)
-class LSTMConfig:
+@dataclass(frozen=True, kw_only=True)
+class LSTMConfig(TrainingConfig):
     """Hyper-parameters of the baseline (Tax et al.'s, see the module doc)."""
 
     embedding: int = 32
     hidden: int = 100
     layers: int = 2
     dropout: float = 0.2
-    batch_size: int = 32
     max_epochs: int = 80
     patience: int = 10
     learning_rate: float = 2e-3
-    validation: float = 0.2
-    max_length: int = 20
-    seed: int = SEED
-    refit: bool = False
-    """Train again on every train workflow for the epoch count early stopping chose."""
-    monitor: str = "loss"
-    """What early stopping watches on the held-out workflows: ``"loss"`` (cross-entropy, as
-    Keras' ``EarlyStopping(monitor="val_loss")`` in the original) or ``"accuracy"`` (hit@1)."""
 
     def __post_init__(self) -> None:
-        if min(self.embedding, self.hidden, self.layers, self.batch_size, self.max_length) < 1:
-            raise ConfigurationError("LSTM sizes, batch size and max length must be >= 1")
-        if not 0.0 < self.validation < 1.0:
-            raise ConfigurationError(f"validation must be in (0, 1), got {self.validation}")
-        if self.monitor not in ("accuracy", "loss"):
-            raise ConfigurationError(f"monitor must be 'accuracy' or 'loss', got {self.monitor!r}")
+        if min(self.embedding, self.hidden, self.layers) < 1:
+            raise ConfigurationError("LSTM sizes must be >= 1")
+        super().__post_init__()
 
 
 class LSTMBaseline(SequenceBaseline):
@@ -69,17 +55,13 @@ class LSTMBaseline(SequenceBaseline):
     """
 
     name = "LSTM"
+    optimiser = "NAdam"
 
     def __init__(self, config: LSTMConfig | None = None) -> None:
         super().__init__(config or LSTMConfig())
 
     def _network(self, vocabulary: int, calls: int) -> Any:
         return _network_class()(vocabulary, calls, self.config)
-
-    def _optimiser(self, model: Any) -> Any:
-        import torch
-
-        return torch.optim.NAdam(model.parameters(), lr=self.config.learning_rate)
 
 
 def _network_class() -> Any:

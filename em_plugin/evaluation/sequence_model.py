@@ -5,7 +5,7 @@ names, one shared token for instructions) and predicts the next call. Training u
 split only: every prefix ending before a call is a sample (the targets the protocol scores), cut
 to its last ``max_length`` tokens; the last ``validation`` share of the train workflows is held
 out for early stopping (best weights kept), as Keras' ``validation_split`` does. A subclass
-supplies the network (:meth:`SequenceBaseline._network`) and the optimiser.
+supplies the network (:meth:`SequenceBaseline._network`) and names the optimiser.
 
 Everything is seeded and runs on CPU in one thread (small matrices: threads only contend), so a
 run is reproducible. The ranking is every call by decreasing probability; a token never seen in
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,9 +25,19 @@ from em_plugin.errors import ConfigurationError
 from em_plugin.evaluation.baselines import _INSTRUCTION, tokens
 from provenance.model import Workflow
 
-__all__ = ["PAD", "SequenceBaseline", "UNKNOWN", "check_training", "one_thread", "pad"]
+__all__ = [
+    "PAD",
+    "SEED",
+    "SequenceBaseline",
+    "TrainingConfig",
+    "UNKNOWN",
+    "check_training",
+    "one_thread",
+    "pad",
+]
 
 PAD, UNKNOWN = 0, 1
+SEED = 20170612
 
 #: Called after each epoch as ``progress(epoch, max_epochs)``.
 EpochProgress = Callable[[int, int], None]
@@ -46,16 +57,38 @@ def check_training(config: Any) -> None:
         raise ConfigurationError(f"monitor must be 'accuracy' or 'loss', got {config.monitor!r}")
 
 
+@dataclass(frozen=True, kw_only=True)
+class TrainingConfig:
+    """The training settings every learned peer shares; a peer's config adds its network's."""
+
+    batch_size: int = 32
+    max_epochs: int = 40
+    patience: int = 5
+    learning_rate: float = 1e-3
+    validation: float = 0.2
+    """The share of the train workflows held out for early stopping (the last ones)."""
+    max_length: int = 20
+    seed: int = SEED
+    refit: bool = False
+    """Train again on every train workflow for the epoch count early stopping chose."""
+    monitor: str = "loss"
+    """What early stopping watches on the held-out workflows: ``"loss"`` (cross-entropy, as
+    Keras' ``EarlyStopping(monitor="val_loss")``) or ``"accuracy"`` (hit@1)."""
+
+    def __post_init__(self) -> None:
+        check_training(self)
+
+
 class SequenceBaseline:
     """A next-call model trained on the memory workflows (see the module doc).
 
     Args:
-        config: Hyper-parameters: a frozen dataclass with at least ``batch_size``,
-            ``max_epochs``, ``patience``, ``learning_rate``, ``validation``, ``max_length``,
-            ``seed``, ``refit`` and ``monitor``.
+        config: Hyper-parameters: a :class:`TrainingConfig` with the network's own.
     """
 
     name = "sequence"
+    optimiser = "Adam"
+    """The ``torch.optim`` class that trains the network, at ``config.learning_rate``."""
 
     def __init__(self, config: Any) -> None:
         self.config = config
@@ -76,7 +109,11 @@ class SequenceBaseline:
 
     def _optimiser(self, model: Any) -> Any:
         """Return the optimiser of a fresh model."""
-        raise NotImplementedError
+        import torch
+
+        return getattr(torch.optim, self.optimiser)(
+            model.parameters(), lr=self.config.learning_rate
+        )
 
     # -- training ------------------------------------------------------------------------------
 

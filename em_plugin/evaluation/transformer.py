@@ -12,7 +12,7 @@ Where it differs from the original, to train in the same run on a 2-core machine
 on equal terms with :mod:`~em_plugin.evaluation.lstm`: the same samples, held-out share and
 early stopping as the LSTM (:mod:`~em_plugin.evaluation.sequence_model`; patience 5 epochs, at
 most 40), batches of 32 instead of 12, prefixes cut to their last 20 tokens. Seeded
-(:data:`~em_plugin.evaluation.lstm.SEED`), CPU, one thread: a run is reproducible.
+(:data:`~em_plugin.evaluation.sequence_model.SEED`), CPU, one thread: a run is reproducible.
 """
 
 from __future__ import annotations
@@ -21,14 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from em_plugin.errors import ConfigurationError
-from em_plugin.evaluation.lstm import SEED
-from em_plugin.evaluation.sequence_model import PAD, SequenceBaseline, check_training
+from em_plugin.evaluation.sequence_model import PAD, SequenceBaseline, TrainingConfig
 
 __all__ = ["TransformerBaseline", "TransformerConfig"]
 
 
-@dataclass(frozen=True)
-class TransformerConfig:
+@dataclass(frozen=True, kw_only=True)
+class TransformerConfig(TrainingConfig):
     """Hyper-parameters of the transformer peer (see the module doc)."""
 
     embedding: int = 36
@@ -36,17 +35,6 @@ class TransformerConfig:
     feed_forward: int = 64
     hidden: int = 64
     dropout: float = 0.1
-    batch_size: int = 32
-    max_epochs: int = 40
-    patience: int = 5
-    learning_rate: float = 1e-3
-    validation: float = 0.2
-    max_length: int = 20
-    seed: int = SEED
-    refit: bool = False
-    """Train again on every train workflow for the epoch count early stopping chose."""
-    monitor: str = "loss"
-    """What early stopping watches on the held-out workflows: ``"loss"`` or ``"accuracy"``."""
 
     def __post_init__(self) -> None:
         if min(self.embedding, self.heads, self.feed_forward, self.hidden) < 1:
@@ -55,7 +43,7 @@ class TransformerConfig:
             raise ConfigurationError(
                 f"the embedding ({self.embedding}) must be a multiple of the heads ({self.heads})"
             )
-        check_training(self)
+        super().__post_init__()
 
 
 class TransformerBaseline(SequenceBaseline):
@@ -72,11 +60,6 @@ class TransformerBaseline(SequenceBaseline):
 
     def _network(self, vocabulary: int, calls: int) -> Any:
         return _network_class()(vocabulary, calls, self.config)
-
-    def _optimiser(self, model: Any) -> Any:
-        import torch
-
-        return torch.optim.Adam(model.parameters(), lr=self.config.learning_rate)
 
 
 def _network_class() -> Any:

@@ -6,17 +6,20 @@ list of one-line delegations (docs/lifecycle.md).
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from rdflib import Literal, URIRef
 
 from em_plugin.errors import ConfigurationError
-from em_plugin.lifecycle.mining import MIN_SUPPORT, mine, occurrences, outcomes
+from em_plugin.lifecycle.mining import MIN_SUPPORT, Pattern, mine, occurrences, outcomes
 from em_plugin.lifecycle.types import PROCEDURE_STATUSES, Procedure, WorkflowVersion
 from em_plugin.lifecycle.versions import DEFAULT_AGENT, now
 from em_plugin.state.engine import MemoryEngine
 from em_plugin.suggest.types import Evidence, Suggestion
+from provenance.errors import StoreError
 from provenance.lifecycle import (
     AUTOMATIC_AGENT,
     LifecycleEvent,
@@ -39,6 +42,7 @@ __all__ = [
     "history",
     "procedure_suggestions",
     "procedures",
+    "record_uses",
     "set_procedure_status",
     "set_retired",
 ]
@@ -51,6 +55,8 @@ MAX_SOURCES = 50
 #: A procedure is retired when its success rate is below this after :data:`MIN_USES` uses.
 RETIRE_BELOW = 0.5
 MIN_USES = 5
+
+log = logging.getLogger(__name__)
 
 _PREFIXES = "".join(f"PREFIX {p}: <{iri}>\n" for p, iri in PREFIXES.items())
 # Per workflow of a scope, the tools whose calls failed in it.
@@ -149,8 +155,10 @@ def _stored(engine: MemoryEngine, scope: str) -> dict[str, tuple[ProcedureRecord
 
 
 def _failures(engine: MemoryEngine, scope: str) -> tuple[dict[str, set[str]], dict[str, str]]:
-    """Per workflow of a scope, the tools whose calls failed in it, and its outcome when known
-    (``wf:outcome`` on its run)."""
+    """Per workflow of a scope, the tools whose calls failed in it, and its known outcome.
+
+    The outcome is ``wf:outcome`` on its run.
+    """
     scoped = {"scope": Literal(scope)}
     failed: dict[str, set[str]] = {}
     for workflow_id, tool in engine.store.backend.select(_FAILURES, scoped).rows:
@@ -173,9 +181,47 @@ def _public(record: ProcedureRecord) -> Procedure:
     )
 
 
+def _counted(
+    record: ProcedureRecord,
+    pattern: Pattern,
+    failures: dict[str, set[str]],
+    recorded: dict[str, str],
+    stamp: str,
+    events: list[LifecycleEvent],
+) -> ProcedureRecord:
+    """The record with its pattern's figures, retired when its success rate falls too low.
+
+    Retired (an event added to ``events``) when the success rate is below
+    :data:`RETIRE_BELOW` after :data:`MIN_USES` uses.
+    """
+    uses = outcomes(pattern, failures, recorded)
+    updated = record.replace(
+        support=pattern.support,
+        uses=uses.uses,
+        successes=uses.successes,
+        sources=pattern.workflows[:MAX_SOURCES],
+    )
+    rate = updated.success_rate
+    if (
+        updated.status != "retired"
+        and updated.uses >= MIN_USES
+        and rate is not None
+        and rate < RETIRE_BELOW
+    ):
+        reason = f"success rate {rate:.2f} below {RETIRE_BELOW} after {updated.uses} uses"
+        event = LifecycleEvent(
+            "ProcedureRetirement", stamp, AUTOMATIC_AGENT, reason=reason, status="retired"
+        )
+        events.append(event)
+        updated = updated.replace(status="retired", reason=reason, retired_by=event.token)
+    return updated
+
+
 def procedures(engine: MemoryEngine, scope: str, *, status: str | None = None) -> list[Procedure]:
-    """Mine the scope, record new candidates and changed figures, retire failing procedures,
-    and return the procedures (of one status), best supported first."""
+    """Mine the scope and return the procedures (of one status), best supported first.
+
+    Records new candidates and changed figures, and retires failing procedures, on the way.
+    """
     if status is not None and status not in PROCEDURE_STATUSES:
         raise ConfigurationError(
             f"unknown procedure status {status!r}; choose one of {', '.join(PROCEDURE_STATUSES)}"
@@ -195,13 +241,6 @@ def procedures(engine: MemoryEngine, scope: str, *, status: str | None = None) -
         stamp = now()
         for pid, pattern in mined.items():
             known, triples = stored.get(pid, (None, []))
-            uses = outcomes(pattern, failures, recorded)
-            figures = {
-                "support": pattern.support,
-                "uses": uses.uses,
-                "successes": uses.successes,
-                "sources": pattern.workflows[:MAX_SOURCES],
-            }
             events: list[LifecycleEvent] = []
             if known is None:
                 if pattern.support < MIN_SUPPORT:
@@ -212,20 +251,7 @@ def procedures(engine: MemoryEngine, scope: str, *, status: str | None = None) -
                 )
             else:
                 record = known
-            updated = record.replace(**figures)
-            rate = updated.success_rate
-            if (
-                updated.status != "retired"
-                and updated.uses >= MIN_USES
-                and rate is not None
-                and rate < RETIRE_BELOW
-            ):
-                reason = f"success rate {rate:.2f} below {RETIRE_BELOW} after {updated.uses} uses"
-                event = LifecycleEvent(
-                    "ProcedureRetirement", stamp, AUTOMATIC_AGENT, reason=reason, status="retired"
-                )
-                events.append(event)
-                updated = updated.replace(status="retired", reason=reason, retired_by=event.token)
+            updated = _counted(record, pattern, failures, recorded, stamp, events)
             if events or updated != record:
                 writes.append(
                     (procedure_iri(pid, scope), procedure_triples(updated, triples, events))
@@ -238,6 +264,88 @@ def procedures(engine: MemoryEngine, scope: str, *, status: str | None = None) -
     return [_public(r) for r in records if status is None or r.status == status]
 
 
+def _runs(workflow: Workflow) -> list[tuple[str, ...]]:
+    """A workflow's runs of consecutive call leaves, as mining splits them.
+
+    An instruction leaf ends a run.
+    """
+    runs: list[tuple[str, ...]] = [()]
+    for leaf in workflow.leaves():
+        if isinstance(leaf, CallStep):
+            runs[-1] = (*runs[-1], leaf.name)
+        elif runs[-1]:
+            runs.append(())
+    return [r for r in runs if r]
+
+
+def _uses(runs: list[tuple[str, ...]], tools: tuple[str, ...]) -> bool:
+    n = len(tools)
+    return any(run[i : i + n] == tools for run in runs for i in range(len(run) - n + 1))
+
+
+def record_uses(engine: MemoryEngine, workflows: Sequence[Workflow]) -> list[str]:
+    """Count the uses just saved of the recorded procedures, and retire failing ones.
+
+    Called after every save (a new workflow, a new version, an outcome set): each recorded,
+    not retired procedure whose tools one of ``workflows`` runs gets its figures recounted
+    (support, uses, success rate) and the retirement rule applied at once, not at the next
+    listing. Scopes with no recorded procedure cost one query. A store failure here is logged,
+    never raised: the workflows are saved, and the next listing counts them.
+
+    Args:
+        engine: The memory's engine (the workflows are already stored and indexed).
+        workflows: The workflows as stored.
+
+    Returns:
+        The ids of the procedures retired by this call.
+    """
+    if engine.read_only or not workflows:
+        return []
+    by_scope: dict[str, list[tuple[str, ...]]] = {}
+    for workflow in workflows:
+        by_scope.setdefault(workflow.scope, []).extend(_runs(workflow))
+    retired: list[str] = []
+    for scope, runs in by_scope.items():
+        try:
+            retired += _record_scope_uses(engine, scope, runs)
+        except StoreError as exc:
+            log.warning("could not count procedure uses in scope %r: %s", scope, exc)
+    return retired
+
+
+def _record_scope_uses(engine: MemoryEngine, scope: str, runs: list[tuple[str, ...]]) -> list[str]:
+    if not runs:
+        return []
+    with engine.lock:
+        used = {
+            pid: pair
+            for pid, pair in _stored(engine, scope).items()
+            if pair[0].status != "retired" and _uses(runs, pair[0].tools)
+        }
+        if not used:
+            return []
+        index = engine.index.scope_index(scope)
+        failures, recorded = _failures(engine, scope)
+        stamp = now()
+        writes: list[tuple[URIRef, Any]] = []
+        retired = []
+        for pid, (record, triples) in used.items():
+            events: list[LifecycleEvent] = []
+            updated = _counted(
+                record, occurrences(index, record.tools), failures, recorded, stamp, events
+            )
+            if updated.status == "retired":
+                retired.append(pid)
+            if events or updated != record:
+                writes.append(
+                    (procedure_iri(pid, scope), procedure_triples(updated, triples, events))
+                )
+        if writes:
+            engine.store.commit(records=writes)
+            engine.procedures_changed(scope)
+    return retired
+
+
 def set_procedure_status(
     engine: MemoryEngine,
     procedure_id_: str,
@@ -247,8 +355,10 @@ def set_procedure_status(
     text: str,
     agent: str | None,
 ) -> Procedure:
-    """Accept (``status="active"``, ``text`` the name) or retire (``text`` the reason) a
-    procedure."""
+    """Accept or retire a procedure.
+
+    Accept: ``status="active"``, ``text`` the name; retire: ``text`` the reason.
+    """
     what = "name" if status == "active" else "reason"
     if not isinstance(text, str) or not text.strip():
         raise ConfigurationError(f"a procedure needs a non-empty {what}")

@@ -51,8 +51,11 @@ class Pattern:
 
 
 def _call_runs(codes: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per leaf: its workflow's number, and how many call leaves of the same workflow follow
-    from it without an instruction leaf in between (0 on an instruction leaf)."""
+    """Per leaf: its workflow's number, and the call leaves that follow it.
+
+    The count is of the call leaves of the same workflow that follow from it without an instruction
+    leaf in between (0 on an instruction leaf).
+    """
     size = len(codes)
     owner = np.repeat(np.arange(len(lengths)), lengths)
     ends = np.repeat(np.cumsum(lengths), lengths)  # one past the workflow's last leaf

@@ -1,5 +1,8 @@
-"""Sessions: the policy, controller, live-session registry, the store-backed session journal,
-fault isolation, scope resolution, recall text and the memory port that the integrations share."""
+"""Sessions: what the integrations share to run a chat session with memory.
+
+The policy, controller, live-session registry, the store-backed session journal, fault isolation,
+scope resolution, recall text and the memory port.
+"""
 
 from __future__ import annotations
 

@@ -432,8 +432,9 @@ class JournaledSessions:
         cursor.head, cursor.persisted = head, len(controller.trajectory)
 
     def commit(self, controller: SessionController, *, links: Sequence[str] = ()) -> None:
-        """Journal the events the controller's session added since the last commit, and mark
-        a save that happened since.
+        """Journal the events the controller's session added since the last commit.
+
+        Also marks a save that happened since.
 
         Raises:
             StoreError: When the journal cannot be written (the events stay to commit later).

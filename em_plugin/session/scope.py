@@ -20,8 +20,9 @@ def field_of(source: Any, name: str) -> Any:
 
 
 def resolve_scope(sources: Iterable[Any], memory: MemoryPort, default: str | None = None) -> str:
-    """Return the first non-empty ``scope`` found in ``sources``, else ``default``, else the
-    memory's own scope.
+    """Return the first non-empty ``scope`` found in ``sources``.
+
+    Else ``default``, else the memory's own scope.
 
     Args:
         sources: Run contexts or configuration mappings, most specific first.

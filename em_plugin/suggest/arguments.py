@@ -26,7 +26,7 @@ from typing import Any
 from em_plugin.suggest.base import SuggestionRequest
 from em_plugin.suggest.cited import CitedLeaf, CitedWorkflows
 from em_plugin.suggest.types import ArgsFrom, Suggestion
-from provenance.model import CallStep, Step
+from provenance.model import CallStep, Workflow
 
 __all__ = ["bind_arguments", "bind_value"]
 
@@ -129,12 +129,9 @@ def bind_value(
     return False, None
 
 
-def _current_calls(steps: tuple[Step, ...], out: dict[str, CallStep]) -> dict[str, CallStep]:
-    for step in steps:
-        if isinstance(step, CallStep):
-            out[step.name] = step  # later calls overwrite: the most recent one wins
-        _current_calls(step.steps, out)
-    return out
+def _current_calls(workflow: Workflow) -> dict[str, CallStep]:
+    # Later calls overwrite: the most recent one wins.
+    return {s.name: s for _, s in workflow.walk() if isinstance(s, CallStep)}
 
 
 def _past_call(suggestion: Suggestion, leaf: CitedLeaf) -> CallStep | None:
@@ -172,7 +169,7 @@ def bind_arguments(
             return dataclasses.replace(
                 suggestion, args=None, example_args=None, example_from=None, args_from=None
             )
-        current = _current_calls(request.workflow.steps, {})
+        current = _current_calls(request.workflow)
         bound: dict[str, Any] = {}
         examples: dict[str, Any] = {}
         for key, value in past.args.items():

@@ -45,17 +45,7 @@ _Leaves = list[tuple[Step, tuple[Step, ...]]]
 
 
 def _leaves(workflow: Workflow) -> _Leaves:
-    out: _Leaves = []
-
-    def visit(steps: tuple[Step, ...], above: tuple[Step, ...]) -> None:
-        for step in steps:
-            if step.steps:
-                visit(step.steps, (*above, step))
-            else:
-                out.append((step, above))
-
-    visit(workflow.steps, ())
-    return out
+    return [(s, workflow.ancestors(path)) for path, s in workflow.walk() if not s.steps]
 
 
 class CitedWorkflows:

@@ -210,8 +210,10 @@ def cite(suggestion: Suggestion, threshold: float) -> Suggestion:
 
 
 def _session_positions(tool: str | None, request: SuggestionRequest) -> tuple[Evidence, ...]:
-    """The current workflow's positions where ``tool`` followed the step just taken (used only
-    to check the repeat rule; never cited)."""
+    """The current workflow's positions where ``tool`` followed the step just taken.
+
+    Used only to check the repeat rule; never cited.
+    """
     tools = [s.name if isinstance(s, CallStep) else None for s in request.workflow.leaves()]
     positions = [
         p for p in range(1, len(tools) - 1) if tools[p] == tool and tools[p - 1] == tools[-1]

@@ -7,11 +7,18 @@ workflow's run failed (``Workflow.outcome == "failure"``). Such citations become
 :attr:`~em_plugin.suggest.types.Suggestion.failures`, which the text ("failed here before in
 2 of 3 similar workflows") and the JSON (``failed_before``) show.
 
-A suggestion whose cited workflows are *mostly* ones where **the step itself failed** never
-ranks above one whose are not: :func:`weigh_outcomes` moves it after them, keeping the order
-within each group; scores are left as the suggesters gave them. A failed *run* is shown but does
-not move the step: the run may have failed at another step, and the steps it took are still the
-best evidence of what comes next (``em-plugin eval --fail-fraction`` measures both).
+Failures never count as support. A suggestion whose cited workflows are *mostly* ones where
+**the step itself failed** never ranks above a suggestion whose citations are not mostly
+failures: :func:`weigh_outcomes` moves it after the last of those, and, when *none* of its
+citations succeeded (nothing but failures supports it), after every suggestion, the evidence-free
+ones (``pattern``, ``procedural``, ``fallback``) included. One that still has a successful
+citation keeps its place among the evidence-free suggestions below it: that citation passed
+``T``, which they have none of. Every other suggestion keeps its order, and scores are left as
+the suggesters gave them; with no failures in memory nothing moves.
+
+A failed *run* is shown but does not move the step: the run may have failed at another step, and
+the steps it took are still the best evidence of what comes next (``em-plugin eval
+--fail-fraction`` measures both; docs/lifecycle.md gives the figures).
 """
 
 from __future__ import annotations
@@ -76,7 +83,7 @@ def mostly_failures(suggestion: Suggestion, failures: Sequence[Evidence] | None 
 def weigh_outcomes(
     request: SuggestionRequest, suggestions: Sequence[Suggestion]
 ) -> list[Suggestion]:
-    """Attach "failed here before" evidence; move suggestions whose step mostly failed last.
+    """Attach "failed here before" evidence; move suggestions whose step mostly failed down.
 
     Args:
         request: The request (its ``load`` reads the cited workflows; the chain has fetched
@@ -84,19 +91,38 @@ def weigh_outcomes(
         suggestions: Ranked suggestions.
 
     Returns:
-        The suggestions with :attr:`Suggestion.failures` set, those whose cited workflows are
-        mostly ones where the step failed after all the others (each group in its order).
+        The suggestions with :attr:`Suggestion.failures` set. One whose cited workflows are
+        mostly ones where the step failed comes after every suggestion below it whose citations
+        are not mostly failures; one with only such citations comes last (see the module doc).
+        The others keep their order.
     """
     if request.load is None or not suggestions:
         return list(suggestions)
     ids = list(dict.fromkeys(e.workflow_id for s in suggestions for e in s.evidence))
     loaded = {i: request.load(i) for i in ids}
-    kept: list[Suggestion] = []
-    moved: list[Suggestion] = []
+    weighed: list[Suggestion] = []
+    backed: list[bool] = []  # cites workflows that are not mostly failures for it
+    partly: list[bool] = []  # mostly failures, but at least one citation succeeded
+    last: list[bool] = []  # only failures
     for suggestion in suggestions:
         failed = failed_evidence(suggestion, loaded)
         if failed:
             suggestion = dataclasses.replace(suggestion, failures=failed)
         step_failed = failed_evidence(suggestion, loaded, steps_only=True) if failed else ()
-        (moved if mostly_failures(suggestion, step_failed) else kept).append(suggestion)
-    return kept + moved
+        demoted = mostly_failures(suggestion, step_failed)
+        succeeded = {e.workflow_id for e in suggestion.evidence} - {
+            e.workflow_id for e in step_failed
+        }
+        weighed.append(suggestion)
+        backed.append(bool(suggestion.evidence) and not demoted)
+        partly.append(demoted and bool(succeeded))
+        last.append(demoted and not succeeded)
+    keys: list[tuple[int, int, int, int]] = []
+    for index in range(len(weighed)):
+        anchor = index
+        if partly[index]:
+            # After the last backed suggestion ranked below it (none: it keeps its place).
+            below = [j for j in range(index + 1, len(weighed)) if backed[j]]
+            anchor = below[-1] if below else index
+        keys.append((int(last[index]), anchor, int(anchor != index), index))
+    return [weighed[k[-1]] for k in sorted(keys)]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from em_plugin.errors import SuggestionError
 from em_plugin.suggest.crew import CrewDescription
-from provenance.model import CallStep, InstructionStep, Step, Workflow
+from provenance.model import CallStep, InstructionStep, Workflow
 
 __all__ = [
     "FALLBACK_PROMPT",
@@ -105,22 +105,16 @@ def workflow_text(workflow: Workflow, *, next_from: int | None = None) -> str:
     """
     lines: list[str] = []
     leaf = 0
-
-    def visit(steps: Sequence[Step], depth: int) -> None:
-        nonlocal leaf
-        for step in steps:
-            marker = ""
-            if not step.steps:
-                marker = "next: " if next_from is not None and leaf >= next_from else ""
-                leaf += 1
-            if isinstance(step, InstructionStep):
-                body = f'instruction "{_clip(step.text, _MAX_TEXT)}"'
-            else:
-                body = _call_line(step)
-            lines.append(f"{'  ' * depth}- {marker}{body}")
-            visit(step.steps, depth + 1)
-
-    visit(workflow.steps, 1)
+    for path, step in workflow.walk():
+        marker = ""
+        if not step.steps:
+            marker = "next: " if next_from is not None and leaf >= next_from else ""
+            leaf += 1
+        if isinstance(step, InstructionStep):
+            body = f'instruction "{_clip(step.text, _MAX_TEXT)}"'
+        else:
+            body = _call_line(step)
+        lines.append(f"{'  ' * (path.count('.') + 1)}- {marker}{body}")
     if len(lines) > _MAX_LINES:
         lines = lines[: _MAX_LINES // 2] + ["  ..."] + lines[-_MAX_LINES // 2 :]
     return "\n".join(lines) if lines else "  (no steps yet)"

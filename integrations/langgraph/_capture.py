@@ -232,8 +232,10 @@ class RunCapture(BaseCallbackHandler):
             self._link(run_id, parent_run_id)
 
     def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        """Remember the order of the tool calls the model asked for (parallel calls finish in
-        any order; the workflow keeps the model's)."""
+        """Remember the order of the tool calls the model asked for.
+
+        Parallel calls finish in any order; the workflow keeps the model's.
+        """
         ids = [
             call.get("id")
             for generations in getattr(response, "generations", None) or []

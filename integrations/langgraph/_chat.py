@@ -17,8 +17,9 @@ __all__ = ["LangChainChat", "adapt"]
 
 
 class LangChainChat:
-    """A LangChain chat model (anything with ``invoke``, such as a ``BaseChatModel`` or a
-    runnable chain ending in one), answering ``(role, text)`` message tuples.
+    """A LangChain chat model answering ``(role, text)`` message tuples.
+
+    Anything with ``invoke`` will do, such as a ``BaseChatModel`` or a runnable chain ending in one.
 
     Args:
         model: The LangChain model; every LangChain chat model accepts message tuples.

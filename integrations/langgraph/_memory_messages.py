@@ -101,8 +101,9 @@ def crew_view(
 
 
 def reply_text(messages: Sequence[BaseMessage]) -> str:
-    """Return the last turn's answer as the user reads it: the crew's answer, then a blank line
-    and the suggestions (when the memory showed any).
+    """Return the last turn's answer as the user reads it.
+
+    The crew's answer, then a blank line and the suggestions (when the memory showed any).
 
     Args:
         messages: The thread's messages after a turn (``graph.invoke(...)["messages"]``).

@@ -297,8 +297,10 @@ class EpisodicMemoryMiddleware(PolicyAttributes, AgentMiddleware):
     # -- wrap_model_call: injection ----------------------------------------------------------
 
     def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        """Strip the memory's messages from the model's input; with ``inject=True``, add the
-        memory block to the system prompt."""
+        """Strip the memory's messages from the model's input.
+
+        With ``inject=True``, also add the memory block to the system prompt.
+        """
         request = self._clean(request)
         if not self.inject or _ENCLOSING.get() is not None:
             return handler(request)

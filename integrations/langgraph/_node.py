@@ -39,7 +39,9 @@ from integrations.langgraph._turns import (
     CAPTURE_KEY,
     EpisodicMemoryState,
     TurnEntry,
+    failed_run_entry,
     input_schema,
+    previous_run_walk,
     trajectory_from_turns,
     turn_entry,
 )
@@ -172,12 +174,12 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         handover = self._handover(input)
         if handover is not None:
             return handover
-        entry = self._entry(input, config)
+        entries, checked = self._entries(input, config, self._failed_run(input, config))
         try:
-            return _with_entry(self._invoke(input, config, entry), entry)
+            return _with_entry(self._invoke(input, config, entries, checked), entries)
         except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
             self._isolate(exc)
-            return _with_entry({}, entry)
+            return _with_entry({}, entries)
 
     async def ainvoke(
         self, input: dict, config: RunnableConfig | None = None, **kwargs: Any
@@ -186,12 +188,12 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         handover = self._handover(input)
         if handover is not None:
             return handover
-        entry = self._entry(input, config)
+        entries, checked = self._entries(input, config, await self._afailed_run(input, config))
         try:
-            return _with_entry(await self._ainvoke(input, config, entry), entry)
+            return _with_entry(await self._ainvoke(input, config, entries, checked), entries)
         except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
             self._isolate(exc)
-            return _with_entry({}, entry)
+            return _with_entry({}, entries)
 
     def _isolate(self, exc: Exception) -> None:
         self.sessions.isolate("the episodic memory node", exc)
@@ -212,20 +214,76 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
             self.sessions.isolate("removing earlier suggestions from the thread", exc)
         return Command(update={self.messages_key: removals}, goto=self._crew_node)
 
-    def _entry(self, state: dict, config: RunnableConfig | None) -> TurnEntry | None:
-        """Collect this turn's calls from the run hierarchy (``None`` for a command turn)."""
+    def _entries(
+        self, state: dict, config: RunnableConfig | None, failed: TurnEntry | bool
+    ) -> tuple[list[TurnEntry], bool]:
+        """This turn's entries, and whether the thread's checkpoints were read.
+
+        The entries: the previous run's when it raised (``failed``), then this turn's calls
+        from the run hierarchy (none for a command turn). ``failed`` is ``False`` when the
+        checkpoints could not be read (no checkpointer): the failure this process saw, if
+        any, is then used (see ``_prepare``).
+        """
+        entries = [failed] if isinstance(failed, dict) else []
         try:
             calls, started = self.capture.collect(config)
             instruction = _instruction(_messages(state, self.messages_key), self.policy)
-            if instruction is None:
-                return None
-            return turn_entry(instruction, calls, started)
+            if instruction is not None:
+                entries.append(turn_entry(instruction, calls, started))
         except Exception as exc:  # noqa: BLE001 - the crew's answer goes through regardless
             self.sessions.isolate("collecting the turn's calls", exc)
-            return None
+        return entries, failed is not False
 
-    def _invoke(self, input: dict, config: RunnableConfig | None, entry: TurnEntry | None) -> dict:
-        prepared = self._prepare(input, config, entry)
+    def _failed_run(self, state: dict, config: RunnableConfig | None) -> TurnEntry | bool:
+        """The previous run's entry if it raised, read from the thread's checkpoints.
+
+        ``True`` when it did not, ``False`` when they cannot be read.
+        """
+        try:
+            found = previous_run_walk(config)
+            if found is None:
+                return False
+            saver, walk = found
+            wanted = next(walk)
+            try:
+                while True:
+                    wanted = walk.send(saver.get_tuple(wanted))
+            except StopIteration as done:
+                return self._failure_entry(state, done.value)
+        except Exception as exc:  # noqa: BLE001 - the crew's answer goes through regardless
+            self.sessions.isolate("reading the thread's previous run", exc)
+            return False
+
+    async def _afailed_run(self, state: dict, config: RunnableConfig | None) -> TurnEntry | bool:
+        """Async :meth:`_failed_run` (async checkpointers refuse sync reads on the loop)."""
+        try:
+            found = previous_run_walk(config)
+            if found is None:
+                return False
+            saver, walk = found
+            wanted = next(walk)
+            try:
+                while True:
+                    wanted = walk.send(await saver.aget_tuple(wanted))
+            except StopIteration as done:
+                return self._failure_entry(state, done.value)
+        except Exception as exc:  # noqa: BLE001 - the crew's answer goes through regardless
+            self.sessions.isolate("reading the thread's previous run", exc)
+            return False
+
+    def _failure_entry(self, state: dict, previous: Any) -> TurnEntry | bool:
+        entry = failed_run_entry(
+            previous,
+            _turns(state),
+            messages_key=self.messages_key,
+            command_of=self.policy.command_of,
+        )
+        return True if entry is None else entry
+
+    def _invoke(
+        self, input: dict, config: RunnableConfig | None, entries: list[TurnEntry], checked: bool
+    ) -> dict:
+        prepared = self._prepare(input, config, entries, checked)
         if prepared is None:
             return {}
         controller, messages, command = prepared
@@ -239,9 +297,9 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         return self._reply(suffix.removeprefix(SEPARATOR), "suggestions")
 
     async def _ainvoke(
-        self, input: dict, config: RunnableConfig | None, entry: TurnEntry | None
+        self, input: dict, config: RunnableConfig | None, entries: list[TurnEntry], checked: bool
     ) -> dict:
-        prepared = self._prepare(input, config, entry)
+        prepared = self._prepare(input, config, entries, checked)
         if prepared is None:
             return {}
         controller, messages, command = prepared
@@ -257,7 +315,11 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
     # -- internals -----------------------------------------------------------------------------
 
     def _prepare(
-        self, state: dict, config: RunnableConfig | None, entry: TurnEntry | None
+        self,
+        state: dict,
+        config: RunnableConfig | None,
+        entries: list[TurnEntry],
+        checked: bool,
     ) -> tuple[SessionController, list[BaseMessage], str | None] | None:
         messages = _messages(state, self.messages_key)
         if not messages:
@@ -268,9 +330,7 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         session_id = thread_id_of(config) or _first_id(messages)
         scope = scope_of(config, runtime_context(), self.memory)
         controller = self.sessions.get(session_id, scope=scope, crew=self.crew)
-        turns = list(_turns(state))
-        if entry is not None:
-            turns.append(entry)
+        turns = [*_turns(state), *entries]
         with controller.guard("compiling the session from the thread"):
             controller.trajectory = trajectory_from_turns(
                 messages, turns, session_id=session_id, scope=scope
@@ -279,10 +339,12 @@ class EpisodicMemoryNode(PolicyAttributes, Runnable[dict, dict | Command]):
         command = None
         if isinstance(last, HumanMessage) and controller.command_of(message_text(last)):
             command = message_text(last)
-        # The thread's previous run raised before reaching this node: when this turn is a
-        # command, that run was the last; a new instruction answered since supersedes it.
+        # The thread's previous run raised before reaching this node. Read from the thread's
+        # checkpoints, it is an entry of the turns (any worker, a restarted server); without a
+        # checkpointer, this process's capture saw it: when this turn is a command, that run
+        # was the last (a new instruction answered since supersedes it).
         failure = self.capture.run_failure(session_id)
-        if failure is not None and command is not None:
+        if failure is not None and command is not None and not checked:
             controller.fail_turn(failure)
         return controller, messages, command
 
@@ -350,8 +412,8 @@ def _explain_lone_save(
     return LONE_SAVE if lone and reply and reply.startswith("Nothing to save yet") else reply
 
 
-def _with_entry(update: dict, entry: TurnEntry | None) -> dict:
-    return update if entry is None else {**update, CAPTURE_KEY: [entry]}
+def _with_entry(update: dict, entries: list[TurnEntry]) -> dict:
+    return {**update, CAPTURE_KEY: entries} if entries else update
 
 
 def _turns(state: Any) -> list[TurnEntry]:

@@ -40,7 +40,6 @@ def recall_workflows_tool(
     Returns:
         A LangChain tool taking ``query: str``.
     """
-
     isolation = FaultIsolation(strict, logger)
 
     def recall(query: str, runtime: ToolRuntime) -> str:

@@ -10,12 +10,23 @@ into the private state channel ``episodic_capture`` (appended; checkpointed with
 entries (and from the messages of turns without one), calls from the entries, answers from the
 messages. Whatever worker runs the next turn, and after a restart, the same thread compiles to the
 same workflow.
+
+A run that raises never reaches the node, so its failure is read from the thread too: LangGraph's
+checkpointer keeps a failed task's error with the checkpoint its step started from (the
+``__error__`` pending write). On the next turn, :func:`failed_run_entry` finds the previous run's
+last checkpoint (the parent of this run's ``input`` checkpoint) and, when it holds an error, the
+node appends an entry for the failed turn with the error (``"error": ...``, no calls: they were
+in flight when the run raised). Replayed in its place, it makes the workflow's outcome
+``"failure"`` until a later instruction or answer (docs/lifecycle.md), whichever worker, or a
+restarted server, saves the thread.
 """
 
 from __future__ import annotations
 
+import ast
 import operator
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Annotated, Any, NotRequired, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
@@ -29,6 +40,16 @@ from integrations.langgraph._memory_messages import memory_kind, message_text
 
 CAPTURE_KEY = "episodic_capture"
 """The private state channel holding the session's turns."""
+
+# LangGraph's names (langgraph._internal._constants: CONFIG_KEY_CHECKPOINTER, ERROR, NS_SEP):
+# the checkpointer a node's config carries, and the pending-write channel of a task's error.
+_CHECKPOINTER = "__pregel_checkpointer"
+_ERROR = "__error__"
+_NS_SEP = "|"
+#: Checkpoints walked back to this run's input checkpoint at most (a run's steps so far).
+_MAX_HOPS = 256
+#: Errors that are no failure of the crew (a cancelled run).
+_NOT_FAILURES = frozenset({"CancelledError"})
 
 TurnEntry = dict[str, Any]
 """One turn, as JSON (see the module docstring)."""
@@ -175,3 +196,114 @@ def replay_turn(trajectory: Trajectory, entry: Mapping[str, Any], used: set[str]
             trajectory.call_error(call_id, str(call["error"]), timestamp=call["ended"])
         else:
             trajectory.call_end(call_id, call.get("output"), timestamp=call["ended"])
+    error = entry.get("error")
+    if isinstance(error, str) and error:
+        trajectory.run_error(error, timestamp=entry.get("ended"))
+
+
+def previous_run_walk(
+    config: Mapping[str, Any] | None,
+) -> tuple[Any, Generator[dict[str, Any], Any, Any]] | None:
+    """The thread's checkpointer and a walk to the previous run's last checkpoint.
+
+    The walk yields checkpoint configs to read and is sent what the checkpointer returns for
+    each (``get_tuple``, or ``aget_tuple`` in async nodes); it returns the previous run's last
+    checkpoint tuple, or ``None``.
+
+    Args:
+        config: The node's run config.
+
+    Returns:
+        ``(checkpointer, walk)``, or ``None`` when the run has no checkpointer or thread.
+    """
+    configurable = (config or {}).get("configurable") or {}
+    saver, thread = configurable.get(_CHECKPOINTER), configurable.get("thread_id")
+    # The node's task namespace is "<graph ns>|<node>:<task>": the graph's checkpoints are
+    # under "<graph ns>" ("" for a root graph).
+    graph_ns = str(configurable.get("checkpoint_ns") or "").rpartition(_NS_SEP)[0]
+    current = (configurable.get("checkpoint_map") or {}).get(graph_ns)
+    if saver is None or not thread or not current:
+        return None
+    start = {"configurable": {"thread_id": thread, "checkpoint_ns": graph_ns}}
+    start["configurable"]["checkpoint_id"] = current
+    return saver, _walk(start)
+
+
+def _walk(start: dict[str, Any]) -> Generator[dict[str, Any], Any, Any]:
+    found = yield start
+    for _ in range(_MAX_HOPS):
+        if found is None or (found.metadata or {}).get("source") == "input":
+            break
+        if found.parent_config is None:
+            return None
+        found = yield found.parent_config
+    else:
+        return None
+    if found is None or found.parent_config is None:
+        return None  # the thread's first run
+    return (yield found.parent_config)
+
+
+def failed_run_entry(
+    previous: Any,
+    turns: Sequence[Mapping[str, Any]],
+    *,
+    messages_key: str = "messages",
+    command_of: Callable[[str], str | None] | None = None,
+) -> TurnEntry | None:
+    """The entry of the thread's previous run if it raised (see the module docstring).
+
+    Args:
+        previous: The previous run's last checkpoint tuple (``None``: none).
+        turns: The ``episodic_capture`` entries so far.
+        messages_key: The state key holding the messages.
+        command_of: Tells a memory command from an instruction (default: ``is_command``).
+
+    Returns:
+        ``{"turn", "instruction", "started", "ended", "calls": [], "error"}``, or ``None`` when
+        that run did not raise, was cancelled, or its turn already has an entry.
+    """
+    if previous is None:
+        return None
+    errors = [
+        _error_text(value)
+        for _, channel, value in previous.pending_writes or ()
+        if channel == _ERROR
+    ]
+    errors = [e for e in errors if e.split(":", 1)[0] not in _NOT_FAILURES]
+    if not errors:
+        return None
+    values = (previous.checkpoint or {}).get("channel_values") or {}
+    human = next(
+        (m for m in reversed(values.get(messages_key) or []) if isinstance(m, HumanMessage)), None
+    )
+    text = message_text(human) if human is not None else ""
+    commanded = command_of(text) if command_of is not None else is_command(text)
+    if human is None or not text.strip() or commanded:
+        return None
+    if any(str(t.get("turn")) == str(human.id) for t in turns):
+        return None  # recorded already (or the node finished that turn before the error)
+    when = (previous.checkpoint or {}).get("ts") or now()
+    return {
+        "turn": human.id,
+        "instruction": text,
+        "started": when,
+        "ended": when,
+        "calls": [],
+        "error": errors[0],
+    }
+
+
+def _error_text(value: Any) -> str:
+    """``"Type: message"`` from an error or its ``repr`` (how checkpointers serialize one)."""
+    if isinstance(value, BaseException):
+        return f"{type(value).__name__}: {value}"
+    text = str(value)
+    match = re.fullmatch(r"([A-Za-z_][\w.]*)\((.*)\)", text, re.DOTALL)
+    if match is None:
+        return text
+    try:
+        args = ast.literal_eval(f"({match[2]},)") if match[2].strip() else ()
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    return f"{match[1]}: {', '.join(str(a) for a in args)}" if args else match[1]

@@ -11,13 +11,8 @@ import importlib.util
 import click
 
 from em_plugin.cli import cli
-from em_plugin.cli.base import (
-    DEFAULT_STORE,
-    EXIT_MISSING_EXTRA,
-    embedder_setting,
-    is_memory_spec,
-    store_path,
-)
+from em_plugin.cli.base import embedder_setting, is_memory_spec, store_options, store_path
+from integrations.cli import MissingExtraError
 
 __all__ = ["UI_REQUIREMENTS", "missing_ui_requirements", "ui"]
 
@@ -35,21 +30,8 @@ def missing_ui_requirements() -> list[str]:
     return [d for m, d in UI_REQUIREMENTS.items() if importlib.util.find_spec(m) is None]
 
 
-class _MissingExtra(click.ClickException):
-    exit_code = EXIT_MISSING_EXTRA
-
-
 @click.command()
-@click.option(
-    "--store",
-    "store_spec",
-    metavar="S",
-    envvar="EM_PLUGIN_STORE",
-    default=DEFAULT_STORE,
-    show_default=True,
-    help="Store directory, 'memory:' or a SPARQL endpoint URL ($EM_PLUGIN_STORE).",
-)
-@click.option("--update-url", metavar="URL", default=None, help="SPARQL Update endpoint.")
+@store_options
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
 @click.option(
@@ -85,7 +67,7 @@ def ui(
     """
     missing = missing_ui_requirements()
     if missing:
-        raise _MissingExtra(
+        raise MissingExtraError(
             f"the panel needs {', '.join(missing)}: pip install 'em-plugin[ui]' "
             "(or pip install -e '.[ui]' in a clone)"
         )

@@ -186,26 +186,21 @@ def _tree(workflow: Workflow) -> list[dict[str, Any]]:
             {"call": item.call, "error": item.error, "number": number, "args": _values(item.call)}
         )
     leaf_numbers = {path: i for i, path in enumerate(workflow.leaf_paths())}
-
-    def nodes(steps: tuple[Any, ...], prefix: str) -> list[dict[str, Any]]:
-        out = []
-        for i, step in enumerate(steps):
-            path = f"{prefix}.{i}" if prefix else str(i)
-            out.append(
-                {
-                    "path": path,
-                    "step": step,
-                    "kind": step.kind,
-                    "leaf": leaf_numbers.get(path),
-                    "fields": _values(step) if isinstance(step, CallStep) else {},
-                    "failure": getattr(step, "outcome", None) == "failure",
-                    "children": nodes(step.steps, path),
-                    "failed": failed.get(path, []),
-                }
-            )
-        return out
-
-    top = nodes(workflow.steps, "")
+    top: list[dict[str, Any]] = []
+    children: dict[str, list[dict[str, Any]]] = {"": top}  # path -> its node's children
+    for path, step in workflow.walk():
+        node: dict[str, Any] = {
+            "path": path,
+            "step": step,
+            "kind": step.kind,
+            "leaf": leaf_numbers.get(path),
+            "fields": _values(step) if isinstance(step, CallStep) else {},
+            "failure": getattr(step, "outcome", None) == "failure",
+            "children": [],
+            "failed": failed.get(path, []),
+        }
+        children[path.rpartition(".")[0]].append(node)
+        children[path] = node["children"]
     if failed.get(""):
         top.append({"path": "", "kind": "failed-only", "children": [], "failed": failed[""]})
     return top

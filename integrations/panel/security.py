@@ -70,6 +70,7 @@ class PanelAccess:
         self.token = token or None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Refuse a request that breaks the rules; pass the rest (and non-HTTP scopes) on."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

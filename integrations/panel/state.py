@@ -70,11 +70,6 @@ class PanelState:
         self.warmed = threading.Event()
         """Set once :meth:`warm` has finished (whatever its outcome)."""
 
-    @property
-    def memory_loaded(self) -> bool:
-        """Whether the memory (and so the embedder) has been built."""
-        return self._memory is not None
-
     def refresh(self) -> None:
         """Let a read-only view see the writes committed since (at most once a second)."""
         if not self.store.read_only:
@@ -87,8 +82,10 @@ class PanelState:
         self.store.refresh()
 
     def warm(self) -> None:
-        """Build every scope's workflow table now (run in the background at startup), so the
-        first look at a large scope does not wait for it; failures are only logged."""
+        """Build every scope's workflow table now (run in the background at startup).
+
+        The first look at a large scope then does not wait for it; failures are only logged.
+        """
         try:
             scopes = self.store.scopes()
             for scope in scopes:

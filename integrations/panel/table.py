@@ -140,8 +140,11 @@ class WorkflowTable:
     def matching(
         self, key: str, descending: bool, where: Hashable, keep: Callable[[TableRow], bool]
     ) -> list[TableRow]:
-        """Return the sorted rows that ``keep`` accepts; the last few answers are cached by
-        ``where`` (paging through a search costs a slice) until the store changes."""
+        """Return the sorted rows that ``keep`` accepts.
+
+        The last few answers are cached by ``where`` (paging through a search costs a slice) until
+        the store changes.
+        """
         ordered = self.ordered(key, descending)
         cache_key = (key, descending, where)
         with self._lock:

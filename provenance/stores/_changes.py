@@ -95,10 +95,6 @@ class ChangeMarker:
         top = self.sequence
         return top, "|".join(sorted(e.token for e in self.entries if e.sequence == top))
 
-    def holds(self, sequence: int, token: str) -> bool:
-        """Whether the log has the write ``(sequence, token)``."""
-        return any(e.sequence == sequence and e.token == token for e in self.entries)
-
     def since(self, sequence: int, tokens: str) -> frozenset[str] | None:
         """Return the ids changed after the position ``(sequence, tokens)``.
 

@@ -107,8 +107,10 @@ def ntriples_to_triples(data: str | bytes) -> list[Triple]:
 
 
 def literal_text(value: str) -> str:
-    """Return the token of a plain string literal (what :func:`term_text` gives
-    ``Literal(value)``)."""
+    """Return the token of a plain string literal.
+
+    That is what :func:`term_text` gives ``Literal(value)``.
+    """
     return f'"{value.translate(_ESCAPES)}"'
 
 

@@ -121,8 +121,9 @@ class GraphStore(ABC):
 
     @abstractmethod
     def replace_graphs(self, graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> None:
-        """Replace the named graphs, atomically: after it, either all hold the new triples or
-        the store is as it was before.
+        """Replace the named graphs, atomically.
+
+        After it, either all hold the new triples or the store is as it was before.
 
         Args:
             graphs: ``(graph name, triples)`` pairs; each graph is dropped first if it exists.
@@ -174,8 +175,10 @@ class GraphStore(ABC):
         """
 
     def refresh(self) -> None:
-        """Let a read-only view see writes committed since it was opened; a no-op for backends
-        that always read the latest state."""
+        """Let a read-only view see writes committed since it was opened.
+
+        A no-op for backends that always read the latest state.
+        """
         return None  # not abstract: most backends always read the latest state
 
     @abstractmethod

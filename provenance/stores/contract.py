@@ -201,8 +201,10 @@ def check_round_trip(store: WorkflowStore) -> None:
 
 
 def check_replace_without_leftovers(store: WorkflowStore) -> None:
-    """Saving a (scope, id) again replaces its whole graph; the same id in another scope is
-    another workflow."""
+    """Saving a (scope, id) again replaces its whole graph.
+
+    The same id in another scope is another workflow.
+    """
     big, other = sample_workflows()[0], sample_workflows()[1]
     store.save_many([big, other])
     small = Workflow(id=big.id, scope=big.scope, steps=(CallStep(name="only"),))

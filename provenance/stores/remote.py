@@ -327,8 +327,10 @@ class SparqlEndpointStore(GraphStore):
         return sorted(URIRef(g) for (g,) in result.rows if isinstance(g, URIRef))
 
     def read_graphs(self, names: Sequence[URIRef]) -> Iterator[tuple[URIRef, list[Triple]]]:
-        """See :meth:`GraphStore.read_graphs`: one request per ``batch_size`` graphs (per
-        graph on Virtuoso)."""
+        """See :meth:`GraphStore.read_graphs`.
+
+        One request per ``batch_size`` graphs (per graph on Virtuoso).
+        """
         names = list(names)
         for start in range(0, len(names), self.batch_size):
             chunk = names[start : start + self.batch_size]
@@ -357,8 +359,10 @@ class SparqlEndpointStore(GraphStore):
                     yield name, triples
 
     def _read_each(self, iris: list[str]) -> Iterator[list[Triple]]:
-        """The triples of each graph, in order, by up to four requests at a time (one at a
-        time with credentials)."""
+        """The triples of each graph, in order.
+
+        Read by up to four requests at a time (one at a time with credentials).
+        """
         if len(iris) == 1 or not self._parallel_reads:
             return map(self._graph_triples, iris)
         with self._server_lock:

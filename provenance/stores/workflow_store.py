@@ -146,8 +146,9 @@ class WorkflowStore:
     # -- writes ------------------------------------------------------------------------------
 
     def save(self, workflow: Workflow) -> None:
-        """Store a workflow, replacing the stored one with the same scope and id, in one
-        transaction.
+        """Store a workflow, in one transaction.
+
+        It replaces the stored one with the same scope and id.
 
         Raises:
             StoreError: When the backend fails; the store keeps its previous content.
@@ -218,9 +219,10 @@ class WorkflowStore:
         return True
 
     def delete_scope(self, scope: str) -> list[str]:
-        """Erase a scope in one transaction: its workflows, its suggestion records and its
-        change log, replaced by one entry saying "the whole scope changed" (no id of the scope
-        stays in the log).
+        """Erase a scope in one transaction.
+
+        Its workflows, its suggestion records and its change log go, the log replaced by one entry
+        saying "the whole scope changed" (no id of the scope stays in the log).
 
         Returns:
             The deleted workflow ids, sorted.
@@ -303,8 +305,10 @@ class WorkflowStore:
         return self._read_markers([scope], ids=True)[scope]
 
     def position(self, scope: str) -> tuple[int, str]:
-        """Return a scope's change-log position ``(sequence, tokens)``: one small query, what a
-        reader polls (``(0, "")``: no recorded write)."""
+        """Return a scope's change-log position ``(sequence, tokens)``.
+
+        One small query, what a reader polls (``(0, "")``: no recorded write).
+        """
         return self._read_markers([scope], ids=False)[scope].position
 
     def markers(self) -> dict[str, tuple[int, str]]:
@@ -496,8 +500,11 @@ class WorkflowStore:
         return self.backend.query(sparql, bindings, graphs=graphs)
 
     def stats(self) -> dict[str, Any]:
-        """Return counts: ``workflows``, ``triples``, ``steps``, ``tools`` (distinct names) and
-        ``scopes`` (scope -> number of workflows)."""
+        """Return counts of what the store holds.
+
+        ``workflows``, ``triples``, ``steps``, ``tools`` (distinct names) and ``scopes`` (scope ->
+        number of workflows).
+        """
         scopes = {
             str(row["scope"]): int(row["n"])  # type: ignore[call-overload]
             for row in self.backend.select(_SCOPE_COUNTS).dicts()
@@ -550,8 +557,11 @@ def _embedded(backend: GraphStore) -> bool:
 
 
 def _outcome_may_be_unknown(backend: GraphStore, exc: StoreError) -> bool:
-    """Whether a failed write may still have been committed: a request to a server that was
-    sent and then lost (not refused, not answered with an error status)."""
+    """Whether a failed write may still have been committed.
+
+    So it may when a request to a server was sent and then lost (not refused, not answered with an
+    error status).
+    """
     if _embedded(backend):
         return False  # one local transaction: a failure means nothing was written
     cause: BaseException | None = exc.__cause__

@@ -396,7 +396,10 @@ def _bee_tool_calling(mem: EpisodicMemory) -> CrewHarness:
 
     llm = BeeModel(name="llm")
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
+        # BeeAI deprecated ToolCallingAgent (use RequirementAgent); crews still run it.
+        warnings.filterwarnings(
+            "ignore", "Call to deprecated class ToolCallingAgent", DeprecationWarning
+        )
         agent = ToolCallingAgent(
             llm=llm, tools=[bee_extractor, bee_classifier], memory=UnconstrainedMemory()
         )

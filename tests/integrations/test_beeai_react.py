@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 from beeai_framework.agents.react import ReActAgent
 from beeai_framework.agents.requirement import RequirementAgent
 from beeai_framework.memory import UnconstrainedMemory
@@ -24,13 +22,11 @@ async def test_react_agent_handoff_is_captured_and_its_model_stays_clean() -> No
     mw = EpisodicMemoryMiddleware(memory, session_id="react")
     worker, boss = ScriptedChatModel(name="worker"), ScriptedChatModel(name="boss")
     extractor = RequirementAgent(llm=worker, tools=[product_extractor], tool_call_checker=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        agent = ReActAgent(
-            llm=boss,
-            tools=[HandoffTool(extractor, name="extractor", description="Extracts.")],
-            memory=UnconstrainedMemory(),
-        )
+    agent = ReActAgent(
+        llm=boss,
+        tools=[HandoffTool(extractor, name="extractor", description="Extracts.")],
+        memory=UnconstrainedMemory(),
+    )
     for _ in range(2):
         boss.extend([say(HANDOFF), say("Thought: done\nFinal Answer: PFOA, water")])
         worker.extend([call("product_extractor", file="acme.pdf"), final("PFOA, water")])

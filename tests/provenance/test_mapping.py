@@ -24,9 +24,11 @@ from provenance.mapping import (
     workflow_to_graph,
     workflow_to_triples,
 )
+from provenance.model import walk_steps
 from provenance.vocab import DCTERMS, PL, PPLAN, PROV, RDF, WF, agent_iri, bind_prefixes
 from provenance.workflow_json import loads_workflow
 from tests.data_files import benchmark_file
+from tests.provenance.test_queries import _to_ox
 from tests.strategies import workflows
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -215,17 +217,9 @@ def test_the_graph_is_lean(workflow: Workflow) -> None:
     assert len(list(graph.triples((None, WF.toolName, None)))) == len(
         {s.name for _, s in workflow.walk() if s.kind == "call"}
         | {f.call.name for f in workflow.failed}
-        | {s.name for f in workflow.failed for s in _walk(f.call.steps)}
-        | {s.name for r in workflow.revised for s in _walk(r.steps)}
+        | {s.name for f in workflow.failed for _, s in walk_steps(f.call.steps) if s.kind == "call"}
+        | {s.name for r in workflow.revised for _, s in walk_steps(r.steps) if s.kind == "call"}
     )
-
-
-def _walk(steps: tuple) -> list:
-    out = []
-    for step in steps:
-        out.append(step)
-        out.extend(_walk(step.steps))
-    return [s for s in out if s.kind == "call"]
 
 
 def test_graphs_written_before_the_lean_mapping_still_read() -> None:
@@ -340,15 +334,6 @@ def test_invalid_workflow_values_become_mapping_errors() -> None:
 
 
 # -- helpers -----------------------------------------------------------------------------------
-
-
-def _to_ox(term: object) -> ox.NamedNode | ox.Literal:
-    if isinstance(term, URIRef):
-        return ox.NamedNode(str(term))
-    assert isinstance(term, Literal)
-    if term.datatype is not None:
-        return ox.Literal(str(term), datatype=ox.NamedNode(str(term.datatype)))
-    return ox.Literal(str(term))
 
 
 def _from_ox(term: object) -> URIRef | Literal:

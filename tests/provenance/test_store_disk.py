@@ -11,6 +11,7 @@ import pytest
 from provenance.errors import StoreError
 from provenance.model import CallStep, Workflow
 from provenance.stores import open_store
+from tests.processes import close_pipes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -117,6 +118,7 @@ def test_read_only_reader_beside_a_writer(tmp_path: Path) -> None:
         if writer.poll() is None:
             writer.kill()
             writer.wait()
+        close_pipes(writer)
     with open_store(path) as store:  # the lock is released with the writer
         assert store.ids() == ["first", "second"]
 
@@ -145,6 +147,7 @@ def test_crash_inside_the_transaction_is_all_or_nothing(tmp_path: Path, phase: s
         if crasher.poll() is None:
             crasher.kill()
             crasher.wait()
+        close_pipes(crasher)
     assert crasher.returncode == 17, err
     assert out.split() == ["saving"], "the write finished before the simulated crash"
     with open_store(path) as store:

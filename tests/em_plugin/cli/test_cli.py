@@ -24,6 +24,7 @@ from provenance.model import CallStep, FailedCall, InstructionStep, Workflow
 from provenance.stores import open_store
 from provenance.workflow_json import dumps_workflow
 from tests.data_files import benchmark_file
+from tests.processes import close_pipes
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = Path(__file__).parents[1] / "data" / "pfas_sample.jsonl"
@@ -594,6 +595,7 @@ def test_read_only_query_beside_a_writing_process(imported: Path) -> None:
         process.stdin.write("\n")
         process.stdin.flush()
         process.wait(timeout=30)
+        close_pipes(process)
     assert process.returncode == 0
 
 

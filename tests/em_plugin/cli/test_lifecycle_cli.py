@@ -99,3 +99,75 @@ def test_procedures_on_the_pfas_bootstrap_data() -> None:
     assert json.loads(retired.output)[0]["reason"] == "too generic"
     unknown = CliRunner().invoke(cli, ["procedures", "accept", "p-nope", "--name", "x"])
     assert unknown.exit_code == 1 and "no procedure 'p-nope'" in unknown.output
+
+
+def _lifecycle_state(store_path: Path) -> dict[str, object]:
+    """What a store says about the lifecycle: graphs, histories, live ids, procedures."""
+    from rdflib import Graph
+
+    from em_plugin import EpisodicMemory
+
+    with EpisodicMemory(str(store_path), "fake", scope="lab") as memory:
+        names = memory.store.lifecycle_graphs("lab")
+        graphs = {}
+        for name, triples in memory.store.read_records(names).items():
+            graph = Graph()
+            for triple in triples:
+                graph.add(triple)
+            graphs[str(name)] = graph
+        now = Workflow(id="now", steps=(InstructionStep("do it", (CallStep("fetch"),)),))
+        return {
+            "graphs": graphs,
+            "ids": memory.ids(),
+            "history": {w: memory.history(w) for w in ("s1", "w1", "w2")},
+            "outcome": memory.load("w0").outcome,
+            "procedures": memory.procedures(),
+            "cited": sorted(
+                {e.workflow_id for s in memory.suggest(now, limit=None) for e in s.evidence}
+            ),
+        }
+
+
+def test_an_nq_backup_carries_the_lifecycle(tmp_path: Path) -> None:
+    """export --format nq + import restores versions, retirements, restorations, outcomes and
+    procedures as they were: the same records, and only the live workflows indexed."""
+    from rdflib.compare import isomorphic
+
+    from em_plugin import EpisodicMemory
+
+    source, target, backup = tmp_path / "source", tmp_path / "target", tmp_path / "b.nq"
+
+    def wf(wid: str, *tools: str) -> Workflow:
+        steps = (InstructionStep(f"do {wid}", tuple(CallStep(t) for t in tools)),)
+        return Workflow(id=wid, steps=steps)
+
+    with EpisodicMemory(str(source), "fake", scope="lab") as memory:
+        memory.save(wf("s1", "fetch", "parse"))
+        memory.save(wf("s1", "fetch", "parse", "report"))  # s1@v1 kept, revised
+        memory.save_many([wf(f"w{i}", "fetch", "parse") for i in range(3)])
+        memory.retire("w2", reason="noise")
+        memory.retire("w1", reason="mistake")
+        memory.restore("w1")
+        memory.set_outcome("w0", "failure")
+        (procedure,) = [p for p in memory.procedures() if p.tools == ("fetch", "parse")]
+        memory.accept_procedure(procedure.id, name="Fetch and parse")
+    before = _lifecycle_state(source)
+
+    exported = run("export", "--format", "nq", "-o", str(backup), "--store", str(source))
+    assert exported.exit_code == 0, exported.output
+    restored = run("import", str(backup), "--store", str(target))
+    assert restored.exit_code == 0, restored.output
+    # s1, s1@v1, w0, w0@v1 (an outcome set is a new version), w1, w2; four records and the
+    # procedure.
+    assert "restored 6 workflows and 5 record graphs" in restored.output
+    after = _lifecycle_state(target)
+
+    assert set(after["graphs"]) == set(before["graphs"]) != set()  # type: ignore[arg-type]
+    for name, graph in before["graphs"].items():  # type: ignore[attr-defined]
+        assert isomorphic(graph, after["graphs"][name]), name  # type: ignore[index]
+    for key in ("ids", "history", "outcome", "procedures", "cited"):
+        assert after[key] == before[key], key
+    assert "w2" not in after["cited"] and "s1@v1" not in after["cited"]  # type: ignore[operator]
+    assert [v.id for v in after["history"]["s1"]] == ["s1@v1", "s1"]  # type: ignore[index]
+    assert after["history"]["w2"][-1].retired  # type: ignore[index]
+    assert [p.status for p in after["procedures"] if p.name] == ["active"]  # type: ignore[attr-defined]

@@ -4,10 +4,6 @@ outside client against a real server process on 127.0.0.1."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -20,6 +16,7 @@ from em_plugin.access import hash_token
 from em_plugin.memory import EpisodicMemory
 from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.vocab import graph_iri
+from tests.processes import em_plugin_serve
 
 pytestmark = pytest.mark.integration
 
@@ -63,28 +60,9 @@ scopes = ["b"]
 access = "read"
 """
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "em_plugin", "serve", "--store", str(store), "--port", "0"]
-        + ["--token-file", str(tokens)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-    try:
-        assert process.stdout is not None
-        served = process.stdout.readline().strip()
-        if not served:
-            pytest.fail(f"serve printed no URL: {process.stderr.read() if process.stderr else ''}")
+    with em_plugin_serve(store, "--token-file", str(tokens)) as (_, served):
         assert served.startswith("http://127.0.0.1:") and served.endswith("/query")
         yield served
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=20)
-        if process.stderr:
-            process.stderr.close()
-        if process.stdout:
-            process.stdout.close()
 
 
 def _request(

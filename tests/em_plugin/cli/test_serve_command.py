@@ -3,10 +3,8 @@ while a crew writes to it through the remote backend."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -22,6 +20,7 @@ from em_plugin.cli.serve_command import oxigraph_binary
 from em_plugin.memory import EpisodicMemory
 from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import OxigraphStore, open_store
+from tests.processes import em_plugin_serve
 
 pytestmark = [
     pytest.mark.integration,
@@ -35,25 +34,8 @@ SELECT ?id WHERE { ?wf a pl:Workflow ; dcterms:identifier ?id }"""
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """``em-plugin serve --store DIR --port 0`` in a child process; yields it and its URL."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "em_plugin", "serve", "--store", str(tmp_path / "store")]
-        + ["--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()  # printed once the server answers
-        if not url:
-            pytest.fail(f"serve printed no URL: {process.stderr.read() if process.stderr else ''}")
+    with em_plugin_serve(tmp_path / "store") as (process, url):
         yield process, url
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=20)
 
 
 def test_a_sparql_client_reads_what_a_crew_saved_after_the_server_started(
@@ -136,21 +118,9 @@ def test_one_query_has_one_answer_through_query_serve_and_open_store(tmp_path: P
         result = store.query(_TOOL_CALLS)
         through_open_store = int(str(result.rows[0][0]))  # type: ignore[union-attr]
 
-    process = subprocess.Popen(
-        [sys.executable, "-m", "em_plugin", "serve", "--store", str(directory), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
+    with em_plugin_serve(directory) as (_, url):
         client = Graph(store=SPARQLStore(query_endpoint=url))
         through_serve = int(next(iter(client.query(_TOOL_CALLS)))[0])  # type: ignore[index]
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=20)
 
     assert through_cli == through_open_store == through_serve == calls
     assert int(str(multiset.rows[0][0])) > calls  # type: ignore[union-attr]

@@ -4,10 +4,6 @@ JSON implies (docs/provenance-mapping.md, "PROV-O types")."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -16,6 +12,7 @@ import pytest
 
 from em_plugin.cli.serve_command import oxigraph_binary
 from provenance.stores import open_store
+from tests.processes import em_plugin_serve
 from tests.prov_counts import STANDARD_QUERIES, dev_workflows, expected_counts
 
 pytestmark = [
@@ -40,20 +37,6 @@ def test_served_dev_data_answers_standard_prov_queries(tmp_path: Path) -> None:
     workflows = dev_workflows()
     with open_store(tmp_path / "store") as store:
         store.save_many(workflows)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "em_plugin", "serve", "--store", str(tmp_path / "store")]
-        + ["--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()  # printed once the server answers
-        assert url, process.stderr.read() if process.stderr else ""
+    with em_plugin_serve(tmp_path / "store") as (_, url):
         served = {name: _count(url, sparql) for name, sparql in STANDARD_QUERIES.items()}
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=20)
     assert served == expected_counts(workflows)

@@ -191,3 +191,44 @@ def test_mining_finds_exactly_the_closed_patterns_of_a_brute_force_count() -> No
     assert sorted((p.tools, p.workflows) for p in mine(scope)) == expected
     top = mine(scope, limit=5)
     assert [p.tools for p in top] == [p.tools for p in mine(scope)[:5]]
+
+
+def test_the_retirement_rule_runs_on_each_use_not_only_on_listing(
+    memory: EpisodicMemory,
+) -> None:
+    memory.save_many([_wf(f"ok{i}", "fetch", "parse").replace(outcome="success") for i in (0, 1)])
+    (candidate,) = memory.procedures()
+    memory.accept_procedure(candidate.id, name="Fetch and parse")
+    now = Workflow(id="now", steps=(InstructionStep("do it", (CallStep("fetch"),)),))
+    assert memory.suggest(now)[0].source == "procedure"
+    name = procedure_iri(candidate.id, "lab")
+
+    def stored() -> tuple[str, int, int]:
+        from provenance.lifecycle import read_procedure
+
+        record = read_procedure(memory.store.read_records([name])[name], name)
+        return record.status, record.uses, record.successes
+
+    # Each save is a use: the record is recounted at once (no listing in between).
+    memory.save(_wf("bad0", "fetch", "parse").replace(outcome="failure"))
+    assert stored() == ("active", 3, 2)
+    memory.save(_wf("bad1", "fetch", "parse"))  # no outcome yet: counts as a success
+    assert stored() == ("active", 4, 3)
+    # Recording the outcome of a use is a use's outcome: 2 of 4 succeeded, under 5 uses.
+    memory.set_outcome("bad1", "failure")
+    assert stored() == ("active", 4, 2)
+    memory.save(_wf("other", "summarise", "report"))  # not a use: nothing recounted
+    assert stored() == ("active", 4, 2)
+    # The fifth use brings the rate to 0.40 < 0.5: retired by the memory, with its reason,
+    # and no longer suggested, though nobody listed the procedures.
+    memory.save(_wf("bad2", "fetch", "parse", failed=("parse",)))
+    assert stored() == ("retired", 5, 2)
+    assert all(s.source != "procedure" for s in memory.suggest(now, limit=None))
+    (retired,) = memory.procedures(status="retired")
+    assert retired.reason == "success rate 0.40 below 0.5 after 5 uses"
+    rows = memory.store.backend.query(
+        "PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX wf: <https://w3id.org/em-plugin/ns#> "
+        "SELECT ?who WHERE { GRAPH ?g { ?a a wf:ProcedureRetirement ; "
+        "prov:wasAssociatedWith ?who } }"
+    ).rows
+    assert [str(w).rsplit("/", 1)[-1] for (w,) in rows] == ["em-plugin"]

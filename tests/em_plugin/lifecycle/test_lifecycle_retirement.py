@@ -4,9 +4,6 @@ store with two writers); restoring brings it back."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,8 +16,8 @@ from provenance.errors import WorkflowNotFound
 from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import open_store
 from provenance.vocab import PROV
+from tests.processes import ScriptWorker
 
-ROOT = Path(__file__).resolve().parents[3]
 POLL = 0.5
 
 # A worker on a store: "save <id> <tool>...", "retire <id>", "restore <id>"; answers "done".
@@ -45,39 +42,14 @@ memory.close()
 """
 
 
-class Worker:
+class Worker(ScriptWorker):
     """Another process with a memory on the store."""
 
     def __init__(self, spec: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _WORKER, spec],
-            cwd=ROOT,
-            env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self._expect("ready")
+        super().__init__(_WORKER, spec)
 
     def do(self, line: str) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
-        self._expect("done")
-
-    def _expect(self, word: str) -> None:
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline().strip()
-        if line != word:
-            self.process.kill()
-            error = self.process.stderr.read() if self.process.stderr else ""
-            raise AssertionError(f"worker said {line!r}, expected {word!r}: {error}")
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait(timeout=60)
+        self.send(line, answer="done")
 
 
 def current(tool: str) -> Workflow:

@@ -4,9 +4,6 @@ a rescan), on a remote ``oxigraph serve`` store and on the default disk store.""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,8 +13,8 @@ import pytest
 from em_plugin.memory import EpisodicMemory
 from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import open_store
+from tests.processes import ScriptWorker
 
-ROOT = Path(__file__).resolve().parents[3]
 POLL = 0.5  # the default poll interval: a save is visible within it (goal: within 1 s)
 
 # A writer worker: saves one workflow per line it reads ("<id> <tool> <tool>"), answers "saved".
@@ -37,39 +34,14 @@ memory.close()
 """
 
 
-class Writer:
+class Writer(ScriptWorker):
     """A writer process on a store."""
 
     def __init__(self, spec: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _WRITER, spec],
-            cwd=ROOT,
-            env={**os.environ, "HF_HUB_OFFLINE": "1"},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self._expect("ready")
+        super().__init__(_WRITER, spec)
 
     def save(self, workflow_id: str, *tools: str) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(f"{workflow_id} {' '.join(tools)}\n")
-        self.process.stdin.flush()
-        self._expect("saved")
-
-    def _expect(self, word: str) -> None:
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline().strip()
-        if line != word:
-            self.process.kill()
-            error = self.process.stderr.read() if self.process.stderr else ""
-            raise AssertionError(f"writer said {line!r}, expected {word!r}: {error}")
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait(timeout=60)
+        self.send(f"{workflow_id} {' '.join(tools)}", answer="saved")
 
 
 def current(tool: str) -> Workflow:

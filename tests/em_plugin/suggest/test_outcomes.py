@@ -7,7 +7,8 @@ import pytest
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.memory import EpisodicMemory
-from em_plugin.suggest.outcomes import failed_evidence, mostly_failures
+from em_plugin.suggest.base import SuggestionRequest
+from em_plugin.suggest.outcomes import failed_evidence, mostly_failures, weigh_outcomes
 from em_plugin.suggest.types import Evidence, Suggestion, format_suggestions
 from provenance import WorkflowNotFound
 from provenance.model import CallStep, FailedCall, InstructionStep, Workflow
@@ -98,3 +99,45 @@ def test_a_failed_call_of_the_tool_is_a_failure_there() -> None:
     assert failed_evidence(suggestion, {"t": tried}) == (Evidence("t", 1),)
     other = Suggestion("Report", "report_writer", evidence=(Evidence("t", 1),))
     assert failed_evidence(other, {"t": tried}) == ()
+
+
+def _run(workflow_id: str, tool: str, *, failed: bool) -> Workflow:
+    """A stored run whose second leaf is ``tool``, failed there when ``failed``."""
+    return Workflow(
+        id=workflow_id,
+        steps=(CallStep("sds_extractor"), CallStep(tool, outcome="failure" if failed else None)),
+        outcome="failure" if failed else None,
+    )
+
+
+def _cited(tool: str, *ids: str, source: str = "episodic") -> Suggestion:
+    return Suggestion(tool, tool, source=source, evidence=tuple(Evidence(i, 1) for i in ids))  # type: ignore[arg-type]
+
+
+def test_mostly_failed_steps_move_below_backed_ones_and_only_failed_ones_last() -> None:
+    stored = {
+        "a1": _run("a1", "a", failed=True),
+        "a2": _run("a2", "a", failed=True),
+        "a3": _run("a3", "a", failed=False),
+        "b1": _run("b1", "b", failed=False),
+        "c1": _run("c1", "c", failed=True),
+        "d1": _run("d1", "d", failed=False),
+    }
+    request = SuggestionRequest(CURRENT, load=stored.get)
+    ranked = [
+        _cited("c", "c1"),  # only failures: after everything
+        _cited("a", "a1", "a2", "a3"),  # mostly failures, one success: after b, before p
+        _cited("b", "b1"),
+        _cited("p", source="pattern"),  # no evidence
+        _cited("d", "d1"),  # backed, below a: a goes after it too
+        _cited("f", source="fallback"),
+    ]
+    out = weigh_outcomes(request, ranked)
+    assert [s.tool for s in out] == ["b", "p", "d", "a", "f", "c"]
+    assert [e.workflow_id for e in out[3].failures] == ["a1", "a2"]
+    # Nothing below a mostly failed step is backed: it keeps its place among the evidence-free.
+    out = weigh_outcomes(request, [ranked[1], ranked[3], ranked[5]])
+    assert [s.tool for s in out] == ["a", "p", "f"]
+    # With no failure at all nothing moves (F = 0 figures cannot change).
+    clean = [_cited("b", "b1"), _cited("p", source="pattern"), _cited("d", "d1")]
+    assert weigh_outcomes(request, clean) == clean

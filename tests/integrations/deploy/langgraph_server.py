@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.processes import free_port, stop_process, wait_until_ready
 
 ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
@@ -47,12 +47,6 @@ def langgraph_binary() -> str | None:
     return str(beside_python) if beside_python.is_file() else None
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def make_project(project: Path) -> Path:
     """Write ``langgraph.json`` and the graph module into ``project``."""
     project.mkdir(parents=True, exist_ok=True)
@@ -65,11 +59,7 @@ def make_project(project: Path) -> Path:
 def start_langgraph(project: Path, *, store: str, seen: Path, jobs: int = 2) -> LangGraphServer:
     """Start ``langgraph dev`` from ``project`` and wait until it answers ``/ok``.
 
-    Args:
-        project: The project directory (see :func:`make_project`).
-        store: The memory's store spec (a directory, or an ``oxigraph serve`` URL).
-        seen: Where the crew's models log their inputs.
-        jobs: ``--n-jobs-per-worker``.
+    The arguments are those of :func:`launch_langgraph`.
 
     Returns:
         The server.
@@ -131,26 +121,19 @@ def wait_ready(server: LangGraphServer) -> LangGraphServer:
     Raises:
         RuntimeError: When it exits or does not answer within the start timeout.
     """
-    process, log = server.process, server.log
-    deadline = time.monotonic() + _START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"langgraph dev exited with {process.returncode}: {_tail(log)}")
-        if _answers(f"{server.url}/ok"):
-            return server
-        time.sleep(0.2)
-    stop_langgraph(server)
-    raise RuntimeError(f"langgraph dev did not answer on {server.url}: {_tail(log)}")
+    wait_until_ready(
+        server.process,
+        lambda: _answers(f"{server.url}/ok"),
+        what=f"langgraph dev on {server.url}",
+        timeout=_START_TIMEOUT_S,
+        detail=lambda: _tail(server.log),
+    )
+    return server
 
 
 def stop_langgraph(server: LangGraphServer) -> None:
     """Stop the server gracefully (it writes its threads to ``.langgraph_api/`` on the way)."""
-    server.process.terminate()
-    try:
-        server.process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait(timeout=10)
+    stop_process(server.process)
 
 
 def _answers(url: str) -> bool:

@@ -3,7 +3,8 @@
 A ``create_agent`` coordinator with two ``create_agent`` sub-agents behind tools, on rule-based
 chat models: each model answers from the conversation it is given (no script state), so any
 server process, and a restarted one, continues a thread the same way. The extractor's tool fails
-on its first attempt and the sub-agent retries. Every model input is appended to the JSON lines
+on its first attempt and the sub-agent retries; an instruction naming :data:`UNREACHABLE` makes
+the coordinator's model raise (the run fails). Every model input is appended to the JSON lines
 file ``$EM_TEST_SEEN`` (the tests check that no model ever reads the memory's messages).
 
 Environment: ``EM_TEST_STORE`` (the memory's store), ``EM_TEST_SEEN``.
@@ -32,6 +33,8 @@ Rule = Callable[[Sequence[BaseMessage]], AIMessage]
 #: Runs whose file is this one meet at a barrier: two such runs must be in flight together.
 TOGETHER = "together.pdf"
 _BARRIER = threading.Barrier(2)
+#: An instruction naming this file makes the coordinator's model provider fail.
+UNREACHABLE = "unreachable.pdf"
 
 
 class RuleChatModel(BaseChatModel):
@@ -70,6 +73,8 @@ def coordinator_rule(messages: Sequence[BaseMessage]) -> AIMessage:
     if isinstance(last, ToolMessage):
         return AIMessage(f"Done: {last.text}")
     task = _last_human(messages)
+    if UNREACHABLE in task:
+        raise ConnectionError("coordinator model provider unreachable")
     delegate = "ask_classifier" if task.startswith("Classify") else "ask_extractor"
     return _call(delegate, {"task": task}, messages)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -34,6 +33,7 @@ from em_plugin.cli import cli
 from em_plugin.session.journal import SessionJournal
 from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import open_store
+from tests.processes import accepts, free_port, stop_process, wait_until_ready
 
 pytestmark = pytest.mark.integration
 
@@ -64,20 +64,7 @@ class Served:
         return [text for line in lines for text in json.loads(line)["texts"]]
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=30)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+        stop_process(self.process)
 
 
 def launch(protocol: str, store: str, workdir: Path, name: str) -> Served:
@@ -98,22 +85,20 @@ def launch(protocol: str, store: str, workdir: Path, name: str) -> Served:
 def wait_ready(*servers: Served) -> None:
     """Wait until every server accepts connections; fail with its output if one exits."""
     deadline = time.monotonic() + _START_TIMEOUT_S
-    pending = list(servers)
-    while pending:
-        server = pending[0]
-        if server.process.poll() is not None:
-            raise RuntimeError(f"server exited: {server.output.read_text(errors='replace')}")
-        try:
-            socket.create_connection(("127.0.0.1", server.port), timeout=1).close()
-            pending.pop(0)
-            continue
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            for each in servers:
-                each.stop()
-            raise RuntimeError(f"server did not start: {server.output.read_text(errors='replace')}")
-        time.sleep(0.5)
+    try:
+        for server in servers:
+            wait_until_ready(
+                server.process,
+                lambda port=server.port: accepts(port),
+                what=f"the BeeAI server on {server.url}",
+                timeout=max(0.0, deadline - time.monotonic()),
+                interval=0.5,
+                detail=lambda output=server.output: output.read_text(errors="replace"),
+            )
+    except RuntimeError:
+        for each in servers:
+            each.stop()
+        raise
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """The memory behind the real LangGraph API server (``langgraph dev``), driven by langgraph-sdk.
 
 One server restart between turns of a thread, every stream mode, two runs at once
-(``--n-jobs-per-worker 2``), and two server processes on one ``oxigraph serve`` store. The crew
+(``--n-jobs-per-worker 2``), two server processes on one ``oxigraph serve`` store, and a failed
+run saved as a failure by the restarted server. The crew
 (:mod:`lg_server_crew`) is a ``create_agent`` coordinator with sub-agents behind tools.
 """
 
@@ -25,7 +26,8 @@ from langgraph_server import (
 
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.memory import EpisodicMemory
-from provenance.model import CallStep, InstructionStep, Workflow
+from integrations.conformance import rows
+from provenance.model import CallStep, Workflow
 
 pytestmark = pytest.mark.integration
 
@@ -33,6 +35,7 @@ EXTRACT = "Extract the ingredients from acme.pdf"
 CLASSIFY = "Classify the extracted ingredients"
 EXTRACT_NEW = "Extract the ingredients from beta.pdf"
 TOGETHER = "Extract the ingredients from together.pdf"
+FAILING = "Extract the ingredients from unreachable.pdf"
 MEMORY_WORDS = ("Suggested next steps", "/save", "Saved workflow")
 #: The stream modes that carry the graph's output (``tools``/``lifecycle`` carry none).
 STREAM_MODES = [
@@ -56,36 +59,25 @@ SESSION = [
 ]
 
 
-def rows(workflow: Workflow) -> list[tuple[int, str, str | None]]:
-    out: list[tuple[int, str, str | None]] = []
-
-    def walk(steps: Sequence[Any], depth: int) -> None:
-        for step in steps:
-            if isinstance(step, InstructionStep):
-                out.append((depth, step.text, "user"))
-            else:
-                out.append((depth, step.name, step.agent))
-            walk(step.steps, depth + 1)
-
-    walk(workflow.steps, 0)
-    return out
-
-
 def times_nest(workflow: Workflow) -> bool:
-    """Every step ran inside its parent's interval (ISO times of one clock compare as text)."""
-
-    def inside(step: Any, start: str | None, end: str | None) -> bool:
-        if isinstance(step, CallStep):
-            if not (step.started and step.ended and step.started <= step.ended):
-                return False
-            if start is not None and step.started < start:
-                return False
-            if end is not None and step.ended > end:
-                return False
-            return all(inside(s, step.started, step.ended) for s in step.steps)
-        return all(inside(s, step.timestamp, None) for s in step.steps)
-
-    return all(inside(s, None, None) for s in workflow.steps)
+    """Every call ran inside its parent's interval (ISO times of one clock compare as text)."""
+    for path, step in workflow.walk():
+        if not isinstance(step, CallStep):
+            continue
+        if not (step.started and step.ended and step.started <= step.ended):
+            return False
+        above = path.rpartition(".")[0]
+        if not above:
+            continue
+        parent = workflow.step_at(above)
+        start, end = (
+            (parent.started, parent.ended)
+            if isinstance(parent, CallStep)
+            else (parent.timestamp, None)
+        )
+        if (start is not None and step.started < start) or (end is not None and step.ended > end):
+            return False
+    return True
 
 
 def user(text: str) -> dict[str, Any]:
@@ -218,3 +210,37 @@ def test_two_server_processes_share_one_oxigraph_store(
         stop_langgraph(first)
         stop_langgraph(second)
     assert leaked(seen) == []
+
+
+def test_a_run_that_failed_before_a_restart_is_saved_as_a_failure(
+    project: Path, tmp_path: Path
+) -> None:
+    """The run raises in one server process; the next one (restarted from the same threads)
+    saves the thread with outcome failure: the error travels with the thread's checkpoints."""
+    store, seen = str(tmp_path / "store"), tmp_path / "seen.jsonl"
+    server = start_langgraph(project, store=store, seen=seen, jobs=2)
+    try:
+        client = sdk(server)
+        thread = client.threads.create()["thread_id"]
+        ask(client, thread, EXTRACT)
+        failed = client.runs.wait(thread, "crew", input=user(FAILING), raise_error=False)
+        assert failed["__error__"]["error"] == "ConnectionError", failed
+        assert client.threads.get(thread)["status"] == "error"
+    finally:
+        stop_langgraph(server)
+
+    server = start_langgraph(project, store=store, seen=seen, jobs=2)
+    try:
+        client = sdk(server)
+        reply = memory_says(ask(client, thread, "/save"))
+        assert reply.startswith(f"Saved workflow session/{thread} (2 steps)"), reply
+    finally:
+        stop_langgraph(server)
+
+    memory = EpisodicMemory(store=store, embedder=FakeEmbedder(64))
+    try:
+        saved = memory.load(f"session/{thread}")
+        assert saved.outcome == "failure"
+        assert [(d, t) for d, t, _ in rows(saved) if d == 0] == [(0, EXTRACT), (0, FAILING)]
+    finally:
+        memory.close()

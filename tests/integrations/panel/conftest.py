@@ -19,13 +19,13 @@ from panel_support import (
     SCOPE,
     START,
     Panel,
-    free_port,
     seed_workflows,
     wait_until_up,
 )
 
 from em_plugin.memory import EpisodicMemory
 from em_plugin.suggest.types import Evidence, Suggestion
+from tests.processes import free_port, stop_process
 
 
 @pytest.fixture(scope="session")
@@ -69,12 +69,7 @@ def start_panel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     yield start
     for panel in started:
-        panel.process.terminate()
-        try:
-            panel.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            panel.process.kill()
-            panel.process.wait()
+        stop_process(panel.process)
 
 
 @pytest.fixture(scope="module")

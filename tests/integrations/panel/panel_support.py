@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -23,6 +21,7 @@ from typing import Any
 
 from provenance.model import OUTCOMES, CallStep, FailedCall, InstructionStep, Workflow
 from provenance.workflow_json import read_jsonl
+from tests.processes import accepts, wait_until_ready
 
 ROOT = Path(__file__).resolve().parents[3]
 BOOTSTRAP = ROOT / "integrations" / "demo" / "pfas" / "data" / "bootstrap.jsonl"
@@ -82,12 +81,6 @@ def copy_store(template: Path, target: Path) -> Path:
     return target / template.name
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass
 class Panel:
     """A running ``em-plugin ui`` process."""
@@ -108,17 +101,13 @@ class Panel:
 
 
 def wait_until_up(panel: Panel) -> None:
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if panel.process.poll() is not None:
-            error = panel.log.read_text(errors="replace")
-            raise AssertionError(f"em-plugin ui exited with {panel.process.returncode}: {error}")
-        try:
-            with socket.create_connection(("127.0.0.1", int(panel.url.rsplit(":", 1)[1])), 1):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise AssertionError("em-plugin ui did not start within 90 s")
+    wait_until_ready(
+        panel.process,
+        lambda: accepts(int(panel.url.rsplit(":", 1)[1])),
+        what="em-plugin ui",
+        timeout=90,
+        detail=lambda: panel.log.read_text(errors="replace"),
+    )
 
 
 def screenshot(page: Any, name: str, *, full: bool = False) -> None:
