@@ -664,8 +664,10 @@ class EpisodicMemory:
             log.debug("prefetching cited workflows failed: %s", exc)
 
     def _load_quiet(self, workflow_id: str) -> Workflow | None:
+        # The request was built after a catch-up with the store (request()): the suggesters
+        # read the cited workflows as of then, without a store check per cited leaf.
         try:
-            return self.load(workflow_id)
+            return self._engine.load(workflow_id, self.scope)
         except ProvenanceError:
             return None
 

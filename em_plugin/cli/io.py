@@ -357,20 +357,20 @@ def rebuild_index(
     """
     from em_plugin.embedding.embedders import resolve_embedder
     from em_plugin.embedding.record import check_embedder, write_record
-    from em_plugin.state import derived as memory_support
+    from em_plugin.state.engine import open_cache
     from em_plugin.state.step_index import StepIndex
 
     resolved = resolve_embedder(embedder)
     if not force:
         check_embedder(store, resolved)  # another app's index is not ours to rebuild
-    directory = memory_support.derived_dir(store)
+    directory = store.derived_dir
     if directory is not None:
         # A remote store's slot also holds workflow copies that follow its index: a rebuilt
         # index starts without them (they fill again as suggestions read workflows).
         from em_plugin.state.workflow_copies import erase
 
         erase(directory)
-    cached = memory_support.open_cache(resolved, directory)
+    cached = open_cache(resolved, directory)
     steps = directory / "steps" if directory is not None else None
     index = StepIndex(cached, path=steps)
     try:

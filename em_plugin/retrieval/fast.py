@@ -27,13 +27,15 @@ of call leaves only needs no widening: sums of 0/1 similarities are exact in flo
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any, Protocol
 
 import faiss
 import numpy as np
 
 from em_plugin.retrieval.alignment import exact_alignments, last_row
 from em_plugin.retrieval.reference import LeafSequence, Match, MatchConfig, rank_matches
-from em_plugin.state.scope_index import ScopeIndex
+
+__all__ = ["Grown", "MatchIndex", "PostingsView", "fast_match", "similarity_margin"]
 
 #: First FAISS top-k per instruction leaf; grown while postings stay within budget.
 _FIRST_K = 1024
@@ -49,6 +51,112 @@ _INSTRUCTION = -(2**40)
 _UNKNOWN = 2**40
 
 
+class PostingsView(Protocol):
+    """Key -> slots postings (tool ids or text ids to the slots that use them)."""
+
+    def counts(self, keys: np.ndarray) -> np.ndarray:
+        """Return how many slots each key has (dead slots included)."""
+        ...
+
+    def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return ``(which, slots)``: each posting's index into ``keys`` and its slot."""
+        ...
+
+
+class Grown(Protocol):
+    """A growable array: :meth:`view` is its filled part."""
+
+    def view(self) -> np.ndarray:
+        """Return the filled part."""
+        ...
+
+
+class MatchIndex(Protocol):
+    """What the fast matcher reads of one scope's leaf storage (the per-scope state's arrays).
+
+    Slots hold workflows; a slot's leaves are int32 *codes* in one flat array (a call leaf is its
+    tool id ``>= 0``, an instruction leaf ``-(text id) - 1``); ``vectors`` is a FAISS index over
+    the scope's distinct instruction texts. The matcher only reads these arrays, so retrieval
+    stays below the state package that owns them.
+    """
+
+    @property
+    def dimension(self) -> int:
+        """The embedding dimension."""
+        ...
+
+    @property
+    def texts(self) -> list[str]:
+        """The distinct instruction texts (text id -> text)."""
+        ...
+
+    @property
+    def tool_ids(self) -> dict[str, int]:
+        """Tool name -> tool id."""
+        ...
+
+    @property
+    def slot_ids(self) -> list[str | None]:
+        """Per slot, its workflow id (``None``: a dead slot)."""
+        ...
+
+    @property
+    def vectors(self) -> Any:
+        """FAISS index over the texts' unit vectors (row = text id)."""
+        ...
+
+    @property
+    def offsets(self) -> Grown:
+        """Per slot, where its leaves start in :attr:`codes`."""
+        ...
+
+    @property
+    def lengths(self) -> Grown:
+        """Per slot, its leaf count."""
+        ...
+
+    @property
+    def alive(self) -> Grown:
+        """Per slot, whether it holds a live workflow."""
+        ...
+
+    @property
+    def codes(self) -> Grown:
+        """Per leaf, its code (tool id, or ``-(text id) - 1``)."""
+        ...
+
+    @property
+    def slot_sequences(self) -> Grown:
+        """Per slot, its leaf sequence's id in the sequence table."""
+        ...
+
+    @property
+    def tool_postings(self) -> PostingsView:
+        """Tool id -> slots."""
+        ...
+
+    @property
+    def text_postings(self) -> PostingsView:
+        """Text id -> slots."""
+        ...
+
+    def __len__(self) -> int:
+        """Live workflows."""
+        ...
+
+    def table(self) -> np.ndarray:
+        """Return the instruction vectors (one row per text)."""
+        ...
+
+    def slot_codes(self, slot: int) -> np.ndarray:
+        """Return the leaf codes stored in a slot."""
+        ...
+
+    def sequence_of(self, leaves: LeafSequence) -> int | None:
+        """Return the id of a leaf sequence in the sequence table (``None``: never indexed)."""
+        ...
+
+
 def similarity_margin(dimension: int) -> float:
     """Return the widening that covers float32 rounding between two cosine computations."""
     gamma = 1.01 * (dimension + 2) * 2.0**-24
@@ -58,7 +166,7 @@ def similarity_margin(dimension: int) -> float:
 class _Query:
     """The query side of one match: leaf kinds, tool ids and per-text upper cosines."""
 
-    def __init__(self, query: LeafSequence, scope: ScopeIndex) -> None:
+    def __init__(self, query: LeafSequence, scope: MatchIndex) -> None:
         self.n = len(query)
         self.tool_ids = np.array(
             [_INSTRUCTION if t is None else scope.tool_ids.get(t, _UNKNOWN) for t in query.tools],
@@ -76,7 +184,7 @@ class _Query:
         self.upper = np.zeros((len(distinct), len(scope.texts) + 1), dtype=np.float32)
 
 
-def _search(scope: ScopeIndex, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _search(scope: MatchIndex, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """FAISS top-k, single-threaded.
 
     A query embeds only a handful of texts; OpenMP threads then cost more than they save, and
@@ -90,7 +198,7 @@ def _search(scope: ScopeIndex, vectors: np.ndarray, k: int) -> tuple[np.ndarray,
         faiss.omp_set_num_threads(threads)
 
 
-def _upper_bounds(q: _Query, scope: ScopeIndex) -> np.ndarray:
+def _upper_bounds(q: _Query, scope: MatchIndex) -> np.ndarray:
     """Return ``UB_i`` per slot (stage 1) and fill ``q.upper`` for stage 2."""
     slots = len(scope.slot_ids)
     total = np.zeros(slots, dtype=np.float64)
@@ -127,7 +235,7 @@ def _upper_bounds(q: _Query, scope: ScopeIndex) -> np.ndarray:
 
 
 def _upper_scores(
-    q: _Query, scope: ScopeIndex, slots: np.ndarray, config: MatchConfig, margin: float
+    q: _Query, scope: MatchIndex, slots: np.ndarray, config: MatchConfig, margin: float
 ) -> np.ndarray:
     """Stage 2: an upper bound of each candidate's reference score (``-inf`` if impossible).
 
@@ -153,7 +261,7 @@ def _upper_scores(
 
 
 def _upper_group(
-    q: _Query, scope: ScopeIndex, slots: np.ndarray, lengths: np.ndarray, config: MatchConfig
+    q: _Query, scope: MatchIndex, slots: np.ndarray, lengths: np.ndarray, config: MatchConfig
 ) -> np.ndarray:
     width = int(lengths.max())
     columns = np.arange(width)
@@ -174,7 +282,7 @@ def _upper_group(
     return np.where(ends, best, -np.inf).max(axis=1) / q.n
 
 
-def _exact_sims(q: _Query, query: LeafSequence, scope: ScopeIndex, slot: int) -> np.ndarray:
+def _exact_sims(q: _Query, query: LeafSequence, scope: MatchIndex, slot: int) -> np.ndarray:
     """The reference's :func:`~em_plugin.retrieval.reference.similarity_matrix`, bit for bit.
 
     The instruction block is the very same product of the very same arrays the reference
@@ -193,7 +301,7 @@ def _exact_sims(q: _Query, query: LeafSequence, scope: ScopeIndex, slot: int) ->
 
 
 def _verify(
-    q: _Query, query: LeafSequence, scope: ScopeIndex, slots: list[int], config: MatchConfig
+    q: _Query, query: LeafSequence, scope: MatchIndex, slots: list[int], config: MatchConfig
 ) -> list[Match]:
     """Stage 3: the reference's decisions for a group of candidates, computed exactly."""
     results = exact_alignments([_exact_sims(q, query, scope, slot) for slot in slots])
@@ -242,7 +350,7 @@ def _batches(order: np.ndarray) -> list[np.ndarray]:
 
 
 def fast_match(
-    current: LeafSequence, scope: ScopeIndex | None, config: MatchConfig | None = None
+    current: LeafSequence, scope: MatchIndex | None, config: MatchConfig | None = None
 ) -> list[Match]:
     """Retrieve from one scope exactly as the reference matcher would.
 

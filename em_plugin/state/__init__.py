@@ -1,7 +1,10 @@
-"""Per-scope derived state: the step index, the suggestion models and their persistence.
+"""Per-scope derived state: one state object per scope, its suggestion models, their persistence.
 
-Everything here is derived from the store and can be rebuilt from it: the step index
-(:mod:`~em_plugin.state.step_index`), the per-scope suggestion state
-(:mod:`~em_plugin.state.scope_memory`: continuation model and procedural graph), and the
-:class:`~em_plugin.state.engine.MemoryEngine` that keeps them in step with the store.
+Everything here is derived from the store and can be rebuilt from it. Each scope has one state,
+:class:`~em_plugin.state.scope_index.ScopeIndex` (slots, tool vocabulary, FAISS over instruction
+texts, contexts with vectors, args, routes); the suggestion models
+(:mod:`~em_plugin.state.scope_memory`: continuation model and procedural graph) are indexes over
+its arrays. The step index (:mod:`~em_plugin.state.step_index`) holds the scopes and journals
+their changes; the :class:`~em_plugin.state.engine.MemoryEngine` keeps them in step with the
+store, with one read-through cache of parsed workflows (:mod:`~em_plugin.state.workflow_cache`).
 """

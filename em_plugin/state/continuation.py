@@ -32,103 +32,35 @@ by support and similarity) and changes what a match is and how votes count:
   whose context equals the current one (weight ``exp(context_weight * z_cap)``): repeated tools
   and loops in the session are remembered before they are ever saved.
 
-There is one default configuration for every scope and file (``max_order=3``,
-``context_weight=3``, ``z_cap=3``), chosen on the benchmark files of docs/evaluation.md from a small
-grid (orders 3-4, weights 1.5-3, caps 2-3 all beat both baselines on the four files with
-instruction text; on Helpdesk every variant lands within a few targets of the baselines and
-order 4 falls one target short on hit@1). The reported figures are therefore in-sample for these
-three numbers. Ranking is deterministic: ties go to the tool first seen in memory.
+The defaults (``max_order=3``, ``context_weight=3``, ``z_cap=3``) and how they were chosen
+are in docs/tuning.md. Ranking is deterministic: ties go to the tool first seen in memory.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
 
-from em_plugin.errors import ConfigurationError
+from em_plugin.state.arrays import GrowArray, StringTable, gather_index
+from em_plugin.state.continuation_keys import INSTRUCTION as _INSTRUCTION
+from em_plugin.state.continuation_keys import KeyPostings
+from em_plugin.state.continuation_types import Candidate, ContinuationConfig, Query
 from em_plugin.state.episodes import ContextTable, Episode
-from em_plugin.state.scope_index import GrowArray, StringTable, gather_index
-from em_plugin.suggest.types import Evidence
+from em_plugin.types import Evidence
 
 __all__ = ["Candidate", "ContinuationConfig", "ContinuationIndex", "Query"]
-
-_INSTRUCTION = -1
-
-
-@dataclass(frozen=True)
-class ContinuationConfig:
-    """Parameters of the continuation model (see the module doc)."""
-
-    max_order: int = 3
-    """Longest agreement of recent leaves that is counted."""
-    context_weight: float = 3.0
-    """``beta`` in ``exp(beta * z)``; 0 ignores instruction text."""
-    z_cap: float = 3.0
-    """Bound on ``|z|``."""
-    include_current: bool = True
-    """Let the current workflow's own steps vote."""
-    evidence: int = 3
-    """Workflows cited per candidate."""
-    detail: int = 10
-    """Candidates (best first) that get evidence, typical args and instruction text."""
-
-    def __post_init__(self) -> None:
-        if self.max_order < 1:
-            raise ConfigurationError(f"max_order must be >= 1, got {self.max_order}")
-        if self.context_weight < 0 or self.z_cap <= 0:
-            raise ConfigurationError(
-                f"context_weight must be >= 0 and z_cap > 0, got {self.context_weight} "
-                f"and {self.z_cap}"
-            )
-        if self.evidence < 0 or self.detail < 0:
-            raise ConfigurationError("evidence and detail must be >= 0")
-
-
-@dataclass(frozen=True)
-class Query:
-    """The current state: its leaves and its instruction context."""
-
-    tools: tuple[str | None, ...]
-    """Tool per current leaf, ``None`` for instruction leaves."""
-    context: np.ndarray | None = None
-    """Unit vector of the current instruction context, ``None`` when there is none."""
-    exclude: frozenset[str] = frozenset()
-    """Stored workflow ids that must not vote (e.g. an earlier save of the same session)."""
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A ranked next tool."""
-
-    tool: str
-    """The tool."""
-    probability: float
-    """Interpolated probability that it comes next."""
-    order: int
-    """Longest agreement (recent leaves) among the positions voting for it; 0: frequency only."""
-    from_current: bool = False
-    """Whether the current workflow's own steps voted for it (at agreement >= 1)."""
-    evidence: tuple[Evidence, ...] = ()
-    """Stored workflows and the position of the tool in them, best first."""
-    args: dict[str, Any] | None = None
-    """The most common args among the best-agreeing positions, when any."""
-    instruction: str | None = None
-    """The instruction the best position's call opened, when it opened one."""
 
 
 class ContinuationIndex:
     """One scope's stored positions, indexed by the leaves that precede them.
 
-    Everything is kept in flat numpy arrays (per workflow slot, per leaf, per position) and the
-    postings in a CSR plus a small tail of recent additions, so that a whole scope is indexed
-    in one vectorised pass (:meth:`add_bulk`, what a memory does when it opens) and a single
-    save appends without rebuilding anything.
+    Flat numpy arrays (per slot, per leaf, per position) and postings by key
+    (:mod:`~em_plugin.state.continuation_keys`): a whole scope is indexed in one vectorised pass
+    (:meth:`add_bulk`) and a save appends without rebuilding anything.
 
     Args:
         contexts: The scope's context table.
@@ -142,8 +74,6 @@ class ContinuationIndex:
         self._names: list[str] = []
         self.arg_table = StringTable()
         self.route_table = StringTable()
-        self._token_id = uuid.uuid4().int  # names this index in versions (see version())
-        self._stamps = 0
         self._reset()
 
     def _reset(self) -> None:
@@ -156,19 +86,12 @@ class ContinuationIndex:
         self._slot_first = GrowArray(np.int64)  # a slot's positions are [first, first + count)
         self._slot_count = GrowArray(np.int64)
         self._slot_routes = GrowArray(np.int32)  # handoff routes per slot (-1: unknown)
-        self._slot_stamps = GrowArray(np.int64)  # when each slot's workflow was added
         self._tokens = GrowArray(np.int32)
         self._ctx = GrowArray(np.int32)
         self._args = GrowArray(np.int32)
         self._pos = {name: GrowArray(np.int64) for name in ("slot", "next", "tool", "ctx")}
         self._opening = GrowArray(np.bool_)
-        # The CSR: sorted packed keys (see _group), their start offsets, the positions.
-        self._csr_keys = np.zeros(0, dtype=np.int64)
-        self._csr_ptr = np.zeros(1, dtype=np.int64)
-        self._csr_bits = 0
-        self._posted = np.zeros(0, dtype=np.int64)
-        self._tail: dict[tuple[int, ...], list[int]] = {}
-        self._tail_size = 0
+        self._keys = KeyPostings(self.config.max_order)
         self._cache: dict[Any, np.ndarray] = {}
         self._dead_positions = 0
 
@@ -178,54 +101,6 @@ class ContinuationIndex:
     def __contains__(self, workflow_id: object) -> bool:
         return workflow_id in self._slot_of
 
-    def ids(self) -> list[str]:
-        """Return the held workflow ids, sorted."""
-        return sorted(self._slot_of)
-
-    def episode(self, workflow_id: str) -> Episode | None:
-        """Return a stored workflow's episode, or ``None``."""
-        slot = self._slot_of.get(workflow_id)
-        if slot is None:
-            return None
-        start, end = self._span(slot)
-        names, values = self._names, self.arg_table.values
-        route = int(self._slot_routes.view()[slot])
-        return Episode(
-            workflow_id,
-            tuple(names[t] if t >= 0 else None for t in self._tokens.view()[start:end].tolist()),
-            tuple(self.contexts.text(c) for c in self._ctx.view()[start:end].tolist()),
-            tuple(values[a] if a >= 0 else None for a in self._args.view()[start:end].tolist()),
-            self.route_table.values[route] if route >= 0 else None,
-        )
-
-    def routes(self, workflow_id: str) -> dict[str, str] | None:
-        """Return a stored workflow's handoff routes; ``None`` when unknown or not stored."""
-        slot = self._slot_of.get(workflow_id)
-        if slot is None:
-            return None
-        route = int(self._slot_routes.view()[slot])
-        return dict(json.loads(self.route_table.values[route])) if route >= 0 else None
-
-    def version(self, workflow_id: str) -> tuple[int, int] | None:
-        """Return a token that changes whenever the workflow is saved again (``None``: not held).
-
-        Caches of parsed stored workflows (the suggesters') key on it.
-        """
-        slot = self._slot_of.get(workflow_id)
-        return None if slot is None else (self._token_id, int(self._slot_stamps.view()[slot]))
-
-    def context_ids(self, workflow_id: str) -> list[int]:
-        """Return a stored workflow's context id per leaf (empty when it is not stored)."""
-        slot = self._slot_of.get(workflow_id)
-        if slot is None:
-            return []
-        start, end = self._span(slot)
-        return [int(c) for c in self._ctx.view()[start:end].tolist()]
-
-    def tools(self) -> list[str]:
-        """Every tool seen as a continuation, in first-seen order."""
-        return list(self._names)
-
     # ------------------------------------------------------------------------------ updates
 
     def add(self, episode: Episode, context_ids: Sequence[int]) -> None:
@@ -233,12 +108,8 @@ class ContinuationIndex:
         self.add_many([episode], [context_ids])
 
     def add_many(self, episodes: Sequence[Episode], context_ids: Sequence[Sequence[int]]) -> None:
-        """Index several workflows in one vectorised pass (replacing held ids).
-
-        Args:
-            episodes: The episodes (distinct ids).
-            context_ids: Per episode, its context id per leaf.
-        """
+        """Index several workflows (distinct ids; each with its context id per leaf) in one
+        vectorised pass, replacing held ids."""
         for episode in episodes:
             self.remove(episode.workflow_id)
         if not episodes:
@@ -253,23 +124,18 @@ class ContinuationIndex:
             self.route_table.encode([e.routes for e in episodes]),
         )
 
-    def set_tables(
-        self, tools: Sequence[str], args: Sequence[str], routes: Sequence[str] = ()
+    def share_tables(
+        self, tools: list[str], tool_ids: dict[str, int], args: StringTable, routes: StringTable
     ) -> None:
-        """Adopt a tool vocabulary, an args and a routes table (before the first :meth:`add_bulk`).
-
-        Token ids are the positions in ``tools`` (first-seen order: ties go to the first);
-        args and routes ids the positions in ``args`` and ``routes``.
+        """Use a scope's own tool vocabulary, args and routes tables (the objects, not copies).
 
         Raises:
             ValueError: When the index already holds workflows.
         """
         if self._slot_ids:
-            raise ValueError("set_tables() needs an empty index")
-        self._names = list(tools)
-        self._vocab = {name: i for i, name in enumerate(self._names)}
-        self.arg_table = StringTable(args)
-        self.route_table = StringTable(routes)
+            raise ValueError("share_tables() needs an empty index")
+        self._names, self._vocab = tools, tool_ids
+        self.arg_table, self.route_table = args, routes
 
     def add_bulk(
         self,
@@ -279,8 +145,6 @@ class ContinuationIndex:
         contexts: np.ndarray,
         args: np.ndarray,
         routes: np.ndarray | None = None,
-        *,
-        stamps: np.ndarray | None = None,
     ) -> None:
         """Index many new workflows at once, vectorised (their ids must not be held).
 
@@ -291,7 +155,6 @@ class ContinuationIndex:
             contexts: Per leaf, its context id in :attr:`contexts` (``-1``: none).
             args: Per leaf, its args id in :attr:`arg_table` (``-1``: none).
             routes: Per workflow, its routes id in :attr:`route_table` (``-1``/None: unknown).
-            stamps: Per workflow, its version stamp (kept by compaction); default: new ones.
         """
         count = len(workflow_ids)
         if count == 0:
@@ -331,10 +194,6 @@ class ContinuationIndex:
         self._lengths.extend(lengths)
         self._alive.extend(np.ones(count, dtype=np.bool_))
         self._slot_routes.extend(np.full(count, -1) if routes is None else routes)
-        if stamps is None:
-            stamps = self._stamps + np.arange(count, dtype=np.int64)
-            self._stamps += count
-        self._slot_stamps.extend(stamps)
         self._slot_positions.extend(np.bincount(slot_of[leaf[kind == 0]], minlength=count))
         per_slot = np.bincount(slot_of[leaf], minlength=count)
         self._slot_first.extend(position_base + np.cumsum(per_slot) - per_slot)
@@ -342,75 +201,9 @@ class ContinuationIndex:
         self._tokens.extend(tok)
         self._ctx.extend(ctx)
         self._args.extend(np.asarray(args, dtype=np.int64))
-        self._post(tok, local, leaf, kind, positions)
-        self._cache.clear()
-
-    def _post(
-        self,
-        tok: np.ndarray,
-        local: np.ndarray,
-        leaf: np.ndarray,
-        kind: np.ndarray,
-        positions: np.ndarray,
-    ) -> None:
-        """Post new positions under their keys (the last ``k`` leaves before them)."""
-        width = self.config.max_order
-        bits = (len(self._names) + 2).bit_length()  # tokens + 2 are in [0, names + 2)
-        if width.bit_length() + bits * width > 62:  # a key would not fit an int64
-            self._post_rows(tok, local, leaf, kind, positions)
-            return
-        packed, posted = [], []
-        state = kind == 0
-        for k in range(1, width + 1):
-            chosen = state & (local[leaf] >= k)
-            if not chosen.any():
-                continue
-            ends = leaf[chosen] - 1  # the leaf before the state
-            key = np.full(len(ends), k, dtype=np.int64)
-            for i in range(width):
-                column = tok[ends - k + 1 + i] + 2 if i < k else 0
-                key = (key << bits) | column
-            packed.append(key)
-            posted.append(positions[chosen])
-        if (~state).any():  # openings: under the instruction token alone
-            opening = (1 << (bits * width)) | ((_INSTRUCTION + 2) << (bits * (width - 1)))
-            packed.append(np.full(int((~state).sum()), opening, dtype=np.int64))
-            posted.append(positions[~state])
-        if not packed:
-            return
-        heads, pointers, flat = _group(np.concatenate(packed), np.concatenate(posted))
-        if self._posted.size == 0 and self._tail_size == 0:
-            self._csr_keys, self._csr_ptr, self._csr_bits = heads, pointers, bits
-            self._posted = flat
-            return
-        bounds = pointers.tolist()
-        for i, key_tuple in enumerate(_unpack(heads, bits, width)):
-            self._tail.setdefault(key_tuple, []).extend(flat[bounds[i] : bounds[i + 1]].tolist())
-        self._tail_size += len(flat)
-        if self._tail_size > max(4096, len(self._posted) // 8):
+        if self._keys.post(tok, local, leaf, kind, positions, len(self._names)):
             self._compact()  # folds the tail into the CSR (and drops dead workflows)
-
-    def _post_rows(
-        self,
-        tok: np.ndarray,
-        local: np.ndarray,
-        leaf: np.ndarray,
-        kind: np.ndarray,
-        positions: np.ndarray,
-    ) -> None:
-        """:meth:`_post` for keys too wide to pack (huge vocabularies, long orders)."""
-        pairs: list[tuple[tuple[int, ...], int]] = []
-        tokens, where, kinds = tok.tolist(), local[leaf].tolist(), kind.tolist()
-        for i, (at, own, kind_of) in enumerate(zip(leaf.tolist(), where, kinds, strict=True)):
-            position = int(positions[i])
-            if kind_of:
-                pairs.append(((_INSTRUCTION,), position))
-                continue
-            for k in range(1, min(self.config.max_order, own) + 1):
-                pairs.append((tuple(tokens[at - k : at]), position))
-        for key, position in sorted(pairs, key=lambda pair: pair[1]):
-            self._tail.setdefault(key, []).append(position)
-        self._tail_size += len(pairs)
+        self._cache.clear()
 
     def remove(self, workflow_id: str) -> bool:
         """Forget a workflow's positions; return whether it was indexed."""
@@ -434,13 +227,8 @@ class ContinuationIndex:
         tokens, ctx = self._tokens.view()[index].copy(), self._ctx.view()[index].copy()
         args = self._args.view()[index].copy()
         routes = self._slot_routes.view()[live].copy()
-        stamps = self._slot_stamps.view()[live].copy()
         self._reset()
-        self.add_bulk(ids, tokens, lengths, ctx, args, routes, stamps=stamps)
-
-    def _span(self, slot: int) -> tuple[int, int]:
-        start = int(self._offsets.view()[slot])
-        return start, start + int(self._lengths.view()[slot])
+        self.add_bulk(ids, tokens, lengths, ctx, args, routes)
 
     def _token(self, tool: str | None, *, create: bool = False) -> int:
         if tool is None:
@@ -463,15 +251,7 @@ class ContinuationIndex:
     def _posting(self, key: tuple[int, ...]) -> np.ndarray:
         found = self._cache.get(key)
         if found is None:
-            stored = np.zeros(0, np.int64)
-            packed = _pack(key, self._csr_bits, self.config.max_order)
-            if packed is not None and len(self._csr_keys):
-                i = int(np.searchsorted(self._csr_keys, packed))
-                if i < len(self._csr_keys) and self._csr_keys[i] == packed:
-                    stored = self._posted[self._csr_ptr[i] : self._csr_ptr[i + 1]]
-            tail = self._tail.get(key)
-            found = np.concatenate((stored, np.asarray(tail, np.int64))) if tail else stored
-            self._cache[key] = found
+            found = self._cache[key] = self._keys.get(key)
         return found
 
     # ------------------------------------------------------------------------------ ranking
@@ -716,50 +496,3 @@ class ContinuationIndex:
             args,
             instruction,
         )
-
-
-def _group(packed: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Group postings by packed key.
-
-    Args:
-        packed: Per posting its key: ``k``, then ``max_order`` tokens + 2 of ``bits`` bits
-            each (the first ``k`` used, the rest 0); see :func:`_pack`.
-        positions: Per posting its position.
-
-    Returns:
-        ``(keys, pointers, positions)``: the sorted distinct keys, where each key's positions
-        start (one more entry for the end), and the positions, each key's ascending.
-    """
-    position_bits = max(1, int(positions.max()).bit_length()) if len(positions) else 1
-    if int(packed.max()).bit_length() + position_bits <= 63:
-        # One int64 per posting (key, then position): one sort orders keys and positions.
-        merged = np.sort((packed << position_bits) | positions)
-        flat = merged & ((1 << position_bits) - 1)
-        codes = merged >> position_bits
-    else:
-        order = np.lexsort((positions, packed))
-        flat, codes = positions[order], packed[order]
-    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1]))[: len(codes)])
-    return codes[starts], np.append(starts, len(flat)), flat
-
-
-def _pack(key: tuple[int, ...], bits: int, width: int) -> int | None:
-    """The packed form of a key (``None``: a token that needs more than ``bits`` bits)."""
-    if not key or len(key) > width or bits <= 0:
-        return None
-    packed = len(key)
-    for i in range(width):
-        token = key[i] + 2 if i < len(key) else 0
-        if token < 0 or token >= 1 << bits:
-            return None
-        packed = (packed << bits) | token
-    return packed
-
-
-def _unpack(keys: np.ndarray, bits: int, width: int) -> list[tuple[int, ...]]:
-    """The key tuples of packed keys."""
-    mask = (1 << bits) - 1
-    columns = [(keys >> (bits * (width - 1 - i))) & mask for i in range(width)]
-    lengths = (keys >> (bits * width)).tolist()
-    rows = (np.stack(columns, axis=1) - 2).tolist() if len(keys) else []
-    return [tuple(row[:k]) for row, k in zip(rows, lengths, strict=True)]

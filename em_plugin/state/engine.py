@@ -1,8 +1,12 @@
 """The engine behind :class:`~em_plugin.memory.EpisodicMemory` and its scope views.
 
-One :class:`MemoryEngine` owns the workflow store, the cached embedder, the step index and, per
-scope, the suggestion state (:class:`~em_plugin.state.scope_memory.ScopeMemory`), under one lock.
-Everything is keyed by ``(scope, id)``: ids are per scope. It keeps them in step with the store:
+One :class:`MemoryEngine` owns the workflow store, the cached embedder, the step index (one
+state per scope: :class:`~em_plugin.state.scope_index.ScopeIndex`, with its suggestion models,
+:class:`~em_plugin.state.scope_memory.ScopeMemory`, built over it on first use) and the one cache
+of parsed workflows (:class:`~em_plugin.state.workflow_cache.WorkflowCache`), under one lock.
+Everything is keyed by ``(scope, id)``: ids are per scope. Every change goes through one path
+(:meth:`MemoryEngine._apply`), which writes the scope's state and the cached copies; it keeps them
+in step with the store:
 
 * a batch of workflows is stored and indexed as one unit (when indexing fails the store is put
   back as it was);
@@ -28,22 +32,21 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from em_plugin.embedding.cache import CachedEmbedder
-from em_plugin.embedding.embedders import Embedder, resolve_embedder
+from em_plugin.embedding.embedders import resolve_embedder
 from em_plugin.embedding.record import check_embedder, write_record
 from em_plugin.errors import ConfigurationError, IndexStaleError
-from em_plugin.lifecycle.versions import Versions
 from em_plugin.state.continuation import ContinuationConfig
-from em_plugin.state.persistence import META, fingerprint
+from em_plugin.state.persistence import META, open_cache, store_fingerprint
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.state.step_index import StepIndex
+from em_plugin.state.versions import Versions
+from em_plugin.state.workflow_cache import WorkflowCache
 from em_plugin.state.workflow_copies import FILE_NAME, WorkflowCopies
 from provenance.errors import StoreError, StoreOutcomeUnknown, WorkflowNotFound
 from provenance.lifecycle import version_id, workflow_record_iri
@@ -57,20 +60,8 @@ log = logging.getLogger("em_plugin.memory")
 
 #: Seconds between two checks of the store's change marker before a read.
 DEFAULT_POLL_INTERVAL = 0.5
-# Workflows kept parsed for the suggesters (see MemoryEngine.load).
-_LOADED = 256
 # Journal lines from which closing the memory writes an index snapshot (docs/state.md).
 _CHECKPOINT = 1000
-
-
-def open_cache(
-    embedder: Embedder, directory: Path | None, *, read_only: bool = False
-) -> CachedEmbedder:
-    """Wrap the embedder in a cache, persisted in ``directory`` when there is one."""
-    inner = embedder.inner if isinstance(embedder, CachedEmbedder) else embedder
-    if directory is None:
-        return embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(inner)
-    return CachedEmbedder(inner, directory / "embeddings.sqlite", read_only=read_only)
 
 
 class MemoryEngine:
@@ -108,13 +99,10 @@ class MemoryEngine:
             similarity_threshold=edge_similarity,
             use_text=use_text,
         )
-        self.scopes: dict[str, ScopeMemory] = {}
         self.lock = threading.RLock()
         self.closed = False
         self._polled = time.monotonic()
         self._unsettled = False
-        # Suggesters load a few retrieved workflows per turn; parsing a graph costs ~10 ms.
-        self._loaded: OrderedDict[tuple[str, str], Workflow] = OrderedDict()
         self.copies: WorkflowCopies | None = None
         # Retired workflows and superseded versions stay stored but are never indexed.
         self.versions = Versions(self.store)
@@ -132,6 +120,8 @@ class MemoryEngine:
                 # (a request each on a remote store). Opened before the index, which writes them
                 # as it catches up.
                 self.copies = WorkflowCopies(directory / FILE_NAME)
+            # Suggesters load a few cited workflows per turn; parsing a graph costs ~10 ms.
+            self.workflows = WorkflowCache(self.store, self.copies)
             self.index = self._open_index(directory)
             if self.index.scopes():
                 self._record_embedder()  # a store indexed before records existed
@@ -162,7 +152,7 @@ class MemoryEngine:
         if not markers or not index.markers:
             # A store written before change logs existed, or an index rebuilt without them
             # (`em-plugin reindex`): fall back to comparing the (scope, id) pairs.
-            if index.fingerprint() != _store_fingerprint(self.store, self.versions):
+            if index.fingerprint() != store_fingerprint(self.store, self.versions.hidden):
                 log.warning("rebuilding the step index: it does not hold the store's workflows")
                 self._rebuild(index)
             else:
@@ -174,16 +164,12 @@ class MemoryEngine:
         return index
 
     def _rebuild(self, index: StepIndex) -> None:
-        copies = self.copies
         self.versions.forget()
         workflows = (
             w for w in self.store.iter_workflows() if w.id not in self.versions.hidden(w.scope)
         )
-        if copies is None:
-            index.rebuild(workflows)
-        else:
-            copies.clear()
-            index.rebuild(_copied(workflows, copies))
+        self.workflows.clear()
+        index.rebuild(self.workflows.copied(workflows))
         for scope, position in self.store.markers().items():
             index.set_marker(scope, position)
 
@@ -203,24 +189,12 @@ class MemoryEngine:
         if changed is None:
             # The log does not reach back to the index's position: reload the whole scope.
             changed = frozenset(index.ids(scope)) | frozenset(self.store.ids(scope))
-        self._forget_loaded(scope, changed)
         self.versions.forget(scope)  # another process may have retired or revised some
         hidden = self.versions.hidden(scope)
         fresh = [w for w in self.store.load_many(scope, sorted(changed)) if w.id not in hidden]
         gone = sorted(changed - {w.id for w in fresh})
         log.info("scope %r: reloading %d workflows changed in the store", scope, len(changed))
-        for workflow_id in gone:
-            index.remove(workflow_id, scope)
-        if fresh:
-            index.add_many(fresh, batch_size=max(1, len(fresh)))
-        if self.copies is not None:  # before the marker below: see workflow_copies
-            self.copies.remove(scope, gone)
-            self.copies.put_many(fresh)
-        state = self.scopes.get(scope)
-        if state is not None:
-            for workflow_id in gone:
-                self.discard(state.remove(workflow_id))
-            self.discard(state.add_many(fresh))
+        self._apply(scope, fresh, gone, index=index)  # before the marker: see workflow_copies
         index.set_marker(scope, marker.position)
         if whole and gone and index.path is not None and not self.read_only:
             # The scope may have been erased by another process: a fresh snapshot, so that no
@@ -254,18 +228,35 @@ class MemoryEngine:
                 self._reconcile(self.index, scope, self.store.position(scope))
 
     def scope_memory(self, scope: str) -> ScopeMemory:
-        """Return a scope's suggestion state, built from the step index on first use."""
+        """Return a scope's suggestion models, built over its state on first use."""
         with self.lock:
-            found = self.scopes.get(scope)
-            if found is None:
-                found = self._new_state(self.embedder.dimension, self.embedder.embed)
-                arrays = self.index.scope_index(scope)
-                if arrays is not None:
-                    # From the index's arrays in one vectorised pass: no store read, no RDF
-                    # parsing, no episode reduction, no embedding (docs/state.md).
-                    found.load_index(arrays)
-                self.scopes[scope] = found
-            return found
+            arrays = self.index.scope_index(scope)
+            if arrays is None:  # nothing stored yet: empty models of their own
+                return self._new_state(self.embedder.dimension, self.embedder.embed)
+            if isinstance(arrays.models, ScopeMemory):
+                return arrays.models
+            # Over the scope's arrays in one vectorised pass: no store read, no RDF parsing, no
+            # episode reduction, no embedding (docs/state.md). From now on the scope tells the
+            # models of every change.
+            return self._new_state(self.embedder.dimension, self.embedder.embed, arrays=arrays)
+
+    def _apply(
+        self,
+        scope: str,
+        fresh: Sequence[Workflow],
+        gone: Sequence[str] = (),
+        *,
+        index: StepIndex | None = None,
+    ) -> None:
+        """The one write path of a change: the scope's state (its suggestion models follow),
+        then the cached copies, which are never older than the index."""
+        index = self.index if index is None else index
+        for workflow_id in gone:
+            index.remove(workflow_id, scope)
+        if fresh:
+            index.add_many(fresh, batch_size=max(1, len(fresh)))
+        self.workflows.remove(scope, gone)
+        self.workflows.put_many(fresh)
 
     # ------------------------------------------------------------------------------ writes
 
@@ -273,12 +264,7 @@ class MemoryEngine:
         """Store and index a batch as one unit (a repeated (scope, id) keeps its last)."""
         batch = list({(w.scope, w.id): w for w in batch}.values())
         with self.lock:
-            for workflow in batch:
-                self._loaded.pop((workflow.scope, workflow.id), None)
-            # Only suggestion states already built follow the write; the others are built from
-            # the store (new workflows included) on first use, so an import embeds no context
-            # and loads no model for them.
-            states = {w.scope: self.scopes[w.scope] for w in batch if w.scope in self.scopes}
+            self.workflows.forget_parsed((w.scope, w.id) for w in batch)
             # Embed first (through the cache) so that indexing after the store write cannot
             # fail on the model; then store; then index, restoring the store if that fails.
             texts = [s.text for w in batch for _, s in w.walk() if isinstance(s, InstructionStep)]
@@ -304,11 +290,8 @@ class MemoryEngine:
                 self.versions.forget()
                 raise
             try:
-                self.index.add_many(live, batch_size=max(1, len(live)))
-                for scope, state in states.items():
-                    self.discard(state.add_many(w for w in live if w.scope == scope))
-                if self.copies is not None:
-                    self.copies.put_many(live)
+                for scope in dict.fromkeys(w.scope for w in live):
+                    self._apply(scope, [w for w in live if w.scope == scope])
             except BaseException:
                 # The index's marker still names the store before this write, so whatever
                 # state the restore leaves, the next read reloads the ids changed since.
@@ -350,26 +333,16 @@ class MemoryEngine:
         archived: Sequence[tuple[str, str]] = (),
         records: Sequence[tuple[Any, Any]] = (),
     ) -> None:
-        if self.copies is not None:
-            for scope in {w.scope for w in batch}:
-                self.copies.remove(scope, [w.id for w in batch if w.scope == scope])
-        for workflow in batch:
-            self.index.remove(workflow.id, workflow.scope)
-            state = self.scopes.get(workflow.scope)
-            if state is not None:
-                state.remove(workflow.id)
+        for scope in dict.fromkeys(w.scope for w in batch):
+            self._apply(scope, [], [w.id for w in batch if w.scope == scope])
         previous = [w for w in old.values() if w is not None]
         absent = [(w.scope, w.id) for w in batch if old.get((w.scope, w.id)) is None]
         markers, _ = self.store.commit(
             saves=previous, deletes=[*absent, *archived], records=records
         )
         previous = [w for w in previous if w.id not in self.versions.hidden(w.scope)]
-        if previous:
-            self.index.add_many(previous, batch_size=len(previous))
-            for workflow in previous:
-                state = self.scopes.get(workflow.scope)
-                if state is not None:
-                    state.add_many([workflow])
+        for scope in dict.fromkeys(w.scope for w in previous):
+            self._apply(scope, [w for w in previous if w.scope == scope])
         for scope, marker in markers.items():
             self.index.set_marker(scope, marker.position)
 
@@ -381,7 +354,6 @@ class MemoryEngine:
                 workflow_id in self.versions.hidden(scope) and (scope, workflow_id) in self.store
             ):
                 return False
-            self._forget_loaded(scope, [workflow_id])
             record, triples = self.versions.record(workflow_id, scope)
             older = [(scope, version_id(workflow_id, v.version)) for v in record.versions[:-1]]
             drop: list[tuple[Any, Any]] = (
@@ -389,12 +361,7 @@ class MemoryEngine:
             )
             markers, _ = self.store.commit(deletes=[(scope, workflow_id), *older], records=drop)
             self.versions.forget(scope)
-            self.index.remove(workflow_id, scope)
-            if self.copies is not None:
-                self.copies.remove(scope, [workflow_id])
-            state = self.scopes.get(scope)
-            if state is not None:
-                self.discard(state.remove(workflow_id))
+            self._apply(scope, [], [workflow_id])
             self._advance(markers)
             return True
 
@@ -414,15 +381,13 @@ class MemoryEngine:
                 for _, step in workflow.walk()
                 if isinstance(step, InstructionStep)
             }
-            state = self.scopes.pop(scope, None)
-            if state is not None:
-                texts.update(state.contexts.texts())
-            self._forget_loaded(scope)
+            arrays = self.index.scope_index(scope)
+            if arrays is not None:
+                texts.update(arrays.contexts.values)
             removed = self.store.delete_scope(scope)
             self.versions.forget(scope)
             self.index.remove_scope(scope)
-            if self.copies is not None:
-                self.copies.clear(scope)
+            self.workflows.clear(scope)
             self.index.set_marker(scope, self.store.marker(scope).position)
             self.discard(sorted(texts))
             if self.index.path is not None:
@@ -457,21 +422,10 @@ class MemoryEngine:
                 return False
             markers, _ = self.store.commit(records=[change], touched=[(scope, workflow_id)])
             self.versions.forget(scope)
-            state = self.scopes.get(scope)
-            self._forget_loaded(scope, [workflow_id])
             if retire:
-                self.index.remove(workflow_id, scope)
-                if self.copies is not None:
-                    self.copies.remove(scope, [workflow_id])
-                if state is not None:
-                    self.discard(state.remove(workflow_id))
+                self._apply(scope, [], [workflow_id])
             else:
-                workflow = self.store.load(workflow_id, scope=scope)
-                self.index.add_many([workflow], batch_size=1)
-                if self.copies is not None:
-                    self.copies.put_many([workflow])
-                if state is not None:
-                    self.discard(state.add_many([workflow]))
+                self._apply(scope, [self.store.load(workflow_id, scope=scope)])
             self._advance(markers)
             return True
 
@@ -484,63 +438,24 @@ class MemoryEngine:
         texts = list(texts)
         if not texts:
             return
-        used = self.index.texts()
-        unused = [
-            t
-            for t in texts
-            if t not in used and not any(t in s.contexts for s in self.scopes.values())
-        ]
+        used = self.index.texts()  # every scope's texts and contexts, models included
+        unused = [t for t in texts if t not in used]
         if unused:
             self.embedder.discard(unused)
 
     def load(self, workflow_id: str, scope: str) -> Workflow:
-        """Return a stored workflow of a scope (recently loaded ones from memory).
+        """Return a stored workflow of a scope (through the cache of parsed workflows).
 
         Raises:
             WorkflowNotFound: When the scope holds no such workflow.
         """
-        key = (scope, workflow_id)
         with self.lock:
-            found = self._loaded.get(key)
-            if found is not None:
-                self._loaded.move_to_end(key)
-                return found
-            copied = self.copies.get_many(scope, [workflow_id]) if self.copies is not None else []
-            found = copied[0] if copied else self.store.load(workflow_id, scope=scope)
-            self._remember(scope, [found])
-            if self.copies is not None and not copied:
-                self.copies.put_many([found])  # filled as read, as in load_many
-            return found
+            return self.workflows.get(scope, workflow_id)
 
     def load_many(self, workflow_ids: Sequence[str], scope: str) -> None:
         """Load the workflows that :meth:`load` does not hold yet, in one store read."""
         with self.lock:
-            missing = [i for i in workflow_ids if (scope, i) not in self._loaded]
-            if missing and self.copies is not None:
-                copied = self.copies.get_many(scope, missing)
-                self._remember(scope, copied)
-                missing = [i for i in missing if (scope, i) not in self._loaded]
-            if missing:
-                loaded = list(self.store.load_many(scope, missing))
-                self._remember(scope, loaded)
-                if self.copies is not None and loaded:
-                    # Copies made before this file existed, or lost: filled as they are read.
-                    self.copies.put_many(loaded)
-
-    def _remember(self, scope: str, workflows: Iterable[Workflow]) -> None:
-        """Keep loaded workflows for :meth:`load`, the least recently used going first."""
-        for workflow in workflows:
-            self._loaded[(scope, workflow.id)] = workflow
-        while len(self._loaded) > _LOADED:
-            self._loaded.popitem(last=False)
-
-    def _forget_loaded(self, scope: str, ids: Iterable[str] | None = None) -> None:
-        if ids is None:
-            for key in [k for k in self._loaded if k[0] == scope]:
-                del self._loaded[key]
-        else:
-            for workflow_id in ids:
-                self._loaded.pop((scope, workflow_id), None)
+            self.workflows.prefetch(scope, workflow_ids)
 
     def _load(self, workflow_id: str, scope: str) -> Workflow | None:
         try:
@@ -574,30 +489,6 @@ class MemoryEngine:
             # A long journal is folded into a snapshot now, so the next open replays nothing.
             self.index.close(checkpoint=None if self.read_only else _CHECKPOINT)
             self.embedder.close()
-            if self.copies is not None:
-                self.copies.close()
+            self.workflows.close()
             if self.owns_store:
                 self.store.close()
-
-
-def _store_fingerprint(store: WorkflowStore, versions: Versions) -> str:
-    """Digest of the store's indexed ``(scope, id)`` pairs (retired workflows and superseded
-    versions are never indexed), as :meth:`StepIndex.fingerprint` computes."""
-    return fingerprint(
-        (scope, wid)
-        for scope in store.scopes()
-        for wid in store.ids(scope)
-        if wid not in versions.hidden(scope)
-    )
-
-
-def _copied(workflows: Iterable[Workflow], copies: WorkflowCopies) -> Iterator[Workflow]:
-    """Yield the workflows, keeping copies of them in batches as they pass."""
-    batch: list[Workflow] = []
-    for workflow in workflows:
-        batch.append(workflow)
-        yield workflow
-        if len(batch) >= 500:
-            copies.put_many(batch)
-            batch = []
-    copies.put_many(batch)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from provenance.model import CallStep, InstructionStep, Step, Workflow
+from provenance.model import CallStep, InstructionStep, Workflow
 
 __all__ = ["MAX_ARGS_CHARS", "ContextTable", "Episode", "episode_of", "nested_routes"]
 
@@ -86,23 +86,26 @@ def episode_of(workflow: Workflow, *, use_text: bool = True) -> Episode:
     contexts: list[str | None] = []
     args: list[str | None] = []
 
-    def visit(steps: Sequence[Step], context: str | None) -> None:
-        for step in steps:
-            own = context
-            if isinstance(step, InstructionStep):
-                own = step.text if use_text else "instruction"
-            if step.steps:
-                visit(step.steps, own)
-            elif isinstance(step, CallStep):
-                tools.append(step.name)
-                contexts.append(context)
-                args.append(_args_json(step.args))
-            else:
-                tools.append(None)
-                contexts.append(own)
-                args.append(None)
+    # Per depth of the walk, the innermost instruction text at or above the step there.
+    above: list[str | None] = []
+    for path, step in workflow.walk():
+        del above[path.count(".") :]
+        context = above[-1] if above else None
+        own = context
+        if isinstance(step, InstructionStep):
+            own = step.text if use_text else "instruction"
+        above.append(own)
+        if step.steps:
+            continue
+        if isinstance(step, CallStep):
+            tools.append(step.name)
+            contexts.append(context)
+            args.append(_args_json(step.args))
+        else:
+            tools.append(None)
+            contexts.append(own)
+            args.append(None)
 
-    visit(workflow.steps, None)
     routes = json.dumps(nested_routes(workflow), sort_keys=True, ensure_ascii=False)
     return Episode(workflow.id, tuple(tools), tuple(contexts), tuple(args), routes)
 
@@ -124,18 +127,19 @@ def nested_routes(workflow: Workflow) -> dict[str, str]:
     routes: dict[str, str] = {}
     direct: set[str] = set()
 
-    def visit(steps: tuple[Step, ...], outer: str | None) -> None:
-        for step in steps:
-            if isinstance(step, CallStep):
-                if outer is None:
-                    direct.add(step.name)
-                else:
-                    routes.setdefault(step.name, outer)
-                visit(step.steps, outer or step.name)
+    # Per depth of the walk, the outermost call at or above the step there.
+    outers: list[str | None] = []
+    for path, step in workflow.walk():
+        del outers[path.count(".") :]
+        outer = outers[-1] if outers else None
+        if isinstance(step, CallStep):
+            if outer is None:
+                direct.add(step.name)
             else:
-                visit(step.steps, outer)
-
-    visit(workflow.steps, None)
+                routes.setdefault(step.name, outer)
+            outers.append(outer or step.name)
+        else:
+            outers.append(outer)
     return {tool: route for tool, route in routes.items() if tool not in direct}
 
 
@@ -213,10 +217,46 @@ class ContextTable:
                 del self._ids[text]
                 self._texts[context_id] = None
                 self._refs[context_id] = 0
-                self._vectors[context_id] = 0.0  # the vector is forgotten with its last user
                 self._version += 1
-                self._free.append(context_id)
+                self._free.append(context_id)  # its vector no longer counts (nan cosine)
         return gone
+
+    def extend(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Append texts at the next ids, unreferenced (the scope's context table grew).
+
+        A table that follows a scope's context ids (:class:`~em_plugin.state.scope_memory.
+        ScopeMemory`) never reuses a released id: it appends what the scope appends.
+        """
+        if not texts:
+            return
+        start = len(self._texts)
+        end = start + len(texts)
+        if end > len(self._vectors):
+            grown = np.zeros((max(16, end, 2 * len(self._vectors)), self.dimension), np.float32)
+            grown[: len(self._vectors)] = self._vectors
+            self._vectors = grown
+        self._vectors[start:end] = np.asarray(vectors, dtype=np.float32)
+        self._texts.extend([None] * len(texts))
+        self._refs.extend([0] * len(texts))
+        self._free.extend(range(start, end))
+        self._version += 1  # the cosines kept for a query no longer cover every id
+
+    def hold(self, ids: Iterable[int], texts: Sequence[str]) -> None:
+        """Add one reference per id (``-1`` is skipped); ``texts[i]`` is id ``i``'s text."""
+        revived: list[int] = []
+        for context_id in ids:
+            if context_id < 0:
+                continue
+            if self._refs[context_id] == 0:
+                text = texts[context_id]
+                self._texts[context_id] = text
+                self._ids[text] = context_id
+                revived.append(context_id)
+            self._refs[context_id] += 1
+        if revived:
+            self._version += 1
+            gone = set(revived)
+            self._free = [i for i in self._free if i not in gone]
 
     def similarities(self, query: np.ndarray) -> np.ndarray:
         """Cosine of ``query`` with every id's vector; ``nan`` for released ids (read-only).
@@ -260,8 +300,6 @@ class ContextTable:
         table._texts = [t if h else None for t, h in zip(texts, held.tolist(), strict=True)]
         table._ids = {t: i for i, t in enumerate(table._texts) if t is not None}
         table._free = np.flatnonzero(~held).tolist()[::-1]
-        if not held.all():
-            table._vectors[~held] = 0.0
         return table
 
     def _insert(self, text: str, vector: np.ndarray) -> None:

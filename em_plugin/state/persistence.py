@@ -22,21 +22,51 @@ import hashlib
 import json
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from em_plugin.embedding.cache import CachedEmbedder
+from em_plugin.embedding.embedders import Embedder
 from em_plugin.errors import IndexStaleError
-from em_plugin.state.scope_index import ScopeIndex, StringTable
+from em_plugin.state.arrays import GrowRows, StringTable
+from em_plugin.state.episodes import Episode
+from em_plugin.state.scope_index import Embed, ScopeIndex
+from provenance.stores import WorkflowStore
 
 FORMAT = 3  # 2: leaves carry their episode contexts and args; 3: and the contexts' vectors
 READABLE = (2, 3)  # a format-2 snapshot is read, its context vectors come from the cache
 META = "meta.json"
 JOURNAL = "journal.jsonl"
 REINDEX_HINT = "run `em-plugin reindex` to rebuild it from the store"
+
+
+def open_cache(
+    embedder: Embedder, directory: Path | None, *, read_only: bool = False
+) -> CachedEmbedder:
+    """Wrap the embedder in a cache, persisted in ``directory`` when there is one."""
+    inner = embedder.inner if isinstance(embedder, CachedEmbedder) else embedder
+    if directory is None:
+        return embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(inner)
+    return CachedEmbedder(inner, directory / "embeddings.sqlite", read_only=read_only)
+
+
+def store_fingerprint(store: WorkflowStore, hidden: Callable[[str], Collection[str]]) -> str:
+    """Digest of the store's indexed ``(scope, id)`` pairs, as :func:`fingerprint` computes.
+
+    Args:
+        store: The store.
+        hidden: Per scope, the ids never indexed (retired workflows, superseded versions).
+    """
+    return fingerprint(
+        (scope, wid)
+        for scope in store.scopes()
+        for wid in store.ids(scope)
+        if wid not in hidden(scope)
+    )
 
 
 def fingerprint(pairs: Iterable[tuple[str, str]]) -> str:
@@ -252,3 +282,41 @@ def read_journal(path: Path) -> Iterator[dict[str, Any]]:
                 continue
             if isinstance(entry, dict):
                 yield entry
+
+
+def add_context_vectors(scopes: Iterable[ScopeIndex], embed: Embed) -> bool:
+    """Give the scopes of a format-2 snapshot (no context vectors) their vectors, from the
+    embedding cache once (the next snapshot keeps them); return whether any lacked them."""
+    migrated = False
+    for scope in scopes:
+        if scope.context_vectors.size != len(scope.contexts):
+            migrated = True
+            texts = scope.contexts.values
+            scope.context_vectors = GrowRows(scope.dimension)
+            if texts:
+                scope.context_vectors.extend(embed(texts))
+    return migrated
+
+
+def add_entry(scope: str, episode: Episode) -> dict[str, Any]:
+    """Return the journal entry of a saved workflow (its episode)."""
+    return {
+        "op": "add",
+        "id": episode.workflow_id,
+        "scope": scope,
+        "tools": episode.tools,
+        "contexts": episode.contexts,
+        "args": episode.args,
+        "routes": episode.routes,
+    }
+
+
+def entry_episode(entry: dict[str, Any]) -> Episode:
+    """Return the episode an ``add`` journal entry holds."""
+    return Episode(
+        entry["id"],
+        tuple(entry["tools"]),
+        tuple(entry["contexts"]),
+        tuple(entry["args"]),
+        entry.get("routes"),
+    )

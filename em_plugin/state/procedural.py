@@ -28,9 +28,9 @@ from typing import Literal
 import numpy as np
 
 from em_plugin.errors import ConfigurationError
+from em_plugin.state.arrays import GrowArray, gather_index
 from em_plugin.state.episodes import ContextTable, Episode
-from em_plugin.state.scope_index import GrowArray, gather_index
-from em_plugin.suggest.types import Evidence
+from em_plugin.types import Evidence
 
 __all__ = ["DEFAULT_C", "DEFAULT_SIMILARITY", "ProceduralGraph", "Transition"]
 
@@ -157,6 +157,16 @@ class ProceduralGraph:
             raise ValueError("set_tools() needs an empty graph")
         self._names = list(tools)
         self._vocab = {name: i for i, name in enumerate(self._names)}
+
+    def share_tools(self, tools: list[str], tool_ids: dict[str, int]) -> None:
+        """Use a scope's own tool vocabulary (the objects, not copies) before the first add.
+
+        Raises:
+            ValueError: When the graph already holds workflows.
+        """
+        if self._slot_ids:
+            raise ValueError("share_tools() needs an empty graph")
+        self._names, self._vocab = tools, tool_ids
 
     def add_bulk(
         self,

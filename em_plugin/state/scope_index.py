@@ -20,185 +20,32 @@ The per-leaf arrays stay per slot because each workflow's contexts and args diff
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import faiss
 import numpy as np
 
 from em_plugin.retrieval.reference import LeafSequence
+from em_plugin.state.arrays import GrowArray, GrowRows, Postings, StringTable, gather_index
 from em_plugin.state.episodes import Episode
 
+__all__ = ["Embed", "ScopeIndex", "ScopeModels"]
 
-class GrowArray:
-    """A 1-D append-only numpy array with amortised doubling.
-
-    Args:
-        dtype: Element type.
-    """
-
-    def __init__(self, dtype: type | np.dtype) -> None:
-        self._data = np.empty(64, dtype=dtype)
-        self.size = 0
-
-    def extend(self, values: np.ndarray | Sequence[int]) -> None:
-        """Append values."""
-        values = np.asarray(values, dtype=self._data.dtype)
-        end = self.size + len(values)
-        if end > len(self._data):
-            grown = np.empty(max(end, 2 * len(self._data)), self._data.dtype)
-            grown[: self.size] = self._data[: self.size]
-            self._data = grown
-        self._data[self.size : end] = values
-        self.size = end
-
-    def view(self) -> np.ndarray:
-        """Return the filled part (a view: valid until the next ``extend``)."""
-        return self._data[: self.size]
+Embed = Callable[[Sequence[str]], np.ndarray]
 
 
-class GrowRows:
-    """A 2-D append-only float32 array (rows of one width) with amortised doubling.
+class ScopeModels(Protocol):
+    """Indexes built over a scope's arrays (the suggestion models), told of every change."""
 
-    Args:
-        width: Row width.
-    """
+    def added(self, first_slot: int, count: int) -> None:
+        """Index slots ``[first_slot, first_slot + count)``, just stored in the arrays."""
+        ...
 
-    def __init__(self, width: int) -> None:
-        self._data = np.zeros((16, width), dtype=np.float32)
-        self.size = 0
-
-    def extend(self, rows: np.ndarray) -> None:
-        """Append rows."""
-        rows = np.asarray(rows, dtype=np.float32).reshape(-1, self._data.shape[1])
-        end = self.size + len(rows)
-        if end > len(self._data):
-            grown = np.zeros((max(end, 2 * len(self._data)), self._data.shape[1]), np.float32)
-            grown[: self.size] = self._data[: self.size]
-            self._data = grown
-        self._data[self.size : end] = rows
-        self.size = end
-
-    def view(self) -> np.ndarray:
-        """Return the filled rows (a view: valid until the next ``extend``)."""
-        return self._data[: self.size]
-
-
-class StringTable:
-    """Distinct strings of a scope, each stored once, with int32 ids (``-1`` stands for None)."""
-
-    def __init__(self, values: Sequence[str] = ()) -> None:
-        self.values: list[str] = list(values)
-        self._ids: dict[str, int] | None = None
-
-    @property
-    def ids(self) -> dict[str, int]:
-        """String → id (built on first use: a table that is only read never needs it)."""
-        if self._ids is None:
-            self._ids = {v: i for i, v in enumerate(self.values)}
-        return self._ids
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def encode(self, values: Sequence[str | None]) -> np.ndarray:
-        """Return the ids of ``values``, adding the new ones."""
-        out = np.empty(len(values), dtype=np.int32)
-        ids = self.ids
-        for i, value in enumerate(values):
-            if value is None:
-                out[i] = -1
-                continue
-            found = ids.get(value)
-            if found is None:
-                found = ids[value] = len(self.values)
-                self.values.append(value)
-            out[i] = found
-        return out
-
-    def decode(self, codes: np.ndarray) -> tuple[str | None, ...]:
-        """Return the strings of ``codes``."""
-        values = self.values
-        return tuple(values[c] if c >= 0 else None for c in codes.tolist())
-
-
-class Postings:
-    """Key → slots, as a CSR built in batches plus an unsorted tail of recent pairs.
-
-    Pairs are never removed: dead slots are filtered by the caller, and compaction rebuilds the
-    whole scope. The CSR is rebuilt when the tail grows past 1/16 of it, so appends cost
-    amortised O(log n) and a lookup scans at most a small tail.
-    """
-
-    def __init__(self) -> None:
-        self._keys = GrowArray(np.int32)
-        self._slots = GrowArray(np.int32)
-        self._indptr = np.zeros(1, dtype=np.int64)
-        self._sorted = np.zeros(0, dtype=np.int32)
-        self._built = 0
-        self._tail_counts = np.zeros(0, dtype=np.int64)
-
-    def add(self, keys: np.ndarray, slot: int) -> None:
-        """Record that ``slot`` uses each of ``keys`` (unique)."""
-        self.add_pairs(keys, np.full(len(keys), slot, dtype=np.int32))
-
-    def add_pairs(self, keys: np.ndarray, slots: np.ndarray) -> None:
-        """Record ``(key, slot)`` pairs (each pair new)."""
-        self._keys.extend(keys)
-        self._slots.extend(slots)
-        if len(keys):
-            top = int(keys.max()) + 1
-            if top > len(self._tail_counts):
-                grown = np.zeros(max(2 * len(self._tail_counts), top), np.int64)
-                grown[: len(self._tail_counts)] = self._tail_counts
-                self._tail_counts = grown
-            np.add.at(self._tail_counts, keys, 1)
-        if self._keys.size - self._built > max(4096, self._built // 16):
-            self.build()
-
-    def build(self) -> None:
-        """Fold the tail into the CSR."""
-        keys, slots = self._keys.view(), self._slots.view()
-        order = np.argsort(keys, kind="stable")
-        self._sorted = slots[order].copy()
-        top = int(keys.max()) + 2 if len(keys) else 1
-        self._indptr = np.zeros(top, dtype=np.int64)
-        np.cumsum(np.bincount(keys, minlength=top - 1), out=self._indptr[1:])
-        self._built = len(keys)
-        self._tail_counts[:] = 0
-
-    def counts(self, keys: np.ndarray) -> np.ndarray:
-        """Return how many slots each key has (dead slots included)."""
-        inside = keys < len(self._indptr) - 1
-        out = np.zeros(len(keys), dtype=np.int64)
-        k = keys[inside]
-        out[inside] = self._indptr[k + 1] - self._indptr[k]
-        if self._keys.size > self._built:
-            tail = keys < len(self._tail_counts)
-            out[tail] += self._tail_counts[keys[tail]]
-        return out
-
-    def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Return ``(which, slots)``: each posting's index into ``keys`` and its slot.
-
-        Args:
-            keys: Distinct keys.
-        """
-        keys = np.asarray(keys, dtype=np.int64)
-        inside = keys < len(self._indptr) - 1
-        starts = np.where(inside, self._indptr[np.where(inside, keys, 0)], 0)
-        ends = np.where(inside, self._indptr[np.where(inside, keys + 1, 0)], 0)
-        lengths = ends - starts
-        which = np.repeat(np.arange(len(keys)), lengths)
-        slots = self._sorted[gather_index(starts, lengths)]
-        if self._keys.size > self._built:
-            tail_keys = self._keys.view()[self._built :]
-            tail_slots = self._slots.view()[self._built :]
-            order = np.argsort(keys)
-            hit = np.isin(tail_keys, keys)
-            where = order[np.searchsorted(keys[order], tail_keys[hit])]
-            which = np.concatenate((which, where))
-            slots = np.concatenate((slots, tail_slots[hit]))
-        return which, slots
+    def removed(self, workflow_id: str, slot: int) -> None:
+        """Forget a workflow whose slot the arrays just marked dead."""
+        ...
 
 
 class ScopeIndex:
@@ -237,9 +84,24 @@ class ScopeIndex:
         self.sequence_ids: dict[bytes, int] = {}
         self.sequence_counts = GrowArray(np.int64)
         self.slot_sequences = GrowArray(np.int32)
+        # Per slot, a stamp that changes whenever its id is saved again (see version()).
+        self.token = uuid.uuid4().int
+        self.stamps = GrowArray(np.int64)
+        self.next_stamp = 0
+        # The suggestion models over these arrays, when built (they follow every change).
+        self.models: ScopeModels | None = None
 
     def __len__(self) -> int:
         return len(self.id_slots)
+
+    def stats(self) -> dict[str, int]:
+        """Return the counts of live workflows, their leaves, distinct texts and tools."""
+        return {
+            "workflows": len(self),
+            "leaf_steps": int(self.lengths.view()[self.alive.view()].sum()),
+            "texts": int((self.text_refs.view() > 0).sum()),
+            "tools": len(self.tools),
+        }
 
     @property
     def dead(self) -> int:
@@ -348,7 +210,48 @@ class ScopeIndex:
         self.sequence_counts.view()[self.slot_sequences.view()[slot]] -= 1
         codes = self.slot_codes(slot)
         self.text_refs.view()[np.unique(-codes[codes < 0] - 1)] -= 1
+        if self.models is not None:
+            self.models.removed(workflow_id, slot)
         return True
+
+    def version(self, workflow_id: str) -> tuple[int, int] | None:
+        """Return a token that changes whenever the workflow is saved again (``None``: not held).
+
+        Caches of parsed stored workflows key on it; compaction keeps it.
+        """
+        slot = self.id_slots.get(workflow_id)
+        return None if slot is None else (self.token, int(self.stamps.view()[slot]))
+
+    def add_episodes(self, episodes: Sequence[Episode], embed: Embed) -> None:
+        """Store reduced workflows (replacing held ids; a repeated id keeps its last).
+
+        Args:
+            episodes: The episodes.
+            embed: Embeds the new instruction texts and contexts, in one call.
+        """
+        latest = list({e.workflow_id: e for e in episodes}.values())
+        texts = self.new_texts([t for e in latest for t in leaf_texts(e)])
+        contexts = self.new_contexts([c for e in latest for c in e.contexts])
+        distinct = list(dict.fromkeys([*texts, *contexts]))
+        if distinct:
+            vectors = np.asarray(embed(distinct), dtype=np.float32)
+            row = {t: i for i, t in enumerate(distinct)}
+            if texts:
+                self.add_texts(texts, vectors[[row[t] for t in texts]])
+            if contexts:
+                self.add_contexts(contexts, vectors[[row[t] for t in contexts]])
+        for episode in latest:
+            self.remove(episode.workflow_id)
+        if not latest:
+            return
+        self.add_bulk(
+            [e.workflow_id for e in latest],
+            np.concatenate([self.encode(e.tools, leaf_texts(e)) for e in latest]),
+            np.array([len(e) for e in latest]),
+            self.contexts.encode([c for e in latest for c in e.contexts]),
+            self.args.encode([a for e in latest for a in e.args]),
+            self.routes.encode([e.routes for e in latest]),
+        )
 
     def slot_codes(self, slot: int) -> np.ndarray:
         """Return the leaf codes stored in a slot."""
@@ -391,6 +294,8 @@ class ScopeIndex:
         context_codes: np.ndarray,
         arg_codes: np.ndarray,
         route_codes: np.ndarray | None = None,
+        *,
+        stamps: np.ndarray | None = None,
     ) -> None:
         """Store many workflows at once (vectorised; ids must not be stored).
 
@@ -402,7 +307,12 @@ class ScopeIndex:
             arg_codes: Per leaf, the id of its args in :attr:`args` (``-1``: none).
             route_codes: Per workflow, the id of its routes in :attr:`routes` (``-1`` or
                 ``None``: unknown).
+            stamps: Per workflow, its version stamp (kept by compaction); default: new ones.
         """
+        if stamps is None:
+            stamps = self.next_stamp + np.arange(len(workflow_ids), dtype=np.int64)
+            self.next_stamp += len(workflow_ids)
+        self.stamps.extend(stamps)
         if route_codes is None:
             route_codes = np.full(len(workflow_ids), -1, dtype=np.int32)
         self.route_codes.extend(route_codes)
@@ -431,6 +341,8 @@ class ScopeIndex:
             if postings is self.text_postings:
                 refs = np.bincount(low, minlength=len(self.texts))
                 self.text_refs.view()[:] += refs
+        if self.models is not None:
+            self.models.added(first, count)
 
     def _add_sequences(self, codes: np.ndarray, lengths: np.ndarray) -> None:
         """Point each new slot to its sequence, adding sequences not seen yet."""
@@ -454,6 +366,7 @@ class ScopeIndex:
     def compacted(self) -> ScopeIndex:
         """Return a copy without dead slots and without texts no live workflow uses."""
         fresh = ScopeIndex(self.dimension)
+        fresh.token, fresh.next_stamp = self.token, self.next_stamp
         live = np.flatnonzero(self.text_refs.view() > 0)
         fresh.add_texts([self.texts[i] for i in live.tolist()], self.table()[live])
         remap = np.full(len(self.texts), -1, dtype=np.int64)
@@ -486,6 +399,7 @@ class ScopeIndex:
             contexts,
             args,
             routes,
+            stamps=self.stamps.view()[slots],
         )
         return fresh
 
@@ -524,11 +438,7 @@ class ScopeIndex:
         return np.concatenate(parts) if parts else np.zeros(0, np.int32)
 
 
-def gather_index(offsets: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Flat indexes of the elements of runs given by their offsets and lengths, run by run."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    if not len(lengths):
-        return np.zeros(0, dtype=np.int64)
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    shift = np.repeat(np.asarray(offsets, dtype=np.int64) - starts, lengths)
-    return shift + np.arange(int(lengths.sum()), dtype=np.int64)
+def leaf_texts(episode: Episode) -> tuple[str | None, ...]:
+    """The matcher's texts: an instruction leaf's own text (its context), ``None`` for calls."""
+    pairs = zip(episode.tools, episode.contexts, strict=True)
+    return tuple(c if t is None else None for t, c in pairs)

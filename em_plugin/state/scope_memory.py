@@ -1,21 +1,27 @@
-"""One scope's suggestion state: contexts, the continuation index and the procedural graph.
+"""One scope's suggestion models, built over the scope's own arrays.
 
-:class:`ScopeMemory` keeps the three in step: a workflow is added to all of them or (on delete)
-removed from all of them, and the vectors of instruction contexts that no stored workflow uses
-any more are dropped with it.
+A scope has one state: its :class:`~em_plugin.state.scope_index.ScopeIndex` holds the one slot
+table, the one tool vocabulary, the context table with its vectors, the args and routes tables,
+and is compacted as one. :class:`ScopeMemory` is the suggestion side of that state: the
+continuation index and the procedural graph are indexes over those arrays (their token ids are
+the scope's tool ids, their context, args and routes ids the scope's ids), and a
+:class:`~em_plugin.state.episodes.ContextTable` keeps the reference counts and cosines of the
+scope's contexts. Once attached, the scope tells it of every slot it adds or kills, so a save or
+a delete is written once, to the scope (docs/state.md).
 
-It is derived data: a memory builds it when a scope is first used, in one vectorised pass over
-the step index's arrays (:meth:`ScopeMemory.load_index`). The index's per-leaf context and args
-ids and its context vectors, persisted with the index snapshot, become the state's own ids and
-vectors, so nothing is parsed, reduced or embedded again (docs/state.md).
+The models are built in one vectorised pass over the scope's live slots when the scope is first
+used for suggestions; a compacted scope is a new object whose models are built again on first
+use. Nothing is parsed, reduced or embedded again for that.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from em_plugin.state.arrays import gather_index
 from em_plugin.state.continuation import Candidate, ContinuationConfig, ContinuationIndex, Query
 from em_plugin.state.episodes import ContextTable, Episode, episode_of
 from em_plugin.state.procedural import DEFAULT_C, DEFAULT_SIMILARITY, ProceduralGraph, Transition
@@ -26,17 +32,21 @@ __all__ = ["ScopeMemory"]
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 
+#: The one context of the ``use_text=False`` ablation.
+_TEXTLESS = "instruction"
+
 
 class ScopeMemory:
-    """The suggestion state of one scope.
+    """The suggestion models of one scope, over its arrays.
 
     Args:
         dimension: The embedding dimension.
-        embed: Embeds context texts (the memory's cached embedder).
+        embed: Embeds texts (the memory's cached embedder).
         config: Continuation model parameters.
         c: H-EPM efficiency weight of the procedural graph.
         similarity_threshold: Context cosine from which a graph edge ranks by similarity.
         use_text: ``False`` treats every instruction as the same text (ablation).
+        arrays: The scope's state to build over; ``None``: a new empty one of its own.
     """
 
     def __init__(
@@ -48,108 +58,117 @@ class ScopeMemory:
         c: float = DEFAULT_C,
         similarity_threshold: float = DEFAULT_SIMILARITY,
         use_text: bool = True,
+        arrays: ScopeIndex | None = None,
     ) -> None:
         self.embed = embed
         self.use_text = use_text
-        self.contexts = ContextTable(dimension)
-        self.continuation = ContinuationIndex(self.contexts, config)
-        self.graph = ProceduralGraph(self.contexts, c=c, similarity_threshold=similarity_threshold)
+        self.dimension = dimension
+        self._config = config
+        self._c = c
+        self._similarity = similarity_threshold
+        self._released: list[str] = []
+        self.arrays = ScopeIndex(dimension) if arrays is None else arrays
+        self._build()
 
-    def __len__(self) -> int:
-        return len(self.continuation)
-
-    def __contains__(self, workflow_id: object) -> bool:
-        return workflow_id in self.continuation
-
-    def ids(self) -> list[str]:
-        """Return the workflow ids held, sorted."""
-        return self.continuation.ids()
-
-    def load_index(self, scope: ScopeIndex) -> None:
-        """Fill an empty state from a step-index scope in one vectorised pass.
-
-        The scope's tools, context table (with its vectors) and args table become the state's
-        own, so the result equals adding the scope's episodes one by one in save order.
-
-        Raises:
-            ValueError: When the state is not empty, or the scope lacks context vectors.
-        """
-        if len(self):
-            raise ValueError("load_index() needs an empty state")
-        ids, lengths, codes, contexts, args, routes = scope.live_leaves()
+    def _build(self) -> None:
+        """Index the arrays' live slots in one vectorised pass and follow the arrays from now."""
+        arrays = self.arrays
+        ids, lengths, codes, contexts, args, routes = arrays.live_leaves()
         tokens = np.where(codes >= 0, codes, -1).astype(np.int64)
-        contexts = contexts.astype(np.int64)
+        contexts = self._model_contexts(contexts)
         if self.use_text:
-            if scope.context_vectors.size != len(scope.contexts):
+            if arrays.context_vectors.size != len(arrays.contexts):
                 raise ValueError("the step index scope has no vectors for its contexts")
-            texts, vectors = scope.contexts.values, scope.context_vectors.view()
+            texts, vectors = arrays.contexts.values, arrays.context_vectors.view()
         else:  # the ablation: every instruction is the same text
-            contexts = np.where(contexts >= 0, 0, -1)
-            texts = ["instruction"]
+            texts = [_TEXTLESS]
             vectors = np.asarray(self.embed(texts), dtype=np.float32).reshape(1, -1)
         refs = np.bincount(contexts[contexts >= 0], minlength=len(texts))
         self.contexts = ContextTable.from_arrays(texts, vectors, refs)
-        self.continuation = ContinuationIndex(self.contexts, self.continuation.config)
+        self.continuation = ContinuationIndex(self.contexts, self._config)
         self.graph = ProceduralGraph(
-            self.contexts, c=self.graph.c, similarity_threshold=self.graph.similarity_threshold
+            self.contexts, c=self._c, similarity_threshold=self._similarity
         )
-        self.continuation.set_tables(scope.tools, scope.args.values, scope.routes.values)
-        self.graph.set_tools(scope.tools)
+        self.continuation.share_tables(arrays.tools, arrays.tool_ids, arrays.args, arrays.routes)
+        self.graph.share_tools(arrays.tools, arrays.tool_ids)
         self.continuation.add_bulk(ids, tokens, lengths, contexts, args, routes)
         self.graph.add_bulk(ids, tokens, lengths, contexts)
+        arrays.models = self
 
-    def add_many(self, workflows: Iterable[Workflow]) -> list[str]:
-        """Add workflows (replacing same ids); embeds all new contexts in one call.
+    def _model_contexts(self, contexts: np.ndarray) -> np.ndarray:
+        contexts = np.asarray(contexts, dtype=np.int64)
+        return contexts if self.use_text else np.where(contexts >= 0, 0, -1)
 
-        Returns:
-            Context texts released by replaced workflows (no longer used in this scope).
-        """
-        return self.add_episodes([episode_of(w, use_text=self.use_text) for w in workflows])
+    # ------------------------------------------------------------------- what the arrays tell
 
-    def add_episodes(self, episodes: Iterable[Episode]) -> list[str]:
-        """Add reduced workflows (as the step index keeps them), replacing same ids.
+    def added(self, first_slot: int, count: int) -> None:
+        """Index the scope's slots ``[first_slot, first_slot + count)`` (just stored)."""
+        arrays = self.arrays
+        if self.use_text and len(arrays.contexts) > self.contexts.capacity:
+            start = self.contexts.capacity
+            self.contexts.extend(
+                arrays.contexts.values[start:], arrays.context_vectors.view()[start:]
+            )
+        slots = np.arange(first_slot, first_slot + count)
+        offsets = arrays.offsets.view()[slots]
+        lengths = arrays.lengths.view()[slots].astype(np.int64)
+        index = gather_index(offsets, lengths)
+        codes = arrays.codes.view()[index]
+        contexts = self._model_contexts(arrays.context_codes.view()[index])
+        texts = arrays.contexts.values if self.use_text else [_TEXTLESS]
+        self.contexts.hold(contexts.tolist(), texts)
+        ids = [arrays.slot_ids[s] or "" for s in slots.tolist()]
+        tokens = np.where(codes >= 0, codes, -1).astype(np.int64)
+        self.continuation.add_bulk(
+            ids,
+            tokens,
+            lengths,
+            contexts,
+            arrays.arg_codes.view()[index],
+            arrays.route_codes.view()[slots],
+        )
+        self.graph.add_bulk(ids, tokens, lengths, contexts)
 
-        Returns:
-            Context texts released by replaced workflows (no longer used in this scope).
-        """
-        # A repeated id keeps its last episode.
-        latest = {e.workflow_id: e for e in episodes}
-        episodes = [e if self.use_text else _textless(e) for e in latest.values()]
-        released: list[str] = []
-        for episode in episodes:
-            released.extend(self.remove(episode.workflow_id))
-        new = [t for e in episodes for t in e.contexts if t is not None and t not in self.contexts]
-        vectors = self.embed(list(dict.fromkeys(new))) if new else None
-        table = dict(zip(dict.fromkeys(new), vectors, strict=True)) if vectors is not None else {}
-        ids = [
-            self.contexts.acquire(e.contexts, lambda texts: np.stack([table[t] for t in texts]))
-            for e in episodes
-        ]
-        # One vectorised pass per batch, not one per workflow.
-        self.continuation.add_many(episodes, ids)
-        self.graph.add_many(episodes, ids)
-        return [t for t in released if t not in self.contexts]
-
-    def remove(self, workflow_id: str) -> list[str]:
-        """Remove a workflow; return the context texts no other workflow of the scope uses."""
-        if workflow_id not in self.continuation:
-            return []
-        ids = self.continuation.context_ids(workflow_id)
+    def removed(self, workflow_id: str, slot: int) -> None:
+        """Forget a workflow whose slot the scope just marked dead."""
+        start, end = self.arrays.span(slot)
+        ids = self._model_contexts(self.arrays.context_codes.view()[start:end]).tolist()
         self.continuation.remove(workflow_id)
         self.graph.remove(workflow_id)
-        return self.contexts.release(ids)
+        self._released.extend(self.contexts.release(ids))
+
+    # ------------------------------------------------------------------- reading
+
+    def __len__(self) -> int:
+        return len(self.arrays)
+
+    def __contains__(self, workflow_id: object) -> bool:
+        return workflow_id in self.arrays.id_slots
+
+    def ids(self) -> list[str]:
+        """Return the workflow ids held, sorted."""
+        return sorted(self.arrays.id_slots)
 
     def episode(self, workflow_id: str) -> Episode | None:
         """Return a held workflow's episode."""
-        return self.continuation.episode(workflow_id)
+        slot = self.arrays.id_slots.get(workflow_id)
+        if slot is None:
+            return None
+        episode = self.arrays.episode(slot)
+        if self.use_text:
+            return episode
+        contexts = tuple(None if c is None else _TEXTLESS for c in episode.contexts)
+        return Episode(episode.workflow_id, episode.tools, contexts, episode.args, episode.routes)
 
     def routes(self, workflow_id: str) -> dict[str, str] | None:
         """Return a held workflow's handoff routes (``None``: unknown, or not held)."""
-        return self.continuation.routes(workflow_id)
+        slot = self.arrays.id_slots.get(workflow_id)
+        route = -1 if slot is None else int(self.arrays.route_codes.view()[slot])
+        return dict(json.loads(self.arrays.routes.values[route])) if route >= 0 else None
 
     def version(self, workflow_id: str) -> tuple[int, int] | None:
         """Return a token that changes whenever the workflow is saved again (``None``: not held)."""
-        return self.continuation.version(workflow_id)
+        return self.arrays.version(workflow_id)
 
     def query(self, workflow: Workflow, *, exclude: Iterable[str] = ()) -> Query:
         """Build the continuation query of a current workflow (embedding its last context)."""
@@ -189,8 +208,41 @@ class ScopeMemory:
         """Return the tools of the procedural graph."""
         return self.graph.tools()
 
+    # ------------------------------------------------------------------- a state of its own
 
-def _textless(episode: Episode) -> Episode:
-    # The use_text=False ablation: every instruction is the same text (see episode_of).
-    contexts = tuple(None if c is None else "instruction" for c in episode.contexts)
-    return Episode(episode.workflow_id, episode.tools, contexts, episode.args, episode.routes)
+    def load_index(self, scope: ScopeIndex) -> None:
+        """Build over another scope's arrays (replacing this state's own, which must be empty).
+
+        Raises:
+            ValueError: When the state is not empty, or the scope lacks context vectors.
+        """
+        if len(self):
+            raise ValueError("load_index() needs an empty state")
+        self.arrays = scope
+        self._build()
+
+    def add_many(self, workflows: Iterable[Workflow]) -> list[str]:
+        """Add workflows to the scope (replacing same ids).
+
+        Returns:
+            Context texts released by replaced workflows (no longer used in this scope).
+        """
+        return self.add_episodes([episode_of(w) for w in workflows])
+
+    def add_episodes(self, episodes: Iterable[Episode]) -> list[str]:
+        """Add reduced workflows to the scope (replacing same ids).
+
+        Returns:
+            Context texts released by replaced workflows (no longer used in this scope).
+        """
+        self.arrays.add_episodes(list(episodes), self.embed)
+        return self._drain()
+
+    def remove(self, workflow_id: str) -> list[str]:
+        """Remove a workflow; return the context texts no other workflow of the scope uses."""
+        self.arrays.remove(workflow_id)
+        return self._drain()
+
+    def _drain(self) -> list[str]:
+        released, self._released = self._released, []
+        return [t for t in released if t not in self.contexts]

@@ -18,30 +18,20 @@ import threading
 from collections.abc import Callable, Iterable
 from itertools import islice
 from pathlib import Path
-from typing import Any, Literal
-
-import numpy as np
+from typing import Any
 
 from em_plugin.embedding.cache import CachedEmbedder
 from em_plugin.embedding.embedders import Embedder
 from em_plugin.errors import ConfigurationError, IndexStaleError
-from em_plugin.retrieval.fast import fast_match
-from em_plugin.retrieval.reference import (
-    LeafSequence,
-    Match,
-    MatchConfig,
-    reference_match,
-)
+from em_plugin.retrieval.reference import LeafSequence, Match, MatchConfig
 from em_plugin.state import persistence as index_files
 from em_plugin.state.episodes import Episode, episode_of
+from em_plugin.state.matching import METHODS, Method, check_method, match_scope, query_leaves
 from em_plugin.state.persistence import REINDEX_HINT, fingerprint
-from em_plugin.state.scope_index import GrowRows, ScopeIndex
+from em_plugin.state.scope_index import ScopeIndex, leaf_texts
 from provenance.model import DEFAULT_SCOPE, Workflow
 
 log = logging.getLogger("em_plugin.memory")
-
-Method = Literal["fast", "reference"]
-METHODS = ("fast", "reference")
 
 __all__ = ["METHODS", "StepIndex", "fingerprint"]
 
@@ -144,9 +134,10 @@ class StepIndex:
                 self._log([{"op": "marker", "scope": scope, "position": list(position)}])
 
     def scope_index(self, scope: str) -> ScopeIndex | None:
-        """Return a scope's arrays (what its suggestion state is built from), or ``None``.
+        """Return a scope's state, or ``None`` when the index has none.
 
-        Read it under the index's lock; it changes with every save and delete.
+        Read it under the index's lock: it changes with every save and delete, and compaction
+        replaces it (its suggestion models are then built again on first use).
         """
         return self._scopes.get(scope)
 
@@ -166,15 +157,7 @@ class StepIndex:
     def stats(self) -> dict[str, Any]:
         """Return counts per scope: workflows, leaves, distinct texts and tools."""
         with self._lock:
-            return {
-                name: {
-                    "workflows": len(scope),
-                    "leaf_steps": int(scope.lengths.view()[scope.alive.view()].sum()),
-                    "texts": int((scope.text_refs.view() > 0).sum()),
-                    "tools": len(scope.tools),
-                }
-                for name, scope in sorted(self._scopes.items())
-            }
+            return {name: scope.stats() for name, scope in sorted(self._scopes.items())}
 
     # ----------------------------------------------------------------------------- changes
 
@@ -207,7 +190,7 @@ class StepIndex:
             entries = [(w.scope, episode_of(w)) for w in batch]
             with self._lock:
                 self._apply_adds(entries)
-                self._log([_add_entry(*e) for e in entries])
+                self._log([index_files.add_entry(*e) for e in entries])
             done += len(batch)
             if progress is not None:
                 progress(done)
@@ -270,16 +253,7 @@ class StepIndex:
 
     def query_leaves(self, workflow: Workflow) -> LeafSequence:
         """Return the current workflow's leaf sequence, embedding its instructions (cached)."""
-        episode = episode_of(workflow)
-        tools, texts = episode.tools, _leaf_texts(episode)
-        vectors = np.zeros((len(tools), self.dimension), dtype=np.float32)
-        rows = [i for i, t in enumerate(texts) if t is not None]
-        if rows:
-            distinct = list(dict.fromkeys(texts[i] for i in rows))
-            embedded = self.embedder.embed(distinct)  # type: ignore[arg-type]
-            position = {t: i for i, t in enumerate(distinct)}
-            vectors[rows] = embedded[[position[texts[i]] for i in rows]]
-        return LeafSequence(tools, texts, vectors)
+        return query_leaves(self.embedder, workflow)
 
     def match(
         self,
@@ -304,25 +278,13 @@ class StepIndex:
         Raises:
             ConfigurationError: When ``method`` is not one of :data:`METHODS`.
         """
-        config = config or MatchConfig()
-        if method not in METHODS:
-            raise ConfigurationError(f"method must be one of {METHODS}, got {method!r}")
+        check_method(method)
         if isinstance(current, Workflow):
             scope = current.scope if scope is None else scope
-            leaves = self.query_leaves(current)
-        else:
-            leaves = current
-        scope = DEFAULT_SCOPE if scope is None else scope
+            current = self.query_leaves(current)
         with self._lock:
-            found = self._scopes.get(scope)
-            if method == "fast":
-                return fast_match(leaves, found, config)
-            memory = (
-                ((wid, found.leaves(slot)) for wid, slot in found.id_slots.items())
-                if found is not None
-                else ()
-            )
-            return reference_match(leaves, memory, config)
+            found = self._scopes.get(DEFAULT_SCOPE if scope is None else scope)
+            return match_scope(current, found, config or MatchConfig(), method)
 
     # ----------------------------------------------------------------------------- persistence
 
@@ -409,16 +371,7 @@ class StepIndex:
             )
         index = cls(cached)
         index._scopes = snapshot.scopes
-        migrated = False
-        for scope in index._scopes.values():
-            if scope.context_vectors.size != len(scope.contexts):
-                migrated = True
-                # A format-2 snapshot kept no context vectors: take them from the cache once
-                # (the next snapshot keeps them).
-                texts = scope.contexts.values
-                scope.context_vectors = GrowRows(index.dimension)
-                if texts:
-                    scope.context_vectors.extend(cached.embed(texts))
+        migrated = index_files.add_context_vectors(index._scopes.values(), cached.embed)
         index.markers = dict(snapshot.markers)
         index._replay(index_files.read_journal(path))
         index.path = path
@@ -468,47 +421,24 @@ class StepIndex:
         )
 
     def _apply_adds(self, entries: list[tuple[str, Episode]]) -> None:
-        fresh: dict[str, dict[str, None]] = {}
-        contexts: dict[str, dict[str, None]] = {}
-        for scope_name, episode in entries:
-            scope = self._scope(scope_name)
-            new = fresh.setdefault(scope_name, {})
-            new.update(dict.fromkeys(scope.new_texts(_leaf_texts(episode))))
-            contexts.setdefault(scope_name, {}).update(
-                dict.fromkeys(scope.new_contexts(episode.contexts))
-            )
-        # One embedding call (through the cache) for the new matcher texts and the new
-        # contexts the suggestion state needs: most contexts are leaf texts too.
-        distinct = list(
-            dict.fromkeys(t for group in (fresh, contexts) for new in group.values() for t in new)
-        )
-        vectors = self.embedder.embed(distinct) if distinct else None
-        row = {t: i for i, t in enumerate(distinct)}
-        for scope_name, new in fresh.items():
-            if new and vectors is not None:
-                self._scopes[scope_name].add_texts(list(new), vectors[[row[t] for t in new]])
-        for scope_name, new in contexts.items():
-            if new and vectors is not None:
-                self._scopes[scope_name].add_contexts(list(new), vectors[[row[t] for t in new]])
-        # A later entry for a (scope, id) replaces an earlier one.
-        latest = {(scope_name, e.workflow_id): e for scope_name, e in entries}
-        for scope_name, workflow_id in latest:
-            # No compaction inside the batch: it would drop the texts added above.
-            self._remove(scope_name, workflow_id, compact=False)
         by_scope: dict[str, list[Episode]] = {}
-        for (scope_name, _), episode in latest.items():
+        for scope_name, episode in entries:
             by_scope.setdefault(scope_name, []).append(episode)
-        for scope_name, added in by_scope.items():
-            scope = self._scopes[scope_name]
-            codes = [scope.encode(e.tools, _leaf_texts(e)) for e in added]
-            scope.add_bulk(
-                [e.workflow_id for e in added],
-                np.concatenate(codes),
-                np.array([len(e) for e in added]),
-                scope.contexts.encode([c for e in added for c in e.contexts]),
-                scope.args.encode([a for e in added for a in e.args]),
-                scope.routes.encode([e.routes for e in added]),
+        # One embedding call (through the cache) for every new matcher text and context of the
+        # batch (most contexts are leaf texts too); each scope then finds them cached.
+        fresh: dict[str, None] = {}
+        for scope_name, episodes in by_scope.items():
+            scope = self._scope(scope_name)
+            fresh.update(
+                dict.fromkeys(scope.new_texts([t for e in episodes for t in leaf_texts(e)]))
             )
+            fresh.update(
+                dict.fromkeys(scope.new_contexts([c for e in episodes for c in e.contexts]))
+            )
+        if fresh:
+            self.embedder.embed(list(fresh))
+        for scope_name, episodes in by_scope.items():
+            self._scopes[scope_name].add_episodes(episodes, self.embedder.embed)
             self._compact_if_sparse(scope_name)
 
     def _scope(self, name: str) -> ScopeIndex:
@@ -546,14 +476,7 @@ class StepIndex:
         for entry in entries:
             op = entry.get("op")
             if op == "add":
-                episode = Episode(
-                    entry["id"],
-                    tuple(entry["tools"]),
-                    tuple(entry["contexts"]),
-                    tuple(entry["args"]),
-                    entry.get("routes"),
-                )
-                pending.append((entry["scope"], episode))
+                pending.append((entry["scope"], index_files.entry_episode(entry)))
                 continue
             if pending:
                 self._apply_adds(pending)
@@ -569,21 +492,3 @@ class StepIndex:
                 self.markers[entry["scope"]] = (int(entry["position"][0]), entry["position"][1])
         if pending:
             self._apply_adds(pending)
-
-
-def _add_entry(scope: str, episode: Episode) -> dict[str, Any]:
-    return {
-        "op": "add",
-        "id": episode.workflow_id,
-        "scope": scope,
-        "tools": episode.tools,
-        "contexts": episode.contexts,
-        "args": episode.args,
-        "routes": episode.routes,
-    }
-
-
-def _leaf_texts(episode: Episode) -> tuple[str | None, ...]:
-    """The matcher's texts: an instruction leaf's own text (its context), ``None`` for calls."""
-    pairs = zip(episode.tools, episode.contexts, strict=True)
-    return tuple(c if t is None else None for t, c in pairs)

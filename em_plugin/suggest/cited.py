@@ -3,9 +3,10 @@
 Suggestions cite memory workflows by id and leaf position (:class:`~em_plugin.suggest.types.
 Evidence`). Lifting a suggestion to the user's level (:mod:`em_plugin.suggest.user_level`) needs
 the steps above the cited leaf, and binding its arguments (:mod:`em_plugin.suggest.arguments`)
-needs the calls before it with their outputs. :class:`CitedWorkflows` loads each cited workflow
-once through :attr:`SuggestionRequest.load` and keeps it while the scope's version of that id
-is the same (a re-save under the same id makes a new version, so the copy is refreshed).
+needs the calls before it with their outputs. :class:`CitedWorkflows` reads each cited workflow
+through :attr:`SuggestionRequest.load`, the memory's one read-through cache of parsed workflows
+(:mod:`em_plugin.state.workflow_cache`), which drops a workflow whenever it is saved again; here
+only each workflow's leaf list is kept, for as long as that cache returns the same object.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
 
 from em_plugin.suggest.base import SuggestionRequest
 from em_plugin.suggest.types import Evidence
@@ -49,15 +49,17 @@ def _leaves(workflow: Workflow) -> _Leaves:
 
 
 class CitedWorkflows:
-    """A small cache of cited memory workflows.
+    """Cited memory workflows, read through the memory's cache, with their leaves.
 
     Args:
-        size: How many workflows to keep (least recently used ones go first).
+        size: How many leaf lists to keep (least recently used ones go first).
     """
 
     def __init__(self, size: int = DEFAULT_SIZE) -> None:
         self.size = size
-        self._cache: OrderedDict[str, tuple[Any, Workflow | None, _Leaves]] = OrderedDict()
+        # Keyed by the identity of the workflow object the memory's cache returned (kept in the
+        # value, so the identity is never reused while the entry lives).
+        self._cache: OrderedDict[int, tuple[Workflow, _Leaves]] = OrderedDict()
         self._lock = threading.Lock()
 
     def leaf(self, request: SuggestionRequest, evidence: Evidence) -> CitedLeaf | None:
@@ -72,17 +74,18 @@ class CitedWorkflows:
     def _get(self, request: SuggestionRequest, workflow_id: str) -> tuple[Workflow | None, _Leaves]:
         if request.load is None:
             return None, []
-        version = request.view.version(workflow_id) if request.view is not None else None
-        with self._lock:
-            cached = self._cache.get(workflow_id)
-            if cached is not None and version is not None and cached[0] == version:
-                self._cache.move_to_end(workflow_id)
-                return cached[1], cached[2]
         workflow = request.load(workflow_id)
-        leaves = _leaves(workflow) if workflow is not None else []
-        if version is not None:
-            with self._lock:
-                self._cache[workflow_id] = (version, workflow, leaves)
-                while len(self._cache) > self.size:
-                    self._cache.popitem(last=False)
+        if workflow is None:
+            return None, []
+        key = id(workflow)
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None and cached[0] is workflow:
+                self._cache.move_to_end(key)
+                return workflow, cached[1]
+        leaves = _leaves(workflow)
+        with self._lock:
+            self._cache[key] = (workflow, leaves)
+            while len(self._cache) > self.size:
+                self._cache.popitem(last=False)
         return workflow, leaves

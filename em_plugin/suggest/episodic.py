@@ -36,9 +36,9 @@ description instead of proposing whatever followed unrelated instructions.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 from em_plugin.errors import ConfigurationError
+from em_plugin.state.continuation import Candidate
 from em_plugin.suggest.base import (
     DEFAULT_FAMILIAR,
     BaseSuggester,
@@ -51,9 +51,6 @@ from em_plugin.suggest.base import (
 from em_plugin.suggest.evidence import admissible, repeat_needs_support
 from em_plugin.suggest.types import Evidence, Suggestion
 from provenance.model import CallStep
-
-if TYPE_CHECKING:  # em_plugin.state imports em_plugin.suggest.types: no cycle at run time
-    from em_plugin.state.continuation import Candidate
 
 __all__ = ["DEFAULT_RETRIEVED_WEIGHT", "EpisodicSuggester", "cite"]
 

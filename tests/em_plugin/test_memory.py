@@ -9,7 +9,6 @@ import pytest
 from em_plugin.errors import ConfigurationError
 from em_plugin.memory import EpisodicMemory
 from em_plugin.settings import RetrievalSettings
-from em_plugin.state.derived import derived_dir
 from provenance.errors import WorkflowNotFound
 from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import open_store
@@ -164,7 +163,7 @@ def test_disk_store_persists_index_beside_it(tmp_path) -> None:
     path = tmp_path / "store"
     with EpisodicMemory(str(path), embedder="fake:64") as memory:
         memory.save_many([sds("w1"), sds("w2", "b.pdf")])
-    directory = derived_dir(open_store(str(tmp_path / "probe")))
+    directory = open_store(str(tmp_path / "probe")).derived_dir
     assert directory is not None and directory.name == "probe.em-index"
     assert (tmp_path / "store.em-index" / "steps").is_dir()
     assert (tmp_path / "store.em-index" / "embeddings.sqlite").is_file()

@@ -155,7 +155,7 @@ def test_keys_too_wide_to_pack_rank_the_same() -> None:
         )
     ]
     packed, rows = index_of(*memory), index_of(*memory, max_order=30)
-    assert rows._csr_keys.size == 0 and rows._tail_size > 0  # the fallback was taken
+    assert rows._keys._csr_keys.size == 0 and rows._keys._tail_size > 0  # the fallback was taken
     for tools, text in [(("a", "b"), "book a flight"), (("b",), None), (("x", "b", "c"), None)]:
         left, right = packed.rank(query(*tools, text=text)), rows.rank(query(*tools, text=text))
         assert [(c.tool, c.order, c.evidence, c.args) for c in left] == [

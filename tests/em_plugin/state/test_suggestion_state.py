@@ -150,8 +150,8 @@ def test_bulk_state_equals_the_state_built_one_workflow_at_a_time() -> None:
     bulk = ScopeMemory(32, embedder.embed)
     bulk.load_index(index.scope_index(SCOPE))  # type: ignore[arg-type]
     single = ScopeMemory(32, embedder.embed)
-    single.continuation.set_tables(index.scope_index(SCOPE).tools, [])  # type: ignore[union-attr]
-    single.graph.set_tools(index.scope_index(SCOPE).tools)  # type: ignore[union-attr]
+    tools = index.scope_index(SCOPE).tools  # type: ignore[union-attr]
+    single.arrays.encode(tools, [None] * len(tools))  # the same tool ids (first seen first)
     for episode in index.episodes(SCOPE):
         single.add_episodes([episode])
     assert bulk.ids() == single.ids()

@@ -54,7 +54,7 @@ def test_cited_workflows_are_read_in_one_go(reads: list[tuple[str, int]]) -> Non
         reads.clear()
         request = memory.request(current("extract"))
         request = type(request)(**{**request.__dict__, "prefetch": None})
-        memory._engine._loaded.clear()
+        memory._engine.workflows.forget_parsed()
         memory.chain.cited._cache.clear()
         again = memory.suggest_from(request)
     assert [(s.tool, s.args, s.example_args) for s in again] == [

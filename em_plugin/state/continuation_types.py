@@ -1,0 +1,77 @@
+"""The continuation model's values: its parameters, the current state, a ranked candidate.
+
+See :mod:`em_plugin.state.continuation` (the model) and docs/tuning.md (the defaults).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from em_plugin.errors import ConfigurationError
+from em_plugin.types import Evidence
+
+__all__ = ["Candidate", "ContinuationConfig", "Query"]
+
+
+@dataclass(frozen=True)
+class ContinuationConfig:
+    """Parameters of the continuation model (see the module doc)."""
+
+    max_order: int = 3
+    """Longest agreement of recent leaves that is counted."""
+    context_weight: float = 3.0
+    """``beta`` in ``exp(beta * z)``; 0 ignores instruction text."""
+    z_cap: float = 3.0
+    """Bound on ``|z|``."""
+    include_current: bool = True
+    """Let the current workflow's own steps vote."""
+    evidence: int = 3
+    """Workflows cited per candidate."""
+    detail: int = 10
+    """Candidates (best first) that get evidence, typical args and instruction text."""
+
+    def __post_init__(self) -> None:
+        if self.max_order < 1:
+            raise ConfigurationError(f"max_order must be >= 1, got {self.max_order}")
+        if self.context_weight < 0 or self.z_cap <= 0:
+            raise ConfigurationError(
+                f"context_weight must be >= 0 and z_cap > 0, got {self.context_weight} "
+                f"and {self.z_cap}"
+            )
+        if self.evidence < 0 or self.detail < 0:
+            raise ConfigurationError("evidence and detail must be >= 0")
+
+
+@dataclass(frozen=True)
+class Query:
+    """The current state: its leaves and its instruction context."""
+
+    tools: tuple[str | None, ...]
+    """Tool per current leaf, ``None`` for instruction leaves."""
+    context: np.ndarray | None = None
+    """Unit vector of the current instruction context, ``None`` when there is none."""
+    exclude: frozenset[str] = frozenset()
+    """Stored workflow ids that must not vote (e.g. an earlier save of the same session)."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A ranked next tool."""
+
+    tool: str
+    """The tool."""
+    probability: float
+    """Interpolated probability that it comes next."""
+    order: int
+    """Longest agreement (recent leaves) among the positions voting for it; 0: frequency only."""
+    from_current: bool = False
+    """Whether the current workflow's own steps voted for it (at agreement >= 1)."""
+    evidence: tuple[Evidence, ...] = ()
+    """Stored workflows and the position of the tool in them, best first."""
+    args: dict[str, Any] | None = None
+    """The most common args among the best-agreeing positions, when any."""
+    instruction: str | None = None
+    """The instruction the best position's call opened, when it opened one."""
