@@ -138,10 +138,6 @@ PACKAGE_ORDER = (
     "__main__",
 )
 
-# Edges that break the order, each to be removed. An entry that no longer occurs fails the test
-# too, so the list can only shrink (the re-layout of issue 20 emptied it).
-KNOWN_ORDER_VIOLATIONS: set[tuple[str, str]] = set()
-
 
 def _module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
@@ -249,25 +245,14 @@ def test_every_em_plugin_package_has_a_place_in_the_order() -> None:
 
 def test_em_plugin_packages_import_only_earlier_packages() -> None:
     found = _order_violations(_import_graph(("em_plugin",)))
-    new = {edge: hits for edge, hits in found.items() if edge not in KNOWN_ORDER_VIOLATIONS}
-    assert not new, "imports against the package order:\n" + "\n".join(
-        f"{a} -> {b}: {', '.join(sorted(hits))}" for (a, b), hits in sorted(new.items())
+    assert not found, "imports against the package order:\n" + "\n".join(
+        f"{a} -> {b}: {', '.join(sorted(hits))}" for (a, b), hits in sorted(found.items())
     )
-    gone = KNOWN_ORDER_VIOLATIONS - set(found)
-    assert not gone, f"fixed, remove from KNOWN_ORDER_VIOLATIONS: {sorted(gone)}"
-
-
-# Module prefixes whose cycles are tolerated for now; as above, an allowance fails once it is no
-# longer needed (the re-layout of issue 20 removed the last one, state <-> suggest).
-KNOWN_CYCLE_PACKAGES: tuple[str, ...] = ()
 
 
 def test_no_import_cycles_between_modules() -> None:
     cycles = _cycles(_import_graph(("provenance", "em_plugin", "integrations")))
-    known = [c for c in cycles if all(m.startswith(KNOWN_CYCLE_PACKAGES) for m in c)]
-    new = [c for c in cycles if c not in known]
-    assert not new, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in new)
-    assert not KNOWN_CYCLE_PACKAGES or known, "fixed: empty KNOWN_CYCLE_PACKAGES"
+    assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 
 def test_cycle_detector_sees_a_lazy_cycle() -> None:

@@ -19,6 +19,7 @@ __all__ = [
     "format_suggestions",
 ]
 
+
 def format_suggestions(suggestions: Sequence[Suggestion], *, limit: int = 3) -> str:
     """Render the short text appended to an answer.
 
