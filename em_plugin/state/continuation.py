@@ -108,8 +108,7 @@ class ContinuationIndex:
         self.add_many([episode], [context_ids])
 
     def add_many(self, episodes: Sequence[Episode], context_ids: Sequence[Sequence[int]]) -> None:
-        """Index several workflows (distinct ids; each with its context id per leaf) in one
-        vectorised pass, replacing held ids."""
+        """Index workflows (distinct ids, context ids per leaf) at once, replacing held ids."""
         for episode in episodes:
             self.remove(episode.workflow_id)
         if not episodes:
@@ -290,8 +289,7 @@ class ContinuationIndex:
         return self._interpolate(counts, members, levels, names, weigh, sims, n, current, stored)
 
     def _factor(self, query: Query) -> tuple[np.ndarray, float, np.ndarray | None]:
-        """Per context id the vote factor (plus a trailing 1.0 for "no context", id -1), the
-        current workflow's weight, and the context cosines."""
+        """Return the vote factor per context id (and 1.0 for id -1), self weight, cosines."""
         ones = np.ones(self.contexts.capacity + 1)
         beta, cap = self.config.context_weight, self.config.z_cap
         if query.context is None or beta == 0 or len(self.contexts) < 2:
@@ -321,8 +319,7 @@ class ContinuationIndex:
     def _weigh(
         self, positions: np.ndarray, *, factor: np.ndarray, excluded: list[int]
     ) -> np.ndarray:
-        """Vote weights of some positions: 0 for dead or excluded workflows, else the context
-        factor of the instruction the voted call answered (:meth:`_answered`)."""
+        """Return vote weights: 0 if dead or excluded, else the answered context's factor."""
         arrays = self._positions()
         slots = arrays["slot"][positions]
         weights = self._alive.view()[slots] * factor[self._answered()[positions]]
@@ -331,8 +328,9 @@ class ContinuationIndex:
         return weights
 
     def _frequency(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Live stored states grouped by (tool, answered context): ``(tools, contexts, counts,
-        keys)``.
+        """Return the live stored states grouped by (tool, answered context).
+
+        As ``(tools, contexts, counts, keys)``.
 
         Level 0 counts every live state; grouped, it costs one product per distinct pair
         instead of one per position. Rebuilt on the first ranking after a change.

@@ -248,8 +248,7 @@ class MemoryEngine:
         *,
         index: StepIndex | None = None,
     ) -> None:
-        """The one write path of a change: the scope's state (its suggestion models follow),
-        then the cached copies, which are never older than the index."""
+        """Apply a change to the scope's state (models follow), then to the copies."""
         index = self.index if index is None else index
         for workflow_id in gone:
             index.remove(workflow_id, scope)
@@ -315,8 +314,7 @@ class MemoryEngine:
             self._recorded = True
 
     def _advance(self, markers: Mapping[str, ChangeMarker]) -> None:
-        """Record the store's markers after this engine's write (already indexed); reload
-        what other writers changed since the index's position, if anything."""
+        """Record the markers after this write; reload what other writers changed since."""
         for scope, marker in markers.items():
             held = self.index.markers.get(scope, (0, ""))
             changed = marker.since(*held)
@@ -347,8 +345,7 @@ class MemoryEngine:
             self.index.set_marker(scope, marker.position)
 
     def delete(self, workflow_id: str, scope: str) -> bool:
-        """Delete a workflow of ``scope`` with its older versions and lifecycle record; return
-        whether it existed there."""
+        """Delete a workflow with its versions and record; return whether it existed."""
         with self.lock:
             if (scope, workflow_id) not in self.index and not (
                 workflow_id in self.versions.hidden(scope) and (scope, workflow_id) in self.store
@@ -366,8 +363,9 @@ class MemoryEngine:
             return True
 
     def forget(self, scope: str) -> list[str]:
-        """Erase a scope: workflows, suggestion records, index entries, suggestion state and
-        cached vectors; the index files are rewritten so that none keeps the scope's texts.
+        """Erase a scope's workflows, suggestion records, index entries, state and vectors.
+
+        The index files are rewritten so that none keeps the scope's texts.
 
         Returns:
             The deleted workflow ids, sorted.
@@ -397,8 +395,10 @@ class MemoryEngine:
     def set_retired(
         self, workflow_id: str, scope: str, *, retire: bool, reason: str | None, agent: str
     ) -> bool:
-        """Retire (or restore) a workflow: record it, then drop it from (or put it back in)
-        the index, the suggestion state and the copies. Return whether its status changed.
+        """Retire (or restore) a workflow; return whether its status changed.
+
+        Records it, then drops it from (or puts it back in) the index, the suggestion state and
+        the copies.
 
         Raises:
             WorkflowNotFound: When the scope holds no such workflow.

@@ -285,8 +285,11 @@ def read_journal(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def add_context_vectors(scopes: Iterable[ScopeIndex], embed: Embed) -> bool:
-    """Give the scopes of a format-2 snapshot (no context vectors) their vectors, from the
-    embedding cache once (the next snapshot keeps them); return whether any lacked them."""
+    """Give the scopes of a format-2 snapshot (no context vectors) their vectors.
+
+    They come from the embedding cache once (the next snapshot keeps them). Returns whether any
+    scope lacked them.
+    """
     migrated = False
     for scope in scopes:
         if scope.context_vectors.size != len(scope.contexts):

@@ -148,9 +148,11 @@ class StepIndex:
             return found.episodes() if found is not None else []
 
     def texts(self) -> set[str]:
-        """Return every instruction text any scope's entries use: leaf texts and the contexts
-        the suggestion state takes its vectors from (those of removed workflows until the
-        scope is compacted), so their cached vectors are kept."""
+        """Return every instruction text any scope's entries use.
+
+        Leaf texts and the contexts the suggestion state takes its vectors from (those of
+        removed workflows until the scope is compacted), so their cached vectors are kept.
+        """
         with self._lock:
             return {t for s in self._scopes.values() for t in (*s.live_texts(), *s.contexts.values)}
 
