@@ -83,6 +83,11 @@ class PanelState:
         self.warmed = threading.Event()
         """Set once :meth:`warm` has finished (whatever its outcome)."""
 
+    @property
+    def memory_loaded(self) -> bool:
+        """Whether the memory (and so the embedder) has been built."""
+        return self._memory is not None
+
     def refresh(self) -> None:
         """Let a read-only view see the writes committed since (looked at once a second).
 

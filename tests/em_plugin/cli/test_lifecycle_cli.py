@@ -107,7 +107,7 @@ def _lifecycle_state(store_path: Path) -> dict[str, object]:
 
     from em_plugin import EpisodicMemory
 
-    with EpisodicMemory(str(store_path), "fake", scope="lab") as memory:
+    with EpisodicMemory(str(store_path), embedder="fake", scope="lab") as memory:
         names = memory.store.lifecycle_graphs("lab")
         graphs = {}
         for name, triples in memory.store.read_records(names).items():
@@ -141,7 +141,7 @@ def test_an_nq_backup_carries_the_lifecycle(tmp_path: Path) -> None:
         steps = (InstructionStep(f"do {wid}", tuple(CallStep(t) for t in tools)),)
         return Workflow(id=wid, steps=steps)
 
-    with EpisodicMemory(str(source), "fake", scope="lab") as memory:
+    with EpisodicMemory(str(source), embedder="fake", scope="lab") as memory:
         memory.save(wf("s1", "fetch", "parse"))
         memory.save(wf("s1", "fetch", "parse", "report"))  # s1@v1 kept, revised
         memory.save_many([wf(f"w{i}", "fetch", "parse") for i in range(3)])

@@ -26,7 +26,7 @@ import sys
 from em_plugin.memory import EpisodicMemory
 from provenance.model import CallStep, InstructionStep, Workflow
 
-memory = EpisodicMemory(sys.argv[1], "fake:32", scope="crew")
+memory = EpisodicMemory(sys.argv[1], embedder="fake:32", scope="crew")
 print("ready", flush=True)
 for line in sys.stdin:
     verb, wid, *tools = line.split()

@@ -28,7 +28,7 @@ def _ranked(state: ScopeMemory) -> list[list[tuple[str, float, tuple[str, ...]]]
 
 
 def test_the_models_share_the_scope_tables_and_follow_its_changes(tmp_path: Path) -> None:
-    with EpisodicMemory(str(tmp_path / "store"), FakeEmbedder(32), scope=SCOPE) as memory:
+    with EpisodicMemory(str(tmp_path / "store"), embedder=FakeEmbedder(32), scope=SCOPE) as memory:
         workflows = list(DATA.workflows(60))
         memory.save_many(workflows[:40])
         state = memory.scope_memory()
@@ -55,7 +55,7 @@ def test_the_models_share_the_scope_tables_and_follow_its_changes(tmp_path: Path
 
 
 def test_a_compacted_scope_builds_its_models_again(tmp_path: Path) -> None:
-    with EpisodicMemory(str(tmp_path / "store"), FakeEmbedder(32), scope=SCOPE) as memory:
+    with EpisodicMemory(str(tmp_path / "store"), embedder=FakeEmbedder(32), scope=SCOPE) as memory:
         workflows = list(DATA.workflows(30))
         memory.save_many(workflows)
         for workflow in workflows[:10]:

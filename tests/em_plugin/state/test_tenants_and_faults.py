@@ -154,7 +154,7 @@ from em_plugin.state.persistence import fingerprint
 from em_plugin.state.step_index import StepIndex
 from provenance.workflow_json import loads_workflow
 
-memory = EpisodicMemory(sys.argv[1], "fake:32", scope="team")
+memory = EpisodicMemory(sys.argv[1], embedder="fake:32", scope="team")
 def killed(*args, **kwargs):  # the store has committed; the index never hears of it
     os._exit(17)
 StepIndex.add_many = killed
