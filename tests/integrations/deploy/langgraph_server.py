@@ -14,8 +14,9 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,6 +36,9 @@ class LangGraphServer:
     port: int
     project: Path
     log: Path
+    clients: list[Any] = field(default_factory=list)
+    """SDK clients made for this server, closed when it stops (a pooled connection to a server
+    that is gone would otherwise be left for the garbage collector)."""
 
     @property
     def url(self) -> str:
@@ -133,6 +137,8 @@ def wait_ready(server: LangGraphServer) -> LangGraphServer:
 
 def stop_langgraph(server: LangGraphServer) -> None:
     """Stop the server gracefully (it writes its threads to ``.langgraph_api/`` on the way)."""
+    for client in server.clients:
+        client.close()
     stop_process(server.process)
 
 

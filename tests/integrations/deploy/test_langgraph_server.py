@@ -105,7 +105,9 @@ def leaked(seen: Path) -> list[str]:
 def sdk(server: LangGraphServer) -> Any:
     from langgraph_sdk import get_sync_client
 
-    return get_sync_client(url=server.url)
+    client = get_sync_client(url=server.url)
+    server.clients.append(client)
+    return client
 
 
 @pytest.fixture
