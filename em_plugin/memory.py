@@ -24,7 +24,7 @@ import asyncio
 import copy
 import dataclasses
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from concurrent.futures import Future
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -226,23 +226,48 @@ class EpisodicMemory:
     ) -> list[Workflow]:
         """Store and index workflows in batches (each batch is one store transaction).
 
+        With more than one batch, the store writes batch k on a writer thread while batch k+1
+        is prepared (redaction, embedding, versions, its RDF text) and batch k-1 indexed, with
+        the outcome of saving the batches one after another (em_plugin/state/batch_writes.py).
+        A call holds the memory's lock until its last batch is indexed.
+
+        Args:
+            workflows: The workflows (an iterable is read one batch at a time).
+            validate: Override the memory's ``validate`` setting for this call.
+            batch_size: Workflows per store transaction.
+            progress: Called with the number of workflows stored so far, after each batch.
+
         Returns:
-            The workflows as stored.
+            The workflows as stored, in order.
+
+        Raises:
+            WorkflowFormatError: When validation fails (the batches before are stored).
+            StoreError: When the store fails (the batches before are stored).
         """
-        saved: list[Workflow] = []
-        batch: list[Workflow] = []
-        for workflow in workflows:
-            batch.append(self._prepare(workflow, self.validate if validate is None else validate))
-            if len(batch) >= batch_size:
-                saved.extend(self._write(batch))
-                batch = []
-                if progress is not None:
-                    progress(len(saved))
-        if batch:
-            saved.extend(self._write(batch))
+        check = self.validate if validate is None else validate
+        done = 0
+
+        def batches() -> Iterator[list[Workflow]]:
+            batch: list[Workflow] = []
+            for workflow in workflows:
+                batch.append(self._prepare(workflow, check))
+                if len(batch) >= batch_size:
+                    yield batch
+                    batch = []
+            if batch:
+                yield batch
+
+        def indexed(saved: list[Workflow]) -> None:
+            nonlocal done
+            self._recount(saved)
+            done += len(saved)
             if progress is not None:
-                progress(len(saved))
-        return saved
+                progress(done)
+
+        # More than one batch: the store writes each batch while the next is prepared
+        # (em_plugin/state/batch_writes.py).
+        pipelined = not (isinstance(workflows, Sized) and len(workflows) <= batch_size)
+        return self._engine.write_many(batches(), on_batch=indexed, pipelined=pipelined)
 
     def _prepare(self, workflow: Workflow, validate: bool) -> Workflow:
         if not isinstance(workflow, Workflow):
@@ -265,10 +290,13 @@ class EpisodicMemory:
 
     def _write(self, batch: list[Workflow]) -> list[Workflow]:
         saved = self._engine.write(batch)
+        self._recount(saved)
+        return saved
+
+    def _recount(self, saved: list[Workflow]) -> None:
         # Each saved workflow is a use of the procedures it runs: recount them and retire
         # failing ones now, not at the next listing (docs/lifecycle.md).
         lifecycle_api.record_uses(self._engine, saved)
-        return saved
 
     def save_in_background(
         self, workflow: Workflow, *, validate: bool | None = None

@@ -5,7 +5,7 @@ state per scope: :class:`~em_plugin.state.scope_index.ScopeIndex`, with its sugg
 :class:`~em_plugin.state.scope_memory.ScopeMemory`, built over it on first use) and the one cache
 of parsed workflows (:class:`~em_plugin.state.workflow_cache.WorkflowCache`), under one lock.
 Everything is keyed by ``(scope, id)``: ids are per scope. Every change goes through one path
-(:meth:`MemoryEngine._apply`), which writes the scope's state and the cached copies; it keeps them
+(:meth:`MemoryEngine.apply`), which writes the scope's state and the cached copies; it keeps them
 in step with the store:
 
 * a batch of workflows is stored and indexed as one unit (when indexing fails the store is put
@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -41,6 +41,7 @@ from typing import Any
 from em_plugin.embedding.embedders import resolve_embedder
 from em_plugin.embedding.record import check_embedder, write_record
 from em_plugin.errors import ConfigurationError, IndexStaleError
+from em_plugin.state.batch_writes import BatchWrites
 from em_plugin.state.continuation import ContinuationConfig
 from em_plugin.state.persistence import META, open_cache, store_fingerprint
 from em_plugin.state.scope_memory import ScopeMemory
@@ -48,7 +49,7 @@ from em_plugin.state.step_index import StepIndex
 from em_plugin.state.versions import Versions
 from em_plugin.state.workflow_cache import WorkflowCache
 from em_plugin.state.workflow_copies import FILE_NAME, WorkflowCopies
-from provenance.errors import StoreError, StoreOutcomeUnknown, WorkflowNotFound
+from provenance.errors import StoreError, WorkflowNotFound
 from provenance.lifecycle import version_id, workflow_record_iri
 from provenance.model import InstructionStep, Workflow
 from provenance.stores import WorkflowStore, open_store
@@ -102,7 +103,7 @@ class MemoryEngine:
         self.lock = threading.RLock()
         self.closed = False
         self._polled = time.monotonic()
-        self._unsettled = False
+        self.unsettled = False
         self.copies: WorkflowCopies | None = None
         # Retired workflows and superseded versions stay stored but are never indexed.
         self.versions = Versions(self.store)
@@ -124,7 +125,7 @@ class MemoryEngine:
             self.workflows = WorkflowCache(self.store, self.copies)
             self.index = self._open_index(directory)
             if self.index.scopes():
-                self._record_embedder()  # a store indexed before records existed
+                self.record_embedder()  # a store indexed before records existed
         except BaseException:
             if self.copies is not None:
                 self.copies.close()
@@ -194,7 +195,7 @@ class MemoryEngine:
         fresh = [w for w in self.store.load_many(scope, sorted(changed)) if w.id not in hidden]
         gone = sorted(changed - {w.id for w in fresh})
         log.info("scope %r: reloading %d workflows changed in the store", scope, len(changed))
-        self._apply(scope, fresh, gone, index=index)  # before the marker: see workflow_copies
+        self.apply(scope, fresh, gone, index=index)  # before the marker: see workflow_copies
         index.set_marker(scope, marker.position)
         if whole and gone and index.path is not None and not self.read_only:
             # The scope may have been erased by another process: a fresh snapshot, so that no
@@ -215,10 +216,10 @@ class MemoryEngine:
         """
         with self.lock:
             now = time.monotonic()
-            if not (force or self._unsettled or now - self._polled >= self.poll_interval):
+            if not (force or self.unsettled or now - self._polled >= self.poll_interval):
                 return
             self._polled = now
-            self._unsettled = False
+            self.unsettled = False
             self.store.refresh()
             if scope is None:
                 markers = self.store.markers()
@@ -240,7 +241,7 @@ class MemoryEngine:
             # models of every change.
             return self._new_state(self.embedder.dimension, self.embedder.embed, arrays=arrays)
 
-    def _apply(
+    def apply(
         self,
         scope: str,
         fresh: Sequence[Workflow],
@@ -261,48 +262,30 @@ class MemoryEngine:
 
     def write(self, batch: list[Workflow]) -> list[Workflow]:
         """Store and index a batch as one unit (a repeated (scope, id) keeps its last)."""
-        batch = list({(w.scope, w.id): w for w in batch}.values())
-        with self.lock:
-            self.workflows.forget_parsed((w.scope, w.id) for w in batch)
-            # Embed first (through the cache) so that indexing after the store write cannot
-            # fail on the model; then store; then index, restoring the store if that fails.
-            texts = [s.text for w in batch for _, s in w.walk() if isinstance(s, InstructionStep)]
-            if texts:
-                self.embedder.embed(list(dict.fromkeys(texts)))
-            old = {
-                (w.scope, w.id): self._load(w.id, w.scope)
-                for w in batch
-                if (w.scope, w.id) in self.index or w.id in self.versions.hidden(w.scope)
-            }
-            # An existing id gets a new version; the previous one is kept as ID@vN.
-            plan = self.versions.plan(batch, old)
-            if not plan.saves:
-                return plan.result
-            live = plan.live
-            try:
-                markers, _ = self.store.commit(saves=plan.saves, records=plan.records)
-            except StoreOutcomeUnknown:
-                self._unsettled = True  # the next read reconciles with whatever was stored
-                self.versions.forget()
-                raise
-            except BaseException:
-                self.versions.forget()
-                raise
-            try:
-                for scope in dict.fromkeys(w.scope for w in live):
-                    self._apply(scope, [w for w in live if w.scope == scope])
-            except BaseException:
-                # The index's marker still names the store before this write, so whatever
-                # state the restore leaves, the next read reloads the ids changed since.
-                self._unsettled = True
-                self.versions.forget()
-                self._restore(batch, old, plan.archived, plan.undo)
-                raise
-            self._advance(markers)
-            self._record_embedder()
-        return plan.result
+        return self.write_many([batch])
 
-    def _record_embedder(self) -> None:
+    def write_many(
+        self,
+        batches: Iterable[list[Workflow]],
+        *,
+        on_batch: Callable[[list[Workflow]], None] | None = None,
+        pipelined: bool = False,
+    ) -> list[Workflow]:
+        """Store and index batches, each as one unit (:mod:`em_plugin.state.batch_writes`).
+
+        Args:
+            batches: The batches (pulled one at a time).
+            on_batch: Called with each batch's stored workflows once it is indexed.
+            pipelined: Write each batch on a writer thread while the next is staged.
+
+        Returns:
+            What each workflow is stored as, in order.
+        """
+        with self.lock:
+            return BatchWrites(self).run(batches, on_batch=on_batch, pipelined=pipelined)
+
+    def record_embedder(self) -> None:
+        """Record the store's embedder, once (a failure is logged: see the comment)."""
         if not self._recorded and not self.read_only:
             try:
                 write_record(self.store, self.embedder)
@@ -313,7 +296,7 @@ class MemoryEngine:
                 log.warning("could not record the store's embedder: %s", exc)
             self._recorded = True
 
-    def _advance(self, markers: Mapping[str, ChangeMarker]) -> None:
+    def advance(self, markers: Mapping[str, ChangeMarker]) -> None:
         """Record the markers after this write; reload what other writers changed since."""
         for scope, marker in markers.items():
             held = self.index.markers.get(scope, (0, ""))
@@ -323,26 +306,6 @@ class MemoryEngine:
                 self.index.set_marker(scope, marker.position)
             else:
                 self._reconcile(self.index, scope, None)
-
-    def _restore(
-        self,
-        batch: list[Workflow],
-        old: dict[tuple[str, str], Workflow | None],
-        archived: Sequence[tuple[str, str]] = (),
-        records: Sequence[tuple[Any, Any]] = (),
-    ) -> None:
-        for scope in dict.fromkeys(w.scope for w in batch):
-            self._apply(scope, [], [w.id for w in batch if w.scope == scope])
-        previous = [w for w in old.values() if w is not None]
-        absent = [(w.scope, w.id) for w in batch if old.get((w.scope, w.id)) is None]
-        markers, _ = self.store.commit(
-            saves=previous, deletes=[*absent, *archived], records=records
-        )
-        previous = [w for w in previous if w.id not in self.versions.hidden(w.scope)]
-        for scope in dict.fromkeys(w.scope for w in previous):
-            self._apply(scope, [w for w in previous if w.scope == scope])
-        for scope, marker in markers.items():
-            self.index.set_marker(scope, marker.position)
 
     def delete(self, workflow_id: str, scope: str) -> bool:
         """Delete a workflow with its versions and record; return whether it existed."""
@@ -358,8 +321,8 @@ class MemoryEngine:
             )
             markers, _ = self.store.commit(deletes=[(scope, workflow_id), *older], records=drop)
             self.versions.forget(scope)
-            self._apply(scope, [], [workflow_id])
-            self._advance(markers)
+            self.apply(scope, [], [workflow_id])
+            self.advance(markers)
             return True
 
     def forget(self, scope: str) -> list[str]:
@@ -423,10 +386,10 @@ class MemoryEngine:
             markers, _ = self.store.commit(records=[change], touched=[(scope, workflow_id)])
             self.versions.forget(scope)
             if retire:
-                self._apply(scope, [], [workflow_id])
+                self.apply(scope, [], [workflow_id])
             else:
-                self._apply(scope, [self.store.load(workflow_id, scope=scope)])
-            self._advance(markers)
+                self.apply(scope, [self.store.load(workflow_id, scope=scope)])
+            self.advance(markers)
             return True
 
     def procedures_changed(self, scope: str) -> None:
@@ -457,7 +420,8 @@ class MemoryEngine:
         with self.lock:
             self.workflows.prefetch(scope, workflow_ids)
 
-    def _load(self, workflow_id: str, scope: str) -> Workflow | None:
+    def load_stored(self, workflow_id: str, scope: str) -> Workflow | None:
+        """Return a workflow as the store holds it now, or ``None`` when it holds none."""
         try:
             return self.store.load(workflow_id, scope=scope)
         except WorkflowNotFound:

@@ -52,12 +52,13 @@ class TriplesText(Sequence[Triple]):
             skip its own IRI checks when parsing them (Oxigraph's ``lenient`` parsing).
     """
 
-    __slots__ = ("_triples", "rows", "trusted")
+    __slots__ = ("_block", "_triples", "rows", "trusted")
 
     def __init__(self, rows: list[tuple[str, str, str]], *, trusted: bool = False) -> None:
         self.rows = rows
         self.trusted = trusted
         self._triples: list[Triple] | None = None
+        self._block: tuple[str, bytes] | None = None
 
     @classmethod
     def of(cls, triples: Iterable[Triple], *, trusted: bool = False) -> TriplesText:
@@ -83,6 +84,19 @@ class TriplesText(Sequence[Triple]):
 
     def __repr__(self) -> str:
         return f"TriplesText({len(self.rows)} triples)"
+
+    def nquads_block(self, name: str) -> bytes:
+        """Return the rows as N-Quads in graph ``name``, UTF-8 (made once per name, then kept).
+
+        Raises:
+            TermError: When ``name`` is not a usable IRI.
+        """
+        block = self._block
+        if block is None or block[0] != name:
+            tail = f" {iri_text(name)} .\n"
+            text = "".join([f"{s} {p} {o}{tail}" for s, p, o in self.rows])
+            block = self._block = (name, text.encode("utf-8"))
+        return block[1]
 
     def triples(self) -> list[Triple]:
         """Return the rows as rdflib triples (parsed once, then kept)."""
@@ -168,6 +182,37 @@ def nquads(graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> str:
         tail = f" {iri_text(str(name))} .\n"
         lines.extend(f"{s} {p} {o}{tail}" for s, p, o in _rows(triples, cache))
     return "".join(lines)
+
+
+def nquads_bytes(graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> bytes:
+    """Return :func:`nquads` of the graphs as UTF-8, reusing blocks :func:`prerender` made.
+
+    Raises:
+        TermError: When a term cannot be written.
+    """
+    cache: dict[Node, str] = {}
+    parts: list[bytes] = []
+    for name, triples in graphs:
+        if isinstance(triples, TriplesText):
+            parts.append(triples.nquads_block(str(name)))
+            continue
+        tail = f" {iri_text(str(name))} .\n"
+        rows = _rows(triples, cache)
+        parts.append("".join([f"{s} {p} {o}{tail}" for s, p, o in rows]).encode("utf-8"))
+    return b"".join(parts)
+
+
+def prerender(graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> None:
+    """Make the N-Quads blocks of the graphs' :class:`TriplesText` now, for a later write.
+
+    A graph whose block cannot be made is skipped: the write makes it again and raises then.
+    """
+    for name, triples in graphs:
+        if isinstance(triples, TriplesText):
+            try:
+                triples.nquads_block(str(name))
+            except TermError:
+                continue
 
 
 def replace_update(

@@ -174,6 +174,16 @@ class GraphStore(ABC):
             StoreError: When the backend fails.
         """
 
+    def prepare(self, graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> None:
+        """Do ahead of time the Python work a later :meth:`replace_graphs` of ``graphs`` needs.
+
+        A writer that prepares batch k+1 while batch k is written calls this off its critical
+        path (``EpisodicMemory.save_many``; docs/stores.md). It never writes and never fails: a
+        graph it cannot prepare is left for :meth:`replace_graphs`, which raises as usual.
+        The default does nothing.
+        """
+        return None  # not abstract: a backend with no such work keeps the default
+
     def refresh(self) -> None:
         """Let a read-only view see writes committed since it was opened.
 

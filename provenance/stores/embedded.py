@@ -41,7 +41,8 @@ from provenance.stores._terms import (
     Triple,
     TriplesText,
     iri_text,
-    nquads,
+    nquads_bytes,
+    prerender,
     replace_update,
     to_rdflib,
 )
@@ -199,7 +200,7 @@ class OxigraphStore(GraphStore):
             try:
                 existing = [n for n, _ in batch if store.contains_named_graph(ox.NamedNode(n))]
                 if not existing:
-                    data = nquads(batch).encode("utf-8")
+                    data = nquads_bytes(batch)
                     if self.path is None:
                         store.load(data, ox.RdfFormat.N_QUADS, lenient=_trusted(batch))
                     else:
@@ -212,6 +213,10 @@ class OxigraphStore(GraphStore):
                 raise StoreError(f"cannot store the graphs: {exc}") from exc
             except (OSError, SyntaxError, RuntimeError) as exc:
                 raise StoreError(f"{self!r} failed to write: {exc}") from exc
+
+    def prepare(self, graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> None:
+        """See :meth:`GraphStore.prepare`: the N-Quads text of a load, made ahead."""
+        prerender(graphs)
 
     def drop_graphs(self, names: Iterable[URIRef]) -> None:
         """See :meth:`GraphStore.drop_graphs`."""

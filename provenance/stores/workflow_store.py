@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -59,7 +61,7 @@ from provenance.stores.base import Bindings, GraphStore, QueryResult
 from provenance.suggestion_record import suggestion_graph_iri, suggestion_triples
 from provenance.vocab import PREFIXES, changes_graph_iri, graph_iri
 
-__all__ = ["ChangeMarker", "WorkflowStore"]
+__all__ = ["ChangeMarker", "StagedWrite", "WorkflowStore"]
 
 log = logging.getLogger("provenance.stores")
 
@@ -91,6 +93,18 @@ _SCOPE_RECORDS = (
 _QUERY_NAME = re.compile(r"[A-Za-z_][\w\-]*")
 
 
+@dataclass(frozen=True)
+class StagedWrite:
+    """A batch staged by :meth:`WorkflowStore.stage`, for :meth:`WorkflowStore.commit_staged`."""
+
+    graphs: list[tuple[URIRef, Any]]
+    """Every graph the transaction replaces (empty triples drop the graph)."""
+    changed: dict[str, frozenset[str]]
+    """Per scope, the ids the transaction's change-log entry names."""
+    workflows: list[Workflow]
+    """The workflows stored (a repeated (scope, id) kept its last)."""
+
+
 class WorkflowStore:
     """Workflows in a :class:`GraphStore`, one named graph each, ids per scope.
 
@@ -108,6 +122,7 @@ class WorkflowStore:
 
     def __init__(self, backend: GraphStore) -> None:
         self.backend = backend
+        self._writing = threading.Lock()
         self._slot: CacheSlot | None = None
         self._slot_claimed = False
 
@@ -196,6 +211,26 @@ class WorkflowStore:
             StoreError: As :meth:`save_many`.
             StoreOutcomeUnknown: As :meth:`save_many`.
         """
+        staged = self.stage(saves=saves, deletes=deletes, records=records, touched=touched)
+        return self.commit_staged(staged), staged.workflows
+
+    def stage(
+        self,
+        *,
+        saves: Iterable[Workflow] = (),
+        deletes: Iterable[tuple[str, str]] = (),
+        records: Sequence[tuple[URIRef, Any]] = (),
+        touched: Iterable[tuple[str, str]] = (),
+    ) -> StagedWrite:
+        """Do the Python work of a :meth:`commit` now; :meth:`commit_staged` writes it later.
+
+        Reads nothing and writes nothing, so a writer can stage batch k+1 while batch k is
+        being written (``EpisodicMemory.save_many``; docs/stores.md). The arguments are those
+        of :meth:`commit`.
+
+        Returns:
+            The staged write.
+        """
         batch = {(w.scope, w.id): w for w in saves}
         gone = [key for key in dict.fromkeys(deletes) if key not in batch]
         changed: dict[str, set[str]] = {}
@@ -208,8 +243,25 @@ class WorkflowStore:
         ]
         graphs.extend((graph_iri(i, s), []) for s, i in gone)
         graphs.extend(records)
-        markers = self._write(graphs, {s: frozenset(ids) for s, ids in changed.items()})
-        return markers, list(batch.values())
+        self.backend.prepare(graphs)
+        return StagedWrite(
+            graphs, {s: frozenset(ids) for s, ids in changed.items()}, list(batch.values())
+        )
+
+    def commit_staged(self, staged: StagedWrite) -> dict[str, ChangeMarker]:
+        """Write a :meth:`stage`-d batch in one transaction, with its change-log entries.
+
+        Safe to call from another thread than the one that staged it; writes of one store
+        object are serialised.
+
+        Returns:
+            The new change marker of every scope touched.
+
+        Raises:
+            StoreError: As :meth:`save_many`.
+            StoreOutcomeUnknown: As :meth:`save_many`.
+        """
+        return self._write(staged.graphs, staged.changed)
 
     def delete(self, workflow_id: str, scope: str = DEFAULT_SCOPE) -> bool:
         """Delete a workflow of a scope; return whether it existed there."""
@@ -248,6 +300,16 @@ class WorkflowStore:
         Returns:
             Per scope, the log as this writer knows it: what it read, plus its entry.
         """
+        with self._writing:
+            return self._write_locked(graphs, changed)
+
+    def _write_locked(
+        self,
+        graphs: list[tuple[URIRef, Any]],
+        changed: Mapping[str, frozenset[str] | None],
+    ) -> dict[str, ChangeMarker]:
+        # Reading the log and writing its next entry must not interleave with another write of
+        # this object (a pipelined save_many writes on its own thread).
         token = uuid.uuid4().hex
         before = self._read_markers(list(changed), ids=False)
         entries = {
