@@ -3,8 +3,9 @@
 A scope has one state: its :class:`~em_plugin.state.scope_index.ScopeIndex` holds the one slot
 table, the one tool vocabulary, the context table with its vectors, the args and routes tables,
 and is compacted as one. :class:`ScopeMemory` is the suggestion side of that state: the
-continuation index and the procedural graph are indexes over those arrays (their token ids are
-the scope's tool ids, their context, args and routes ids the scope's ids), and a
+continuation index and the procedural graph are indexes over those arrays (they read the
+scope's slots, tools, per-leaf contexts and args and call counts, and keep only their positions,
+postings and edge uses, keyed by the scope's slots and leaf offsets), and a
 :class:`~em_plugin.state.episodes.ContextTable` keeps the reference counts and cosines of the
 scope's contexts. Once attached, the scope tells it of every slot it adds or kills, so a save or
 a delete is written once, to the scope (docs/state.md).
