@@ -39,17 +39,17 @@ are in docs/tuning.md. Ranking is deterministic: ties go to the tool first seen 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
 import numpy as np
 
-from em_plugin.state.arrays import GrowArray, StringTable, gather_index
+from em_plugin.state.arrays import GrowArray, gather_index
 from em_plugin.state.continuation_keys import INSTRUCTION as _INSTRUCTION
 from em_plugin.state.continuation_keys import KeyPostings
 from em_plugin.state.continuation_types import Candidate, ContinuationConfig, Query
-from em_plugin.state.episodes import ContextTable, Episode
+from em_plugin.state.episodes import ContextTable
+from em_plugin.state.scope_index import ScopeIndex
 from em_plugin.types import Evidence
 
 __all__ = ["Candidate", "ContinuationConfig", "ContinuationIndex", "Query"]
@@ -58,110 +58,76 @@ __all__ = ["Candidate", "ContinuationConfig", "ContinuationIndex", "Query"]
 class ContinuationIndex:
     """One scope's stored positions, indexed by the leaves that precede them.
 
-    Flat numpy arrays (per slot, per leaf, per position) and postings by key
-    (:mod:`~em_plugin.state.continuation_keys`): a whole scope is indexed in one vectorised pass
-    (:meth:`add_bulk`) and a save appends without rebuilding anything.
+    An index over the scope's arrays (:class:`~em_plugin.state.scope_index.ScopeIndex`): its
+    slots, tools, contexts and args are the scope's own. It keeps only what ranking needs on top
+    of them: per position the scope slot, the scope leaf it predicts and that leaf's tool, and
+    postings by key (:mod:`~em_plugin.state.continuation_keys`). The scope's live slots are
+    indexed in one vectorised pass at construction, and :meth:`added` appends a save without
+    rebuilding anything.
 
     Args:
+        scope: The scope's arrays.
         contexts: The scope's context table.
         config: Model parameters.
+        textless: Treat every instruction as context 0 (the ``use_text=False`` ablation).
     """
 
-    def __init__(self, contexts: ContextTable, config: ContinuationConfig | None = None) -> None:
+    def __init__(
+        self,
+        scope: ScopeIndex,
+        contexts: ContextTable,
+        config: ContinuationConfig | None = None,
+        *,
+        textless: bool = False,
+    ) -> None:
+        self.scope = scope
         self.contexts = contexts
         self.config = config or ContinuationConfig()
-        self._vocab: dict[str, int] = {}
-        self._names: list[str] = []
-        self.arg_table = StringTable()
-        self.route_table = StringTable()
+        self.textless = textless
         self._reset()
+        self._index(np.flatnonzero(scope.alive.view()))
 
     def _reset(self) -> None:
-        self._slot_of: dict[str, int] = {}
-        self._slot_ids: list[str | None] = []
-        self._offsets = GrowArray(np.int64)
-        self._lengths = GrowArray(np.int64)
-        self._alive = GrowArray(np.bool_)
-        self._slot_positions = GrowArray(np.int64)  # non-opening positions per slot
-        self._slot_first = GrowArray(np.int64)  # a slot's positions are [first, first + count)
-        self._slot_count = GrowArray(np.int64)
-        self._slot_routes = GrowArray(np.int32)  # handoff routes per slot (-1: unknown)
-        self._tokens = GrowArray(np.int32)
-        self._ctx = GrowArray(np.int32)
-        self._args = GrowArray(np.int32)
-        self._pos = {name: GrowArray(np.int64) for name in ("slot", "next", "tool", "ctx")}
+        # Per position: its scope slot, the scope leaf (flat index) it predicts, that leaf's
+        # tool, and whether it is an opening. Positions are in slot order: a slot's positions
+        # are one run, found by binary search.
+        self._pos = {name: GrowArray(np.int64) for name in ("slot", "leaf", "tool")}
         self._opening = GrowArray(np.bool_)
         self._keys = KeyPostings(self.config.max_order)
         self._cache: dict[Any, np.ndarray] = {}
         self._dead_positions = 0
 
     def __len__(self) -> int:
-        return len(self._slot_of)
+        return len(self.scope)
 
     def __contains__(self, workflow_id: object) -> bool:
-        return workflow_id in self._slot_of
+        return workflow_id in self.scope.id_slots
 
     # ------------------------------------------------------------------------------ updates
 
-    def add(self, episode: Episode, context_ids: Sequence[int]) -> None:
-        """Index a workflow's positions (replacing the workflow if already indexed)."""
-        self.add_many([episode], [context_ids])
+    def added(self, first_slot: int, count: int) -> None:
+        """Index the scope's slots ``[first_slot, first_slot + count)``, just stored."""
+        self._index(np.arange(first_slot, first_slot + count, dtype=np.int64))
 
-    def add_many(self, episodes: Sequence[Episode], context_ids: Sequence[Sequence[int]]) -> None:
-        """Index workflows (distinct ids, context ids per leaf) at once, replacing held ids."""
-        for episode in episodes:
-            self.remove(episode.workflow_id)
-        if not episodes:
-            return
-        tokens = [self._token(t, create=True) for e in episodes for t in e.tools]
-        self.add_bulk(
-            [e.workflow_id for e in episodes],
-            np.asarray(tokens, dtype=np.int32),
-            np.array([len(e) for e in episodes], dtype=np.int64),
-            np.asarray([c for ids in context_ids for c in ids], dtype=np.int32),
-            self.arg_table.encode([a for e in episodes for a in e.args]),
-            self.route_table.encode([e.routes for e in episodes]),
-        )
+    def removed(self, slot: int) -> None:
+        """Forget the positions of a slot the scope just marked dead."""
+        start, end = self._span(slot)
+        self._dead_positions += int(np.count_nonzero(~self._opening.view()[start:end]))
+        self._cache.clear()
+        if self._dead_positions > max(1000, self._pos["slot"].size // 2):
+            self._compact()
 
-    def share_tables(
-        self, tools: list[str], tool_ids: dict[str, int], args: StringTable, routes: StringTable
-    ) -> None:
-        """Use a scope's own tool vocabulary, args and routes tables (the objects, not copies).
-
-        Raises:
-            ValueError: When the index already holds workflows.
-        """
-        if self._slot_ids:
-            raise ValueError("share_tables() needs an empty index")
-        self._names, self._vocab = tools, tool_ids
-        self.arg_table, self.route_table = args, routes
-
-    def add_bulk(
-        self,
-        workflow_ids: Sequence[str],
-        tokens: np.ndarray,
-        lengths: np.ndarray,
-        contexts: np.ndarray,
-        args: np.ndarray,
-        routes: np.ndarray | None = None,
-    ) -> None:
-        """Index many new workflows at once, vectorised (their ids must not be held).
-
-        Args:
-            workflow_ids: The ids, in save order.
-            tokens: Per leaf, its tool's id in the vocabulary, ``-1`` for an instruction.
-            lengths: Leaves per workflow.
-            contexts: Per leaf, its context id in :attr:`contexts` (``-1``: none).
-            args: Per leaf, its args id in :attr:`arg_table` (``-1``: none).
-            routes: Per workflow, its routes id in :attr:`route_table` (``-1``/None: unknown).
-        """
-        count = len(workflow_ids)
+    def _index(self, slots: np.ndarray) -> None:
+        """Index the positions of scope slots (ascending, after every slot indexed so far)."""
+        count = len(slots)
         if count == 0:
             return
-        lengths = np.asarray(lengths, dtype=np.int64)
-        tok = np.asarray(tokens, dtype=np.int64)
-        ctx = np.asarray(contexts, dtype=np.int64)
-        first_slot, leaf_base = len(self._slot_ids), self._tokens.size
+        scope = self.scope
+        lengths = scope.lengths.view()[slots].astype(np.int64)
+        index = gather_index(scope.offsets.view()[slots], lengths)
+        codes = scope.codes.view()[index]
+        tok = np.where(codes >= 0, codes, _INSTRUCTION).astype(np.int64)
+        ctx = self._contexts(index).astype(np.int64)
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
         slot_of = np.repeat(np.arange(count, dtype=np.int64), lengths)
         local = np.arange(len(tok), dtype=np.int64) - starts[slot_of]
@@ -182,60 +148,37 @@ class ContinuationIndex:
         leaf, kind = leaf[order], kind[order]
         position_base = self._pos["slot"].size
         positions = position_base + np.arange(len(leaf), dtype=np.int64)
-        self._pos["slot"].extend(first_slot + slot_of[leaf])
-        self._pos["next"].extend(local[leaf])
+        self._pos["slot"].extend(slots[slot_of[leaf]])
+        self._pos["leaf"].extend(index[leaf])
         self._pos["tool"].extend(tok[leaf])
-        self._pos["ctx"].extend(np.where(kind == 0, ctx[np.maximum(leaf - 1, 0)], ctx[leaf]))
         self._opening.extend(kind.astype(np.bool_))
-        self._slot_ids.extend(workflow_ids)
-        self._slot_of.update(zip(workflow_ids, range(first_slot, first_slot + count), strict=True))
-        self._offsets.extend(leaf_base + starts)
-        self._lengths.extend(lengths)
-        self._alive.extend(np.ones(count, dtype=np.bool_))
-        self._slot_routes.extend(np.full(count, -1) if routes is None else routes)
-        self._slot_positions.extend(np.bincount(slot_of[leaf[kind == 0]], minlength=count))
-        per_slot = np.bincount(slot_of[leaf], minlength=count)
-        self._slot_first.extend(position_base + np.cumsum(per_slot) - per_slot)
-        self._slot_count.extend(per_slot)
-        self._tokens.extend(tok)
-        self._ctx.extend(ctx)
-        self._args.extend(np.asarray(args, dtype=np.int64))
-        if self._keys.post(tok, local, leaf, kind, positions, len(self._names)):
+        if self._keys.post(tok, local, leaf, kind, positions, len(scope.tools)):
             self._compact()  # folds the tail into the CSR (and drops dead workflows)
         self._cache.clear()
 
-    def remove(self, workflow_id: str) -> bool:
-        """Forget a workflow's positions; return whether it was indexed."""
-        slot = self._slot_of.pop(workflow_id, None)
-        if slot is None:
-            return False
-        self._slot_ids[slot] = None
-        self._alive.view()[slot] = False
-        self._dead_positions += int(self._slot_positions.view()[slot])
-        self._cache.clear()
-        if self._dead_positions > max(1000, self._pos["slot"].size // 2):
-            self._compact()
-        return True
-
     def _compact(self) -> None:
-        """Re-index the live workflows in one pass (drops dead positions, folds the tail)."""
-        live = np.flatnonzero(self._alive.view())
-        ids = [self._slot_ids[s] or "" for s in live.tolist()]
-        index = gather_index(self._offsets.view()[live], self._lengths.view()[live])
-        lengths = self._lengths.view()[live].copy()
-        tokens, ctx = self._tokens.view()[index].copy(), self._ctx.view()[index].copy()
-        args = self._args.view()[index].copy()
-        routes = self._slot_routes.view()[live].copy()
+        """Re-index the scope's live slots in one pass (drops dead positions, folds the tail)."""
         self._reset()
-        self.add_bulk(ids, tokens, lengths, ctx, args, routes)
+        self._index(np.flatnonzero(self.scope.alive.view()))
 
-    def _token(self, tool: str | None, *, create: bool = False) -> int:
+    def _contexts(self, leaves: np.ndarray) -> np.ndarray:
+        """Return the model's context ids of scope leaves (every instruction is 0 if textless)."""
+        codes = self.scope.context_codes.view()[leaves]
+        return np.where(codes >= 0, 0, -1).astype(np.int32) if self.textless else codes
+
+    def _context(self, leaf: int) -> int:
+        """Return the model's context id of one scope leaf."""
+        return int(self._contexts(np.array([leaf]))[0])
+
+    def _span(self, slot: int) -> tuple[int, int]:
+        """Return the run of positions of a scope slot."""
+        slots = self._pos["slot"].view()
+        return int(np.searchsorted(slots, slot)), int(np.searchsorted(slots, slot, "right"))
+
+    def _token(self, tool: str | None) -> int:
         if tool is None:
             return _INSTRUCTION
-        found = self._vocab.get(tool)
-        if found is None and create:
-            found = self._vocab[tool] = len(self._names)
-            self._names.append(tool)
+        found = self.scope.tool_ids.get(tool)
         return -2 if found is None else found
 
     def _positions(self) -> dict[str, np.ndarray]:
@@ -243,7 +186,7 @@ class ContinuationIndex:
         arrays["opening"] = self._opening.view()
         alive = self._cache.get("alive")
         if alive is None:
-            alive = self._cache["alive"] = self._alive.view()[arrays["slot"]]
+            alive = self._cache["alive"] = self.scope.alive.view()[arrays["slot"]]
         arrays["alive"] = alive
         return arrays
 
@@ -268,7 +211,7 @@ class ContinuationIndex:
         n = len(query.tools)
         if n == 0:
             return []
-        names = list(self._names)
+        names = list(self.scope.tools)
         extra: dict[str, int] = {}
         tokens = []
         for tool in query.tools:
@@ -278,7 +221,8 @@ class ContinuationIndex:
             tokens.append(token)
         names.extend(extra)
         factor, self_weight, sims = self._factor(query)
-        excluded = [self._slot_of[w] for w in query.exclude if w in self._slot_of]
+        held = self.scope.id_slots
+        excluded = [held[w] for w in query.exclude if w in held]
         weigh = partial(self._weigh, factor=factor, excluded=excluded)
         counts, members = self._memory_counts(tokens, factor, excluded, weigh, len(names))
         # Before the current workflow's votes join the counts: per agreement level, the tools
@@ -312,8 +256,7 @@ class ContinuationIndex:
         found = self._cache.get("answered")
         if found is None:
             arrays = self._positions()
-            leaves = self._offsets.view()[arrays["slot"]] + arrays["next"]
-            found = self._cache["answered"] = self._ctx.view()[leaves]
+            found = self._cache["answered"] = self._contexts(arrays["leaf"])
         return found
 
     def _weigh(
@@ -322,7 +265,7 @@ class ContinuationIndex:
         """Return vote weights: 0 if dead or excluded, else the answered context's factor."""
         arrays = self._positions()
         slots = arrays["slot"][positions]
-        weights = self._alive.view()[slots] * factor[self._answered()[positions]]
+        weights = self.scope.alive.view()[slots] * factor[self._answered()[positions]]
         if excluded:
             weights[np.isin(slots, excluded)] = 0.0
         return weights
@@ -365,9 +308,8 @@ class ContinuationIndex:
         tools, contexts, sizes, keys = self._frequency()
         arrays = self._positions()
         for slot in excluded:  # an excluded live workflow's own states do not vote
-            if self._alive.view()[slot]:
-                first = int(self._slot_first.view()[slot])
-                own = np.arange(first, first + int(self._slot_count.view()[slot]))
+            if self.scope.alive.view()[slot]:
+                own = np.arange(*self._span(slot))
                 own = own[~arrays["opening"][own]]
                 width = self.contexts.capacity + 1
                 own_keys = arrays["tool"][own] * width + (self._answered()[own] + 1)
@@ -463,27 +405,31 @@ class ContinuationIndex:
         agreement = min(k, n) / min(self.config.max_order, n)
         evidence: list[Evidence] = []
         votes: dict[str, float] = {}
-        offsets, arg_codes, values = self._offsets.view(), self._args.view(), self.arg_table.values
+        scope = self.scope
+        offsets, arg_codes, values = scope.offsets.view(), scope.arg_codes.view(), scope.args.values
         for position, weight in zip(chosen.tolist(), weights.tolist(), strict=True):
-            slot, nxt = int(arrays["slot"][position]), int(arrays["next"][position])
-            arg = int(arg_codes[offsets[slot] + nxt])
+            slot, leaf = int(arrays["slot"][position]), int(arrays["leaf"][position])
+            arg = int(arg_codes[leaf])
             if arg >= 0:
                 votes[values[arg]] = votes.get(values[arg], 0.0) + weight
             if len(evidence) < self.config.evidence:
                 score = agreement
-                context = int(arrays["ctx"][position])
+                # A state is weighed by the instruction before it, an opening by its own.
+                context = self._context(leaf - 1 + int(arrays["opening"][position]))
                 if sims is not None and context >= 0:
                     score = (agreement + max(float(sims[context]), 0.0)) / 2
-                evidence.append(Evidence(self._slot_ids[slot] or "", nxt, round(score, 6)))
+                nxt = leaf - int(offsets[slot])
+                evidence.append(Evidence(scope.slot_ids[slot] or "", nxt, round(score, 6)))
         instruction = None
         if len(chosen):
-            slot, nxt = int(arrays["slot"][chosen[0]]), int(arrays["next"][chosen[0]])
-            leaf = int(offsets[slot]) + nxt
-            tokens, ctx = self._tokens.view(), self._ctx.view()
-            opens = ctx[leaf] >= 0 and (
-                nxt == 0 or tokens[leaf] == _INSTRUCTION or ctx[leaf - 1] != ctx[leaf]
+            slot, leaf = int(arrays["slot"][chosen[0]]), int(arrays["leaf"][chosen[0]])
+            context = self._context(leaf)
+            opens = context >= 0 and (
+                leaf == int(offsets[slot])
+                or scope.codes.view()[leaf] < 0
+                or self._context(leaf - 1) != context
             )
-            instruction = self.contexts.text(int(ctx[leaf])) if opens else None
+            instruction = self.contexts.text(context) if opens else None
         args = json.loads(max(votes, key=votes.__getitem__)) if votes else None
         return Candidate(
             candidate.tool,

@@ -15,13 +15,14 @@ Each edge keeps the instruction contexts it was seen under (H-EPM's episodic sta
 context cosine with the current instruction reaches ``similarity_threshold`` come first, by that
 similarity (H-EPM's episodic mode); the others follow by weight (its procedural mode).
 
-The graph is updated incrementally: :meth:`~ProceduralGraph.add` and
-:meth:`~ProceduralGraph.remove` keep it in step with saves and deletes.
+The graph is an index over the scope's arrays (slots, tools, contexts, call counts); it keeps
+only its edge uses, keyed by the scope's slots. The scope tells it of every save and delete
+(:meth:`~ProceduralGraph.added`, :meth:`~ProceduralGraph.removed`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
@@ -29,7 +30,8 @@ import numpy as np
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.state.arrays import GrowArray, gather_index
-from em_plugin.state.episodes import ContextTable, Episode
+from em_plugin.state.episodes import ContextTable
+from em_plugin.state.scope_index import ScopeIndex
 from em_plugin.types import Evidence
 
 __all__ = ["DEFAULT_C", "DEFAULT_SIMILARITY", "ProceduralGraph", "Transition"]
@@ -57,12 +59,19 @@ class Transition:
 
 
 class ProceduralGraph:
-    """One scope's tool-transition graph.
+    """One scope's tool-transition graph, an index over the scope's arrays.
+
+    Its slots, tools, contexts and call counts are the scope's
+    (:class:`~em_plugin.state.scope_index.ScopeIndex`); it keeps only the edge uses. The
+    scope's live slots are indexed in one vectorised pass at construction, and :meth:`added`
+    appends a save without rebuilding anything.
 
     Args:
+        scope: The scope's arrays.
         contexts: The scope's context table (vectors of the edges' instruction contexts).
         c: Weight of the efficiency term.
         similarity_threshold: Context cosine from which an edge ranks by similarity.
+        textless: Treat every instruction as context 0 (the ``use_text=False`` ablation).
 
     Raises:
         ConfigurationError: When ``c`` is negative or the threshold is outside [-1, 1].
@@ -70,10 +79,12 @@ class ProceduralGraph:
 
     def __init__(
         self,
+        scope: ScopeIndex,
         contexts: ContextTable | None = None,
         *,
         c: float = DEFAULT_C,
         similarity_threshold: float = DEFAULT_SIMILARITY,
+        textless: bool = False,
     ) -> None:
         if c < 0:
             raise ConfigurationError(f"c must be >= 0, got {c}")
@@ -81,20 +92,18 @@ class ProceduralGraph:
             raise ConfigurationError(
                 f"similarity_threshold must be in [-1, 1], got {similarity_threshold}"
             )
+        self.scope = scope
         self.contexts = contexts
         self.c = c
         self.similarity_threshold = similarity_threshold
-        self._names: list[str] = []
-        self._vocab: dict[str, int] = {}
+        self.textless = textless
         self._reset()
+        self._index(np.flatnonzero(scope.alive.view()))
 
     def _reset(self) -> None:
-        # One row per (workflow, edge) "use": source (-1: start), target, the target's first
-        # position under that edge, and the use's distinct contexts (a slice of _use_ctx).
-        self._slot_of: dict[str, int] = {}
-        self._slot_ids: list[str | None] = []
-        self._alive = GrowArray(np.bool_)
-        self._calls = GrowArray(np.int64)
+        # One row per (workflow, edge) "use": its scope slot, source (-1: start), target, the
+        # target's first position under that edge, and the use's distinct contexts (a slice of
+        # _use_ctx). Uses are in slot order.
         self._use = {name: GrowArray(np.int64) for name in ("slot", "a", "b", "first")}
         self._ctx_start = GrowArray(np.int64)
         self._ctx_count = GrowArray(np.int64)
@@ -105,91 +114,36 @@ class ProceduralGraph:
         self._source_ptr = np.zeros(1, dtype=np.int64)
 
     def __len__(self) -> int:
-        return len(self._slot_of)
+        return len(self.scope)
 
     def __contains__(self, workflow_id: object) -> bool:
-        return workflow_id in self._slot_of
+        return workflow_id in self.scope.id_slots
 
     def tools(self) -> list[str]:
         """Every tool that is the target of an edge of a held workflow, in first-seen order."""
-        live = self._alive.view()[self._use["slot"].view()]
-        held = np.bincount(self._use["b"].view()[live], minlength=len(self._names)) > 0
-        return [self._names[t] for t in np.flatnonzero(held).tolist()]
+        live = self.scope.alive.view()[self._use["slot"].view()]
+        names = self.scope.tools
+        held = np.bincount(self._use["b"].view()[live], minlength=len(names)) > 0
+        return [names[t] for t in np.flatnonzero(held).tolist()]
 
     # ------------------------------------------------------------------------------ updates
 
-    def add(self, episode: Episode, context_ids: Sequence[int] | None = None) -> None:
-        """Add a workflow's transitions (replacing the workflow if it is already in the graph).
+    def added(self, first_slot: int, count: int) -> None:
+        """Index the scope's slots ``[first_slot, first_slot + count)``, just stored."""
+        self._index(np.arange(first_slot, first_slot + count, dtype=np.int64))
 
-        Args:
-            episode: The workflow's episode.
-            context_ids: Context id per leaf (from the scope's :class:`ContextTable`).
-        """
-        ids = list(context_ids) if context_ids is not None else [-1] * len(episode)
-        self.add_many([episode], [ids])
-
-    def add_many(self, episodes: Sequence[Episode], context_ids: Sequence[Sequence[int]]) -> None:
-        """Add several workflows in one vectorised pass (replacing held ids).
-
-        Args:
-            episodes: The episodes (distinct ids).
-            context_ids: Per episode, its context id per leaf.
-        """
-        for episode in episodes:
-            self.remove(episode.workflow_id)
-        if not episodes:
-            return
-        tokens = [-1 if t is None else self._token(t) for e in episodes for t in e.tools]
-        self.add_bulk(
-            [e.workflow_id for e in episodes],
-            np.asarray(tokens, dtype=np.int64),
-            np.array([len(e) for e in episodes], dtype=np.int64),
-            np.asarray([c for ids in context_ids for c in ids], dtype=np.int64),
-        )
-
-    def set_tools(self, tools: Sequence[str]) -> None:
-        """Adopt a tool vocabulary (first-seen order) before the first :meth:`add_bulk`.
-
-        Raises:
-            ValueError: When the graph already holds workflows.
-        """
-        if self._slot_ids:
-            raise ValueError("set_tools() needs an empty graph")
-        self._names = list(tools)
-        self._vocab = {name: i for i, name in enumerate(self._names)}
-
-    def share_tools(self, tools: list[str], tool_ids: dict[str, int]) -> None:
-        """Use a scope's own tool vocabulary (the objects, not copies) before the first add.
-
-        Raises:
-            ValueError: When the graph already holds workflows.
-        """
-        if self._slot_ids:
-            raise ValueError("share_tools() needs an empty graph")
-        self._names, self._vocab = tools, tool_ids
-
-    def add_bulk(
-        self,
-        workflow_ids: Sequence[str],
-        tokens: np.ndarray,
-        lengths: np.ndarray,
-        contexts: np.ndarray,
-    ) -> None:
-        """Add many new workflows at once, vectorised (their ids must not be held).
-
-        Args:
-            workflow_ids: The ids.
-            tokens: Per leaf, its tool's id in the vocabulary, ``-1`` for an instruction.
-            lengths: Leaves per workflow.
-            contexts: Per leaf, its context id (``-1``: none).
-        """
-        count = len(workflow_ids)
+    def _index(self, slots: np.ndarray) -> None:
+        """Index the edge uses of scope slots (ascending, after every slot indexed so far)."""
+        count = len(slots)
         if count == 0:
             return
-        lengths = np.asarray(lengths, dtype=np.int64)
-        tok = np.asarray(tokens, dtype=np.int64)
-        ctx = np.asarray(contexts, dtype=np.int64)
-        first_slot = len(self._slot_ids)
+        scope = self.scope
+        lengths = scope.lengths.view()[slots].astype(np.int64)
+        index = gather_index(scope.offsets.view()[slots], lengths)
+        tok = scope.codes.view()[index].astype(np.int64)
+        ctx = scope.context_codes.view()[index].astype(np.int64)
+        if self.textless:
+            ctx = np.where(ctx >= 0, 0, -1)
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
         slot_of = np.repeat(np.arange(count, dtype=np.int64), lengths)
         calls = np.flatnonzero(tok >= 0)
@@ -200,7 +154,7 @@ class ProceduralGraph:
         previous[np.concatenate(([True], c_slot[1:] != c_slot[:-1]))[: len(c_tool)]] = -1
         # Calls come in (workflow, position) order; a stable sort by (workflow, edge) groups a
         # workflow's uses of an edge with their positions ascending.
-        bits = (len(self._names) + 1).bit_length()
+        bits = (len(scope.tools) + 1).bit_length()
         if 2 * bits + max(1, count.bit_length()) <= 63:
             edge = (c_slot << (2 * bits)) | ((previous + 1) << bits) | c_tool
             order = np.argsort(edge, kind="stable")
@@ -227,14 +181,10 @@ class ProceduralGraph:
         )
         self._ctx_count.extend(np.bincount(pair_use, minlength=len(heads)))
         self._use_ctx.extend(pair_ctx)
-        self._use["slot"].extend(first_slot + g_slot[heads])
+        self._use["slot"].extend(slots[g_slot[heads]])
         self._use["a"].extend(g_a[heads])
         self._use["b"].extend(g_b[heads])
         self._use["first"].extend(g_pos[heads])
-        self._slot_ids.extend(workflow_ids)
-        self._slot_of.update(zip(workflow_ids, range(first_slot, first_slot + count), strict=True))
-        self._alive.extend(np.ones(count, dtype=np.bool_))
-        self._calls.extend(np.bincount(c_slot, minlength=count))
         tail = self._use["slot"].size - self._built
         if use_base == 0 or tail > max(4096, self._built // 16):
             self._index_sources()
@@ -242,42 +192,27 @@ class ProceduralGraph:
     def _index_sources(self) -> None:
         sources = self._use["a"].view() + 1  # the start node (-1) first
         self._by_source = np.argsort(sources, kind="stable")
-        self._source_ptr = np.zeros(len(self._names) + 2, dtype=np.int64)
-        np.cumsum(np.bincount(sources, minlength=len(self._names) + 1), out=self._source_ptr[1:])
+        self._source_ptr = np.zeros(len(self.scope.tools) + 2, dtype=np.int64)
+        np.cumsum(
+            np.bincount(sources, minlength=len(self.scope.tools) + 1), out=self._source_ptr[1:]
+        )
         self._built = len(sources)
 
-    def remove(self, workflow_id: str) -> bool:
-        """Remove a workflow's transitions; return whether it was in the graph."""
-        slot = self._slot_of.pop(workflow_id, None)
-        if slot is None:
-            return False
-        self._slot_ids[slot] = None
-        self._alive.view()[slot] = False
+    def removed(self, slot: int) -> None:
+        """Forget the edge uses of a slot the scope just marked dead."""
         # Uses are appended in slot order and compaction keeps it: a binary search, not a scan.
         slots = self._use["slot"].view()
         self._dead_uses += int(np.searchsorted(slots, slot, "right") - np.searchsorted(slots, slot))
         if self._dead_uses > max(1000, self._use["slot"].size // 2):
             self._compact()
-        return True
 
     def _compact(self) -> None:
-        """Keep only the live workflows' uses (renumbering slots)."""
-        alive = self._alive.view()
-        live = np.flatnonzero(alive)
-        renumber = np.full(len(alive), -1, dtype=np.int64)
-        renumber[live] = np.arange(len(live))
-        keep = np.flatnonzero(alive[self._use["slot"].view()])
+        """Keep only the live slots' uses (in the same order)."""
+        keep = np.flatnonzero(self.scope.alive.view()[self._use["slot"].view()])
         uses = {name: grow.view()[keep].copy() for name, grow in self._use.items()}
         starts, counts = self._ctx_start.view()[keep], self._ctx_count.view()[keep]
         ctx = self._use_ctx.view()[gather_index(starts, counts)].copy()
-        ids = [self._slot_ids[s] or "" for s in live.tolist()]
-        calls = self._calls.view()[live].copy()
         self._reset()
-        self._slot_ids.extend(ids)
-        self._slot_of.update((wid, i) for i, wid in enumerate(ids))
-        self._alive.extend(np.ones(len(ids), dtype=np.bool_))
-        self._calls.extend(calls)
-        uses["slot"] = renumber[uses["slot"]]
         for name, values in uses.items():
             self._use[name].extend(values)
         self._ctx_start.extend(np.concatenate(([0], np.cumsum(counts)[:-1])))
@@ -285,16 +220,9 @@ class ProceduralGraph:
         self._use_ctx.extend(ctx)
         self._index_sources()
 
-    def _token(self, tool: str) -> int:
-        found = self._vocab.get(tool)
-        if found is None:
-            found = self._vocab[tool] = len(self._names)
-            self._names.append(tool)
-        return found
-
     def _uses_from(self, a: Node) -> np.ndarray:
         """Live uses whose edge starts at ``a``."""
-        source = -1 if a is None else self._vocab.get(a)
+        source = -1 if a is None else self.scope.tool_ids.get(a)
         if source is None:
             return np.zeros(0, dtype=np.int64)
         key = source + 1
@@ -305,13 +233,13 @@ class ProceduralGraph:
         )
         tail = self._built + np.flatnonzero(self._use["a"].view()[self._built :] == source)
         found = np.concatenate((found, tail)) if len(tail) else found
-        return found[self._alive.view()[self._use["slot"].view()[found]]]
+        return found[self.scope.alive.view()[self._use["slot"].view()[found]]]
 
     def _edges(self, a: Node) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(uses, targets, group per use, raw weight per target)`` of ``a``'s out-edges."""
         uses = self._uses_from(a)
         targets, group = np.unique(self._use["b"].view()[uses], return_inverse=True)
-        calls = self._calls.view()[self._use["slot"].view()[uses]].astype(np.float64)
+        calls = self.scope.calls.view()[self._use["slot"].view()[uses]].astype(np.float64)
         raw = np.bincount(group, minlength=len(targets)) + self.c * np.bincount(
             group, weights=1.0 / calls, minlength=len(targets)
         )
@@ -322,7 +250,7 @@ class ProceduralGraph:
     def raw_weight(self, a: Node, b: str) -> float:
         """``w'(a, b) = N + c * sum 1/n_k``; 0 when there is no such edge."""
         _, targets, _, raw = self._edges(a)
-        found = np.flatnonzero(targets == self._vocab.get(b, -2))
+        found = np.flatnonzero(targets == self.scope.tool_ids.get(b, -2))
         return float(raw[found[0]]) if len(found) else 0.0
 
     def successors(self, a: Node) -> dict[str, float]:
@@ -331,9 +259,8 @@ class ProceduralGraph:
         total = float(raw.sum())
         if total <= 0:
             return {}
-        return {
-            self._names[t]: float(w) / total for t, w in zip(targets.tolist(), raw, strict=True)
-        }
+        names = self.scope.tools
+        return {names[t]: float(w) / total for t, w in zip(targets.tolist(), raw, strict=True)}
 
     def weight(self, a: Node, b: str) -> float:
         """Normalised weight ``w(a, b)``; 0 when there is no such edge."""
@@ -342,14 +269,15 @@ class ProceduralGraph:
     def tool_scores(self) -> dict[str, float]:
         """Each tool's total incoming raw weight (how much memory relies on it)."""
         slots = self._use["slot"].view()
-        live = self._alive.view()[slots]
+        live = self.scope.alive.view()[slots]
         targets = self._use["b"].view()[live]
-        calls = self._calls.view()[slots[live]].astype(np.float64)
-        size = len(self._names)
+        calls = self.scope.calls.view()[slots[live]].astype(np.float64)
+        names = self.scope.tools
+        size = len(names)
         uses = np.bincount(targets, minlength=size)
         scores = uses + self.c * np.bincount(targets, weights=1.0 / calls, minlength=size)
         held = uses > 0
-        return {self._names[t]: float(scores[t]) for t in np.flatnonzero(held).tolist()}
+        return {names[t]: float(scores[t]) for t in np.flatnonzero(held).tolist()}
 
     # ------------------------------------------------------------------------------ ranking
 
@@ -385,7 +313,7 @@ class ProceduralGraph:
         has_best = np.bincount(group[has_sim], minlength=len(targets)) > 0
         ranked: list[tuple[tuple[bool, float, int], int]] = []
         for i, target in enumerate(targets.tolist()):
-            if self._names[target] in exclude:
+            if self.scope.tools[target] in exclude:
                 continue
             episodic = bool(has_best[i]) and best[i] >= self.similarity_threshold
             score = -float(best[i]) if episodic else -float(weights[i])
@@ -396,7 +324,7 @@ class ProceduralGraph:
             members = np.flatnonzero(group == i)
             out.append(
                 Transition(
-                    self._names[target],
+                    self.scope.tools[target],
                     float(weights[i]),
                     float(best[i]) if has_best[i] else None,
                     "procedural" if procedural else "episodic",
@@ -430,7 +358,7 @@ class ProceduralGraph:
     ) -> tuple[Evidence, ...]:
         if limit <= 0 or not len(uses):
             return ()
-        calls = self._calls.view()[self._use["slot"].view()[uses]]
+        calls = self.scope.calls.view()[self._use["slot"].view()[uses]]
         scores = np.where(has, sims, 0.0)
         order = np.lexsort((calls, -scores))
         # Ties at the cut are broken by workflow id: keep every use tied with the last one.
@@ -438,15 +366,14 @@ class ProceduralGraph:
         last = cut[-1]
         tied = order[(scores[order] == scores[last]) & (calls[order] == calls[last])]
         pool = np.union1d(cut, tied)
+        ids = self.scope.slot_ids
         slots = self._use["slot"].view()[uses]
         firsts = self._use["first"].view()[uses]
         chosen = sorted(
             pool.tolist(),
-            key=lambda u: (-float(scores[u]), int(calls[u]), self._slot_ids[int(slots[u])] or ""),
+            key=lambda u: (-float(scores[u]), int(calls[u]), ids[int(slots[u])] or ""),
         )[:limit]
         return tuple(
-            Evidence(
-                self._slot_ids[int(slots[u])] or "", int(firsts[u]), round(float(scores[u]), 6)
-            )
+            Evidence(ids[int(slots[u])] or "", int(firsts[u]), round(float(scores[u]), 6))
             for u in chosen
         )

@@ -67,6 +67,8 @@ class ScopeIndex:
         self.id_slots: dict[str, int] = {}
         self.offsets = GrowArray(np.int64)
         self.lengths = GrowArray(np.int32)
+        # Per slot, its workflow's call leaves (H-EPM's efficiency term reads it).
+        self.calls = GrowArray(np.int32)
         self.alive = GrowArray(np.bool_)
         self.codes = GrowArray(np.int32)
         self.tool_postings = Postings()
@@ -329,6 +331,7 @@ class ScopeIndex:
         self.codes.extend(codes)
         self._add_sequences(codes, lengths)
         slot_of = np.repeat(np.arange(first, first + count, dtype=np.int64), lengths)
+        self.calls.extend(np.bincount(slot_of[codes >= 0] - first, minlength=count))
         for postings, mask, keys in (
             (self.tool_postings, codes >= 0, codes),
             (self.text_postings, codes < 0, -codes.astype(np.int64) - 1),

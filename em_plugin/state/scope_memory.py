@@ -3,8 +3,9 @@
 A scope has one state: its :class:`~em_plugin.state.scope_index.ScopeIndex` holds the one slot
 table, the one tool vocabulary, the context table with its vectors, the args and routes tables,
 and is compacted as one. :class:`ScopeMemory` is the suggestion side of that state: the
-continuation index and the procedural graph are indexes over those arrays (their token ids are
-the scope's tool ids, their context, args and routes ids the scope's ids), and a
+continuation index and the procedural graph are indexes over those arrays (they read the
+scope's slots, tools, per-leaf contexts and args and call counts, and keep only their positions,
+postings and edge uses, keyed by the scope's slots and leaf offsets), and a
 :class:`~em_plugin.state.episodes.ContextTable` keeps the reference counts and cosines of the
 scope's contexts. Once attached, the scope tells it of every slot it adds or kills, so a save or
 a delete is written once, to the scope (docs/state.md).
@@ -73,9 +74,9 @@ class ScopeMemory:
     def _build(self) -> None:
         """Index the arrays' live slots in one vectorised pass and follow the arrays from now."""
         arrays = self.arrays
-        ids, lengths, codes, contexts, args, routes = arrays.live_leaves()
-        tokens = np.where(codes >= 0, codes, -1).astype(np.int64)
-        contexts = self._model_contexts(contexts)
+        live = np.flatnonzero(arrays.alive.view())
+        index = gather_index(arrays.offsets.view()[live], arrays.lengths.view()[live])
+        contexts = self._model_contexts(arrays.context_codes.view()[index])
         if self.use_text:
             if arrays.context_vectors.size != len(arrays.contexts):
                 raise ValueError("the step index scope has no vectors for its contexts")
@@ -85,14 +86,17 @@ class ScopeMemory:
             vectors = np.asarray(self.embed(texts), dtype=np.float32).reshape(1, -1)
         refs = np.bincount(contexts[contexts >= 0], minlength=len(texts))
         self.contexts = ContextTable.from_arrays(texts, vectors, refs)
-        self.continuation = ContinuationIndex(self.contexts, self._config)
-        self.graph = ProceduralGraph(
-            self.contexts, c=self._c, similarity_threshold=self._similarity
+        textless = not self.use_text
+        self.continuation = ContinuationIndex(
+            arrays, self.contexts, self._config, textless=textless
         )
-        self.continuation.share_tables(arrays.tools, arrays.tool_ids, arrays.args, arrays.routes)
-        self.graph.share_tools(arrays.tools, arrays.tool_ids)
-        self.continuation.add_bulk(ids, tokens, lengths, contexts, args, routes)
-        self.graph.add_bulk(ids, tokens, lengths, contexts)
+        self.graph = ProceduralGraph(
+            arrays,
+            self.contexts,
+            c=self._c,
+            similarity_threshold=self._similarity,
+            textless=textless,
+        )
         arrays.models = self
 
     def _model_contexts(self, contexts: np.ndarray) -> np.ndarray:
@@ -104,37 +108,27 @@ class ScopeMemory:
     def added(self, first_slot: int, count: int) -> None:
         """Index the scope's slots ``[first_slot, first_slot + count)`` (just stored)."""
         arrays = self.arrays
+        if count == 0:
+            return
         if self.use_text and len(arrays.contexts) > self.contexts.capacity:
-            start = self.contexts.capacity
+            known = self.contexts.capacity
             self.contexts.extend(
-                arrays.contexts.values[start:], arrays.context_vectors.view()[start:]
+                arrays.contexts.values[known:], arrays.context_vectors.view()[known:]
             )
-        slots = np.arange(first_slot, first_slot + count)
-        offsets = arrays.offsets.view()[slots]
-        lengths = arrays.lengths.view()[slots].astype(np.int64)
-        index = gather_index(offsets, lengths)
-        codes = arrays.codes.view()[index]
-        contexts = self._model_contexts(arrays.context_codes.view()[index])
+        # The new slots' leaves are the last ones stored.
+        start = int(arrays.offsets.view()[first_slot])
+        contexts = self._model_contexts(arrays.context_codes.view()[start:])
         texts = arrays.contexts.values if self.use_text else [_TEXTLESS]
         self.contexts.hold(contexts.tolist(), texts)
-        ids = [arrays.slot_ids[s] or "" for s in slots.tolist()]
-        tokens = np.where(codes >= 0, codes, -1).astype(np.int64)
-        self.continuation.add_bulk(
-            ids,
-            tokens,
-            lengths,
-            contexts,
-            arrays.arg_codes.view()[index],
-            arrays.route_codes.view()[slots],
-        )
-        self.graph.add_bulk(ids, tokens, lengths, contexts)
+        self.continuation.added(first_slot, count)
+        self.graph.added(first_slot, count)
 
     def removed(self, workflow_id: str, slot: int) -> None:
         """Forget a workflow whose slot the scope just marked dead."""
         start, end = self.arrays.span(slot)
         ids = self._model_contexts(self.arrays.context_codes.view()[start:end]).tolist()
-        self.continuation.remove(workflow_id)
-        self.graph.remove(workflow_id)
+        self.continuation.removed(slot)
+        self.graph.removed(slot)
         self._released.extend(self.contexts.release(ids))
 
     # ------------------------------------------------------------------- reading

@@ -7,7 +7,7 @@ import pytest
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.errors import ConfigurationError
 from em_plugin.state.continuation import ContinuationConfig, ContinuationIndex, Query
-from em_plugin.state.episodes import ContextTable, episode_of
+from em_plugin.state.scope_memory import ScopeMemory
 from provenance.model import CallStep, InstructionStep, Workflow
 
 EMBEDDER = FakeEmbedder(64)
@@ -18,13 +18,16 @@ def wf(wid: str, *tools: str, text: str | None = None, args: dict | None = None)
     return Workflow(id=wid, steps=(InstructionStep(text, calls),) if text else calls)
 
 
-def index_of(*workflows: Workflow, **config) -> ContinuationIndex:
-    table = ContextTable(EMBEDDER.dimension)
-    index = ContinuationIndex(table, ContinuationConfig(**config))
+def state_of(*workflows: Workflow, **config) -> ScopeMemory:
+    """A scope holding ``workflows``, saved one by one (its continuation index follows it)."""
+    state = ScopeMemory(EMBEDDER.dimension, EMBEDDER.embed, config=ContinuationConfig(**config))
     for w in workflows:
-        episode = episode_of(w)
-        index.add(episode, table.acquire(episode.contexts, EMBEDDER.embed))
-    return index
+        state.add_many([w])
+    return state
+
+
+def index_of(*workflows: Workflow, **config) -> ContinuationIndex:
+    return state_of(*workflows, **config).continuation
 
 
 def query(*tools: str | None, text: str | None = None, **kw) -> Query:
@@ -116,17 +119,19 @@ def test_a_new_instruction_finds_the_first_calls_of_similar_instructions() -> No
 
 
 def test_exclusion_and_removal() -> None:
-    index = index_of(wf("w1", "a", "b"), wf("w2", "a", "c"))
+    state = state_of(wf("w1", "a", "b"), wf("w2", "a", "c"))
+    index = state.continuation
     assert [c.tool for c in index.rank(query("a", exclude=frozenset({"w1"})))][0] == "c"
-    assert index.remove("w2") and not index.remove("w2")
+    state.remove("w2")
     assert [c.tool for c in index.rank(query("a")) if c.order >= 1] == ["b"]
     assert "w2" not in index and len(index) == 1
 
 
 def test_compaction_keeps_results() -> None:
-    index = index_of(*(wf(f"w{i}", "a", "b", "c") for i in range(1200)))
+    state = state_of(*(wf(f"w{i}", "a", "b", "c") for i in range(1200)))
+    index = state.continuation
     for i in range(1, 1200):
-        index.remove(f"w{i}")
+        state.remove(f"w{i}")
     ranked = index.rank(query("a"))
     assert ranked[0].tool == "b" and ranked[0].evidence[0].workflow_id == "w0"
 

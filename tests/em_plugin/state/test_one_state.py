@@ -5,13 +5,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.evaluation.synthetic import SCOPE, SyntheticMemory
 from em_plugin.memory import EpisodicMemory
+from em_plugin.state.continuation import ContinuationIndex
+from em_plugin.state.procedural import ProceduralGraph
 from em_plugin.state.scope_memory import ScopeMemory
 
 DATA = SyntheticMemory(5)
 QUERIES = list(DATA.queries(10))
+#: What the models kept of their own before they became indexes over the scope's arrays.
+OWN_TABLES = {
+    "_slot_of", "_slot_ids", "_alive", "_offsets", "_lengths", "_names", "_vocab",
+    "_tokens", "_ctx", "_args", "_calls", "arg_table", "route_table",
+}  # fmt: skip
 
 
 def _ranked(state: ScopeMemory) -> list[list[tuple[str, float, tuple[str, ...]]]]:
@@ -34,11 +44,11 @@ def test_the_models_share_the_scope_tables_and_follow_its_changes(tmp_path: Path
         state = memory.scope_memory()
         arrays = state.arrays
         assert arrays.models is state
-        # One vocabulary and one args and routes table: the objects, not copies.
-        assert state.continuation._names is arrays.tools
-        assert state.graph._vocab is arrays.tool_ids
-        assert state.continuation.arg_table is arrays.args
-        assert state.continuation.route_table is arrays.routes
+        # The models are indexes over the scope's arrays: one slot table, one vocabulary, one
+        # per-leaf table of tools, contexts and args, one table of call counts.
+        assert state.continuation.scope is arrays and state.graph.scope is arrays
+        for model in (state.continuation, state.graph):
+            assert not OWN_TABLES & set(vars(model)), type(model).__name__
         # Saves, a replacement and deletes are written once, to the scope; the models follow.
         memory.save_many(workflows[40:])
         memory.save(workflows[3])
@@ -68,3 +78,34 @@ def test_a_compacted_scope_builds_its_models_again(tmp_path: Path) -> None:
         assert again is not state and again.arrays.models is again
         assert _ranked(again) == before
         assert again.version(workflows[20].id) == version  # cached parsed copies stay valid
+
+
+def test_the_models_own_compactions_rank_as_models_built_afresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Small saves fold the postings' tails; many deletes drop dead positions and edge uses.
+    # Both keep the scope's slot numbering, so they rank as models built over the same arrays.
+    compactions: list[str] = []
+    for model in (ContinuationIndex, ProceduralGraph):
+        original = model._compact
+
+        def counted(self: object, original: object = original) -> None:
+            compactions.append(type(self).__name__)
+            original(self)  # type: ignore[operator]
+
+        monkeypatch.setattr(model, "_compact", counted)
+    embedder = FakeEmbedder(32)
+    state = ScopeMemory(32, embedder.embed)
+    workflows = list(DATA.workflows(600))
+    for start in range(0, len(workflows), 25):
+        state.add_many(workflows[start : start + 25])
+    for workflow in workflows[::3] + workflows[1::3]:
+        state.remove(workflow.id)
+    assert {"ContinuationIndex", "ProceduralGraph"} <= set(compactions)
+    graph = state.graph
+    fresh = ScopeMemory(32, embedder.embed, arrays=state.arrays)
+    assert _ranked(fresh) == _ranked(state)
+    assert fresh.graph.tool_scores() == graph.tool_scores()
+    context = np.asarray(embedder.embed(["book a flight"]), dtype=np.float32)[0]
+    for tool in [None, *state.arrays.tools]:
+        assert fresh.graph.next_tools(tool, context, k=5) == graph.next_tools(tool, context, k=5)

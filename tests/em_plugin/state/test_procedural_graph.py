@@ -9,8 +9,9 @@ import pytest
 
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.errors import ConfigurationError
-from em_plugin.state.episodes import ContextTable, episode_of
 from em_plugin.state.procedural import ProceduralGraph
+from em_plugin.state.scope_index import ScopeIndex
+from em_plugin.state.scope_memory import ScopeMemory
 from provenance.model import CallStep, InstructionStep, Workflow
 
 
@@ -20,14 +21,17 @@ def wf(wid: str, *tools: str, text: str | None = None) -> Workflow:
     return Workflow(id=wid, steps=steps)
 
 
-def graph_of(*workflows: Workflow, embedder: FakeEmbedder | None = None, **kw) -> ProceduralGraph:
+def state_of(*workflows: Workflow, embedder: FakeEmbedder | None = None, **kw) -> ScopeMemory:
+    """A scope holding ``workflows``, saved one by one (its procedural graph follows it)."""
     embedder = embedder or FakeEmbedder(64)
-    table = ContextTable(embedder.dimension)
-    graph = ProceduralGraph(table, **kw)
+    state = ScopeMemory(embedder.dimension, embedder.embed, **kw)
     for w in workflows:
-        episode = episode_of(w)
-        graph.add(episode, table.acquire(episode.contexts, embedder.embed))
-    return graph
+        state.add_many([w])
+    return state
+
+
+def graph_of(*workflows: Workflow, embedder: FakeEmbedder | None = None, **kw) -> ProceduralGraph:
+    return state_of(*workflows, embedder=embedder, **kw).graph
 
 
 def test_weight_is_count_plus_efficiency_term_normalised() -> None:
@@ -83,24 +87,21 @@ def test_close_context_ranks_by_similarity_before_weight() -> None:
 
 
 def test_remove_and_replace_keep_weights_in_sync() -> None:
-    graph = graph_of(wf("w1", "a", "b"), wf("w2", "a", "c"))
-    assert graph.remove("w1") is True
-    assert graph.remove("w1") is False
+    state = state_of(wf("w1", "a", "b"), wf("w2", "a", "c"))
+    graph = state.graph
+    state.remove("w1")
     assert graph.successors("a") == {"c": 1.0}
     assert "w1" not in graph and len(graph) == 1
-    table = graph.contexts
-    assert table is not None
-    episode = episode_of(wf("w2", "a", "d"))
-    graph.add(episode, table.acquire(episode.contexts, FakeEmbedder(64).embed))
+    state.add_many([wf("w2", "a", "d")])
     assert graph.successors("a") == {"d": 1.0}
     assert graph.raw_weight("a", "c") == 0.0
 
 
 def test_configuration_errors() -> None:
     with pytest.raises(ConfigurationError, match="c must be"):
-        ProceduralGraph(c=-1)
+        ProceduralGraph(ScopeIndex(8), c=-1)
     with pytest.raises(ConfigurationError, match="similarity_threshold"):
-        ProceduralGraph(similarity_threshold=2)
+        ProceduralGraph(ScopeIndex(8), similarity_threshold=2)
 
 
 def test_tool_scores_sum_incoming_weight() -> None:
