@@ -213,10 +213,10 @@ def test_a_failed_operation_is_an_error_span_and_counts_its_error_type(
 ) -> None:
     memory = _memory()
 
-    def broken(batch: object) -> object:
+    def broken(*args: object, **kwargs: object) -> object:
         raise StoreError("the disk is full")
 
-    monkeypatch.setattr(memory._engine, "write", broken)
+    monkeypatch.setattr(memory._engine, "write_many", broken)
     with pytest.raises(StoreError):
         memory.save(_workflow("w9", "report"))
     memory.close()
