@@ -2,13 +2,15 @@
 
 Usage::
 
-    python benchmarks/ingest_floor.py [--workflows N] [--batch B] [--remote]
+    python benchmarks/ingest_floor.py [--workflows N] [--batch B] [--rounds R] [--product-only]
+        [--remote]
 
 One run, the same synthetic workflows (``em-plugin bench``'s generator), each measured into a
 fresh directory:
 
-* ``save_many``: ``EpisodicMemory.save_many`` on the default disk store (fake 384-d embedder,
-  batches of ``--batch``): the figure ``em-plugin bench --store DIR`` reports;
+* ``save_many``: one ``EpisodicMemory.save_many`` call over all the workflows on the default
+  disk store (fake 384-d embedder, batches of ``--batch``, pipelined: the store writes a batch
+  while the next is prepared), as ``em-plugin import`` and ``em-plugin bench`` make it;
 * ``bulk_load floor``: ``pyoxigraph.Store(DIR).bulk_load`` of the same batches' N-Quads text,
   made before the clock starts: what the engine alone takes, with no Python work at all;
 * ``bulk_load, five fewer properties``: the same without ``wf:index``, ``wf:depth``, ``wf:seq``,
@@ -17,7 +19,10 @@ fresh directory:
 * ``memory load``: ``pyoxigraph.Store().load`` of the same text, the in-memory baseline;
 * ``parse``: ``pyoxigraph.parse`` of the same text (Python quad objects included).
 
-Ratios are against the ``bulk_load floor`` of the same run. Disk per leaf is the store
+Ratios are against the ``bulk_load floor`` of the same run. With ``--rounds R`` the product and
+the floor are measured R times in turn (odd rounds floor first), each round into fresh
+directories; each round's speed ratio (floor seconds / product seconds) is printed, the median
+rows make the table. ``--product-only`` skips the three reference rows after the floor. Disk per leaf is the store
 directory after a reopen; for ``save_many`` it includes the derived data beside it.
 
 With ``--remote``, the same for a real ``oxigraph serve`` on a free 127.0.0.1 port (started and
@@ -186,43 +191,76 @@ def _disk_kb_per_leaf(paths: list[Path], leaves: int) -> float:
     return sum(_size(p) for p in paths if p.exists()) / leaves / 1000
 
 
+def _product_and_floor(
+    batches: list[list[Workflow]], texts: list[bytes], root: Path, number: int, leaves: int
+) -> tuple[Row, Row]:
+    """One round: ``save_many`` and the floor, each into a fresh directory, in turn.
+
+    Odd rounds start with the floor, so that drift in the machine's load favours neither.
+    """
+    store, floor = root / f"save-{number}", root / f"floor-{number}"
+
+    def product() -> Row:
+        seconds = _save_many(batches, str(store))
+        derived = [store, *store.parent.glob(f"{store.name}.*")]
+        return ("save_many (the product)", seconds, _disk_kb_per_leaf(derived, leaves))
+
+    def engine() -> Row:
+        seconds = _bulk_load(texts, floor)
+        return ("bulk_load floor", seconds, _disk_kb_per_leaf([floor], leaves))
+
+    if number % 2:
+        floor_row, product_row = engine(), product()
+    else:
+        product_row, floor_row = product(), engine()
+    for path in [store, floor, *store.parent.glob(f"{store.name}.*")]:
+        shutil.rmtree(path, ignore_errors=True)
+    return product_row, floor_row
+
+
+def _median_row(rows: list[Row]) -> Row:
+    ordered = sorted(rows, key=lambda row: row[1])
+    return ordered[len(ordered) // 2]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the comparison and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workflows", type=int, default=10_000)
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--remote", action="store_true", help="also oxigraph serve on loopback")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="product and floor in turn, this many times"
+    )
+    parser.add_argument(
+        "--product-only", action="store_true", help="only the product and the floor rows"
+    )
     args = parser.parse_args(argv)
 
     workflows = list(SyntheticMemory().workflows(args.workflows))
     batches = [workflows[i : i + args.batch] for i in range(0, len(workflows), args.batch)]
     leaves = sum(len(w.leaves()) for w in workflows)
     texts = [_text(b) for b in batches]
-    lean = [_lean(t) for t in texts]
     quads = sum(t.count(b"\n") for t in texts) / len(workflows)
-    lean_quads = sum(t.count(b"\n") for t in lean) / len(workflows)
 
     root = Path(tempfile.mkdtemp(prefix="em-floor-"))
     os.environ["EM_PLUGIN_CACHE_DIR"] = str(root / "cache")  # a remote store's index slot
     rows: list[Row] = []
     remote: list[Row] = []
+    rounds: list[tuple[Row, Row]] = []
+    lean_quads = None
     try:
-        store = root / "save"
-        seconds = _save_many(batches, str(store))
-        derived = [store, *store.parent.glob(f"{store.name}.*")]
-        rows.append(("save_many (the product)", seconds, _disk_kb_per_leaf(derived, leaves)))
-        seconds = _bulk_load(texts, root / "floor")
-        rows.append(("bulk_load floor", seconds, _disk_kb_per_leaf([root / "floor"], leaves)))
-        seconds = _bulk_load(lean, root / "lean")
-        rows.append(
-            (
-                "bulk_load, five fewer properties",
-                seconds,
-                _disk_kb_per_leaf([root / "lean"], leaves),
-            )
-        )
-        rows.append(("memory load (baseline)", _memory_load(texts), None))
-        rows.append(("parse only", _parse(texts), None))
+        for number in range(max(1, args.rounds)):
+            rounds.append(_product_and_floor(batches, texts, root, number, leaves))
+        rows += [_median_row([p for p, _ in rounds]), _median_row([f for _, f in rounds])]
+        if not args.product_only:
+            lean = [_lean(t) for t in texts]
+            lean_quads = sum(t.count(b"\n") for t in lean) / len(workflows)
+            seconds = _bulk_load(lean, root / "lean")
+            kb = _disk_kb_per_leaf([root / "lean"], leaves)
+            rows.append(("bulk_load, five fewer properties", seconds, kb))
+            rows.append(("memory load (baseline)", _memory_load(texts), None))
+            rows.append(("parse only", _parse(texts), None))
         if args.remote:
             remote = _remote_rows(batches, texts, root)
     finally:
@@ -230,10 +268,20 @@ def main(argv: list[str] | None = None) -> None:
 
     n = len(workflows)
     floor = rows[1][1]
+    fewer = f" ({lean_quads:.1f} with five fewer properties)" if lean_quads is not None else ""
     print(
-        f"{n} workflows, {leaves / n:.2f} leaves and {quads:.1f} quads per workflow "
-        f"({lean_quads:.1f} with five fewer properties), batches of {args.batch}"
+        f"{n} workflows, {leaves / n:.2f} leaves and {quads:.1f} quads per workflow"
+        f"{fewer}, batches of {args.batch}"
     )
+    if len(rounds) > 1:
+        print("rounds (product wf/s, floor wf/s, product speed / floor speed), median rows below:")
+        for number, (product, engine) in enumerate(rounds, 1):
+            print(
+                f"  round {number}: {n / product[1]:8.0f} {n / engine[1]:8.0f} "
+                f"{engine[1] / product[1]:6.3f}"
+            )
+        ratios = sorted(engine[1] / product[1] for product, engine in rounds)
+        print(f"  median speed ratio: {ratios[len(ratios) // 2]:.3f}")
     _print("disk store", rows, floor, n)
     if remote:
         _print("oxigraph serve (127.0.0.1)", remote, remote[1][1], n)
