@@ -22,8 +22,10 @@ fresh directory:
 Ratios are against the ``bulk_load floor`` of the same run. With ``--rounds R`` the product and
 the floor are measured R times in turn (odd rounds floor first), each round into fresh
 directories; each round's speed ratio (floor seconds / product seconds) is printed, the median
-rows make the table. ``--product-only`` skips the three reference rows after the floor. Disk per leaf is the store
-directory after a reopen; for ``save_many`` it includes the derived data beside it.
+rows make the table. ``--product-only`` skips the three reference rows after the floor;
+``--serial`` adds ``save_many`` called batch by batch, the path before the pipeline. Disk per
+leaf is the store directory after a reopen; for ``save_many`` it includes the derived data
+beside it.
 
 With ``--remote``, the same for a real ``oxigraph serve`` on a free 127.0.0.1 port (started and
 stopped with the test fixtures' helper), each write into a fresh server:
@@ -107,11 +109,17 @@ def _timed(items: Sequence[T], step: Callable[[T], object]) -> float:
     return seconds
 
 
-def _save_many(batches: list[list[Workflow]], store: str) -> float:
-    """Seconds of one ``save_many`` call over all batches (as ``em-plugin import`` makes it)."""
+def _save_many(batches: list[list[Workflow]], store: str, *, serial: bool = False) -> float:
+    """Seconds of one ``save_many`` call over all batches (as ``em-plugin import`` makes it).
+
+    With ``serial``, one call per batch instead: each batch is prepared, written and indexed
+    before the next, the save path before it was pipelined.
+    """
     memory = EpisodicMemory(store=store, embedder=FakeEmbedder(384), scope=SCOPE)
     workflows = [w for batch in batches for w in batch]
     try:
+        if serial:
+            return _timed(batches, lambda batch: memory.save_many(batch, batch_size=len(batch)))
         start = time.perf_counter()
         memory.save_many(iter(workflows), batch_size=len(batches[0]))
         return time.perf_counter() - start
@@ -192,30 +200,43 @@ def _disk_kb_per_leaf(paths: list[Path], leaves: int) -> float:
 
 
 def _product_and_floor(
-    batches: list[list[Workflow]], texts: list[bytes], root: Path, number: int, leaves: int
-) -> tuple[Row, Row]:
-    """One round: ``save_many`` and the floor, each into a fresh directory, in turn.
+    batches: list[list[Workflow]],
+    texts: list[bytes],
+    root: Path,
+    number: int,
+    leaves: int,
+    *,
+    serial: bool,
+) -> tuple[Row, Row, Row | None]:
+    """One round: ``save_many``, the floor (and the serial path), each into a fresh directory.
 
-    Odd rounds start with the floor, so that drift in the machine's load favours neither.
+    Odd rounds run in the reverse order, so that drift in the machine's load favours none.
     """
-    store, floor = root / f"save-{number}", root / f"floor-{number}"
 
-    def product() -> Row:
-        seconds = _save_many(batches, str(store))
-        derived = [store, *store.parent.glob(f"{store.name}.*")]
-        return ("save_many (the product)", seconds, _disk_kb_per_leaf(derived, leaves))
+    def product(name: str, **options: bool) -> Callable[[], Row]:
+        def run() -> Row:
+            store = root / f"save-{number}-{len(options)}"
+            seconds = _save_many(batches, str(store), **options)
+            derived = [store, *store.parent.glob(f"{store.name}.*")]
+            row = (name, seconds, _disk_kb_per_leaf(derived, leaves))
+            for path in derived:
+                shutil.rmtree(path, ignore_errors=True)
+            return row
+
+        return run
 
     def engine() -> Row:
-        seconds = _bulk_load(texts, floor)
-        return ("bulk_load floor", seconds, _disk_kb_per_leaf([floor], leaves))
+        floor = root / f"floor-{number}"
+        row = ("bulk_load floor", _bulk_load(texts, floor), _disk_kb_per_leaf([floor], leaves))
+        shutil.rmtree(floor, ignore_errors=True)
+        return row
 
-    if number % 2:
-        floor_row, product_row = engine(), product()
-    else:
-        product_row, floor_row = product(), engine()
-    for path in [store, floor, *store.parent.glob(f"{store.name}.*")]:
-        shutil.rmtree(path, ignore_errors=True)
-    return product_row, floor_row
+    runs = {"product": product("save_many (the product)"), "floor": engine}
+    if serial:
+        runs["serial"] = product("save_many, batch by batch", serial=True)
+    order = list(runs)[::-1] if number % 2 else list(runs)
+    done = {key: runs[key]() for key in order}
+    return done["product"], done["floor"], done.get("serial")
 
 
 def _median_row(rows: list[Row]) -> Row:
@@ -235,6 +256,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--product-only", action="store_true", help="only the product and the floor rows"
     )
+    parser.add_argument(
+        "--serial", action="store_true", help="also save_many batch by batch (no pipeline)"
+    )
     args = parser.parse_args(argv)
 
     workflows = list(SyntheticMemory().workflows(args.workflows))
@@ -247,12 +271,16 @@ def main(argv: list[str] | None = None) -> None:
     os.environ["EM_PLUGIN_CACHE_DIR"] = str(root / "cache")  # a remote store's index slot
     rows: list[Row] = []
     remote: list[Row] = []
-    rounds: list[tuple[Row, Row]] = []
+    rounds: list[tuple[Row, Row, Row | None]] = []
     lean_quads = None
     try:
         for number in range(max(1, args.rounds)):
-            rounds.append(_product_and_floor(batches, texts, root, number, leaves))
-        rows += [_median_row([p for p, _ in rounds]), _median_row([f for _, f in rounds])]
+            rounds.append(
+                _product_and_floor(batches, texts, root, number, leaves, serial=args.serial)
+            )
+        rows += [_median_row([p for p, _, _ in rounds]), _median_row([f for _, f, _ in rounds])]
+        if args.serial:
+            rows.append(_median_row([s for _, _, s in rounds if s is not None]))
         if not args.product_only:
             lean = [_lean(t) for t in texts]
             lean_quads = sum(t.count(b"\n") for t in lean) / len(workflows)
@@ -273,15 +301,14 @@ def main(argv: list[str] | None = None) -> None:
         f"{n} workflows, {leaves / n:.2f} leaves and {quads:.1f} quads per workflow"
         f"{fewer}, batches of {args.batch}"
     )
-    if len(rounds) > 1:
-        print("rounds (product wf/s, floor wf/s, product speed / floor speed), median rows below:")
-        for number, (product, engine) in enumerate(rounds, 1):
-            print(
-                f"  round {number}: {n / product[1]:8.0f} {n / engine[1]:8.0f} "
-                f"{engine[1] / product[1]:6.3f}"
-            )
-        ratios = sorted(engine[1] / product[1] for product, engine in rounds)
-        print(f"  median speed ratio: {ratios[len(ratios) // 2]:.3f}")
+    print("speed / floor speed (floor seconds / seconds), per round:")
+    for number, (product, engine, serial) in enumerate(rounds, 1):
+        line = f"  round {number}: save_many {engine[1] / product[1]:.3f}"
+        if serial is not None:
+            line += f", batch by batch {engine[1] / serial[1]:.3f}"
+        print(line)
+    ratios = sorted(engine[1] / product[1] for product, engine, _ in rounds)
+    print(f"  median: save_many {ratios[len(ratios) // 2]:.3f}")
     _print("disk store", rows, floor, n)
     if remote:
         _print("oxigraph serve (127.0.0.1)", remote, remote[1][1], n)

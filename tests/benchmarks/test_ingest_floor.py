@@ -32,12 +32,14 @@ def _tables(
     runpy.run_path(str(SCRIPT), run_name="__main__")
     head, *lines = capsys.readouterr().out.splitlines()
     tables: dict[str, dict[str, list[str]]] = {}
-    for line in lines:
+    ratios = [line for line in lines if line.startswith("  ")]  # the per-round ratios
+    for line in lines[len(ratios) + 1 :]:
         title, cells = line[:34].strip(), line[34:].split()
         if cells[0] == "wf/s":
             table = tables[title] = {}
         else:
             table[title] = cells
+    tables["ratios"] = {line.split(":")[0].strip(): line.split(":")[1].split() for line in ratios}
     return head, tables
 
 
@@ -47,7 +49,8 @@ def test_the_disk_table_has_every_write_against_the_floor(
     head, tables = _tables(monkeypatch, capsys)
 
     assert head.startswith("30 workflows,") and "batches of 10" in head
-    assert list(tables) == ["disk store"]
+    assert list(tables) == ["disk store", "ratios"]
+    assert list(tables["ratios"]) == ["round 1", "median"]
     rows = tables["disk store"]
     assert list(rows) == DISK
     assert rows["bulk_load floor"][2] == "1.00"  # the ratios are against the floor itself
@@ -64,8 +67,28 @@ def test_the_remote_table_writes_into_oxigraph_serve(
 ) -> None:
     _, tables = _tables(monkeypatch, capsys, "--remote")
 
-    assert list(tables) == ["disk store", "oxigraph serve (127.0.0.1)"]
+    assert list(tables) == ["disk store", "oxigraph serve (127.0.0.1)", "ratios"]
     rows = tables["oxigraph serve (127.0.0.1)"]
     assert list(rows) == REMOTE
     assert rows["update floor"][2] == "1.00"
     assert all(float(cells[0]) > 0 and cells[3] == "-" for cells in rows.values())
+
+
+def test_rounds_measure_the_product_the_floor_and_the_serial_path_in_turn(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, tables = _tables(monkeypatch, capsys, "--rounds", "2", "--product-only", "--serial")
+
+    assert list(tables["disk store"]) == [
+        "save_many (the product)",
+        "bulk_load floor",
+        "save_many, batch by batch",
+    ]
+    ratios = tables["ratios"]
+    assert list(ratios) == ["round 1", "round 2", "median"]
+    for name in ("round 1", "round 2"):
+        assert ratios[name][0] == "save_many" and ratios[name][2] == "batch"
+        assert float(ratios[name][1].rstrip(",")) > 0 and float(ratios[name][-1]) > 0
+    assert float(ratios["median"][1]) in {
+        float(ratios[r][1].rstrip(",")) for r in ratios if r != "median"
+    }
