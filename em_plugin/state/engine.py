@@ -271,12 +271,7 @@ class MemoryEngine:
         on_batch: Callable[[list[Workflow]], None] | None = None,
         pipelined: bool = False,
     ) -> list[Workflow]:
-        """Store and index batches, each as one unit (:mod:`em_plugin.state.batch_writes`).
-
-        Args:
-            batches: The batches (pulled one at a time).
-            on_batch: Called with each batch's stored workflows once it is indexed.
-            pipelined: Write each batch on a writer thread while the next is staged.
+        """Store and index batches, each as one unit: :meth:`BatchWrites.run` under the lock.
 
         Returns:
             What each workflow is stored as, in order.

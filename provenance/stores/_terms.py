@@ -93,9 +93,7 @@ class TriplesText(Sequence[Triple]):
         """
         block = self._block
         if block is None or block[0] != name:
-            tail = f" {iri_text(name)} .\n"
-            text = "".join([f"{s} {p} {o}{tail}" for s, p, o in self.rows])
-            block = self._block = (name, text.encode("utf-8"))
+            block = self._block = (name, _quads(name, self.rows).encode("utf-8"))
         return block[1]
 
     def triples(self) -> list[Triple]:
@@ -177,11 +175,7 @@ def nquads(graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> str:
         TermError: When a term cannot be written.
     """
     cache: dict[Node, str] = {}
-    lines: list[str] = []
-    for name, triples in graphs:
-        tail = f" {iri_text(str(name))} .\n"
-        lines.extend(f"{s} {p} {o}{tail}" for s, p, o in _rows(triples, cache))
-    return "".join(lines)
+    return "".join(_quads(str(name), _rows(triples, cache)) for name, triples in graphs)
 
 
 def nquads_bytes(graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> bytes:
@@ -191,15 +185,18 @@ def nquads_bytes(graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> bytes:
         TermError: When a term cannot be written.
     """
     cache: dict[Node, str] = {}
-    parts: list[bytes] = []
-    for name, triples in graphs:
-        if isinstance(triples, TriplesText):
-            parts.append(triples.nquads_block(str(name)))
-            continue
-        tail = f" {iri_text(str(name))} .\n"
-        rows = _rows(triples, cache)
-        parts.append("".join([f"{s} {p} {o}{tail}" for s, p, o in rows]).encode("utf-8"))
-    return b"".join(parts)
+    return b"".join(
+        triples.nquads_block(str(name))
+        if isinstance(triples, TriplesText)
+        else _quads(str(name), _rows(triples, cache)).encode("utf-8")
+        for name, triples in graphs
+    )
+
+
+def _quads(name: str, rows: Iterable[tuple[str, str, str]]) -> str:
+    """The N-Quads lines of one graph's token rows."""
+    tail = f" {iri_text(name)} .\n"
+    return "".join([f"{s} {p} {o}{tail}" for s, p, o in rows])
 
 
 def prerender(graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> None:
