@@ -165,7 +165,9 @@ def test_chain_falls_back_when_a_suggester_fails_unless_strict() -> None:
     found = SuggestionChain([Broken(), FallbackSuggester()]).suggest(request)
     assert found and found[0].source == "fallback"
     with pytest.raises(SuggestionError, match="model down"):
-        SuggestionChain([Broken(), FallbackSuggester()], strict=True).suggest(request)
+        SuggestionChain([Broken(), FallbackSuggester()], raise_suggester_errors=True).suggest(
+            request
+        )
     with pytest.raises(ConfigurationError, match="lacks name, remote, suggest, asuggest"):
         SuggestionChain([object()])  # type: ignore[list-item]
 
