@@ -55,7 +55,6 @@ class MemoryIntegration(PolicyAttributes):
     def _open_sessions(
         self,
         memory: MemoryPort,
-        options: Mapping[str, Any],
         *,
         owner: str,
         framework: str,
@@ -64,14 +63,12 @@ class MemoryIntegration(PolicyAttributes):
         crew_name: str | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         journal: bool = False,
+        deprecated: Mapping[str, Any] | None = None,
     ) -> None:
         """Validate the settings and open the session registry.
 
         Args:
             memory: The memory (required).
-            options: The constructor's deprecated keywords: the loose policy keywords
-                (:class:`~em_plugin.session.policy.PolicyOptions`) and the ``crew`` (a name) of
-                the node and middlewares. Each warns once.
             owner: The public class's name, for messages.
             framework: The framework recorded on the sessions' trajectories.
             log: The logger warnings go to.
@@ -79,6 +76,9 @@ class MemoryIntegration(PolicyAttributes):
             crew_name: The crew's name recorded on saved workflows.
             max_sessions: How many sessions to keep open in this process.
             journal: Keep each session's capture in the memory's store (when it has one).
+            deprecated: The constructor's deprecated keywords: the loose policy keywords
+                (:class:`~em_plugin.session.policy.PolicyOptions`) and the ``crew`` (a name) of
+                the node and middlewares. Each warns once.
 
         Raises:
             ConfigurationError: On a missing memory, an unknown keyword, ``policy=`` together
@@ -86,7 +86,7 @@ class MemoryIntegration(PolicyAttributes):
                 valid choices).
         """
         require_memory(memory)  # before the settings: the first error names the memory
-        options = dict(options)
+        options = dict(deprecated or {})
         if "crew" in options:
             old = options.pop("crew")
             deprecated(f"{owner}(crew=<name>)", f"{owner}(crew_name=<name>)", stacklevel=4)

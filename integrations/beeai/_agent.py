@@ -118,10 +118,9 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
             )
         super().__init__(middlewares=middlewares)
         self._open_sessions(
-            memory, deprecated, owner="EpisodicMemoryAgent", framework=FRAMEWORK, log=logger,
-            policy=policy,
+            memory, owner="EpisodicMemoryAgent", framework=FRAMEWORK, log=logger, policy=policy,
             crew_name=crew_name or agent_name(crew) or _workflow_name(crew) or type(crew).__name__,
-            max_sessions=max_sessions, journal=journal,
+            max_sessions=max_sessions, journal=journal, deprecated=deprecated,
         )  # fmt: skip
         self.crew = crew
         self.episodic_memory = memory

@@ -127,9 +127,9 @@ class EpisodicMemoryMiddleware(
         **deprecated: Unpack[PolicyOptions],
     ) -> None:
         self._open_sessions(
-            memory, deprecated, owner="EpisodicMemoryMiddleware", framework=FRAMEWORK,
-            log=logger, policy=policy, crew_name=crew_name, max_sessions=max_sessions,
-            journal=journal,
+            memory, owner="EpisodicMemoryMiddleware", framework=FRAMEWORK, log=logger,
+            policy=policy, crew_name=crew_name, max_sessions=max_sessions, journal=journal,
+            deprecated=deprecated,
         )  # fmt: skip
         self.memory = memory
         self.session_id = session_id

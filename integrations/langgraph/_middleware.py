@@ -114,8 +114,8 @@ class EpisodicMemoryMiddleware(CrewNameAlias, MemoryIntegration, AgentMiddleware
     ) -> None:
         super().__init__()
         self._open_sessions(
-            memory, deprecated, owner="EpisodicMemoryMiddleware", framework="langgraph",
-            log=logger, policy=policy, crew_name=crew_name, max_sessions=max_sessions,
+            memory, owner="EpisodicMemoryMiddleware", framework="langgraph", log=logger,
+            policy=policy, crew_name=crew_name, max_sessions=max_sessions, deprecated=deprecated,
         )  # fmt: skip
         self.memory = memory
         self.inject = inject

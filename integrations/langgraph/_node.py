@@ -104,8 +104,8 @@ class EpisodicMemoryNode(CrewNameAlias, MemoryIntegration, Runnable[dict, dict |
         **deprecated: Unpack[PolicyOptions],
     ) -> None:
         self._open_sessions(
-            memory, deprecated, owner="EpisodicMemoryNode", framework=FRAMEWORK, log=logger,
-            policy=policy, crew_name=crew_name, max_sessions=max_sessions,
+            memory, owner="EpisodicMemoryNode", framework=FRAMEWORK, log=logger, policy=policy,
+            crew_name=crew_name, max_sessions=max_sessions, deprecated=deprecated,
         )  # fmt: skip
         self.memory = memory
         self.messages_key = messages_key
