@@ -63,7 +63,7 @@ class MemoryIntegration(PolicyAttributes):
         crew_name: str | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         journal: bool = False,
-        deprecated: Mapping[str, Any] | None = None,
+        deprecated_options: Mapping[str, Any] | None = None,
     ) -> None:
         """Validate the settings and open the session registry.
 
@@ -76,7 +76,7 @@ class MemoryIntegration(PolicyAttributes):
             crew_name: The crew's name recorded on saved workflows.
             max_sessions: How many sessions to keep open in this process.
             journal: Keep each session's capture in the memory's store (when it has one).
-            deprecated: The constructor's deprecated keywords: the loose policy keywords
+            deprecated_options: The constructor's deprecated keywords: the loose policy keywords
                 (:class:`~em_plugin.session.policy.PolicyOptions`) and the ``crew`` (a name) of
                 the node and middlewares. Each warns once.
 
@@ -86,7 +86,7 @@ class MemoryIntegration(PolicyAttributes):
                 valid choices).
         """
         require_memory(memory)  # before the settings: the first error names the memory
-        options = dict(deprecated or {})
+        options = dict(deprecated_options or {})
         if "crew" in options:
             old = options.pop("crew")
             deprecated(f"{owner}(crew=<name>)", f"{owner}(crew_name=<name>)", stacklevel=4)

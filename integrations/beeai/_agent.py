@@ -120,7 +120,7 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
         self._open_sessions(
             memory, owner="EpisodicMemoryAgent", framework=FRAMEWORK, log=logger, policy=policy,
             crew_name=crew_name or agent_name(crew) or _workflow_name(crew) or type(crew).__name__,
-            max_sessions=max_sessions, journal=journal, deprecated=deprecated,
+            max_sessions=max_sessions, journal=journal, deprecated_options=deprecated,
         )  # fmt: skip
         self.crew = crew
         self.episodic_memory = memory

@@ -129,7 +129,7 @@ class EpisodicMemoryMiddleware(
         self._open_sessions(
             memory, owner="EpisodicMemoryMiddleware", framework=FRAMEWORK, log=logger,
             policy=policy, crew_name=crew_name, max_sessions=max_sessions, journal=journal,
-            deprecated=deprecated,
+            deprecated_options=deprecated,
         )  # fmt: skip
         self.memory = memory
         self.session_id = session_id

@@ -115,7 +115,8 @@ class EpisodicMemoryMiddleware(CrewNameAlias, MemoryIntegration, AgentMiddleware
         super().__init__()
         self._open_sessions(
             memory, owner="EpisodicMemoryMiddleware", framework="langgraph", log=logger,
-            policy=policy, crew_name=crew_name, max_sessions=max_sessions, deprecated=deprecated,
+            policy=policy, crew_name=crew_name, max_sessions=max_sessions,
+            deprecated_options=deprecated,
         )  # fmt: skip
         self.memory = memory
         self.inject = inject

@@ -105,7 +105,7 @@ class EpisodicMemoryNode(CrewNameAlias, MemoryIntegration, Runnable[dict, dict |
     ) -> None:
         self._open_sessions(
             memory, owner="EpisodicMemoryNode", framework=FRAMEWORK, log=logger, policy=policy,
-            crew_name=crew_name, max_sessions=max_sessions, deprecated=deprecated,
+            crew_name=crew_name, max_sessions=max_sessions, deprecated_options=deprecated,
         )  # fmt: skip
         self.memory = memory
         self.messages_key = messages_key
