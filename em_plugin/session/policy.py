@@ -82,7 +82,13 @@ class PolicyOptions(TypedDict, total=False):
 
 @dataclass(frozen=True)
 class SessionPolicy:
-    """The memory settings of a session, validated on construction.
+    """The memory settings of a session, validated on construction: every integration's ``policy=``.
+
+    Example:
+        >>> from em_plugin import SessionPolicy
+        >>> policy = SessionPolicy(autosave="on_success", limit=2)
+        >>> policy.limit, policy.strict
+        (2, False)
 
     Args:
         strict: Raise memory failures instead of logging them.
