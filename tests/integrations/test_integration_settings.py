@@ -144,7 +144,9 @@ SIGNATURES = {
 }
 
 
-@pytest.mark.parametrize("target", list(SIGNATURES), ids=lambda t: t.__qualname__)
+@pytest.mark.parametrize(
+    "target", list(SIGNATURES), ids=lambda t: f"{t.__module__.split('.')[1]}.{t.__qualname__}"
+)
 def test_signature_is_memory_and_a_few_keyword_only_options(target) -> None:
     parameters = list(inspect.signature(target).parameters.values())
     kinds = inspect.Parameter
