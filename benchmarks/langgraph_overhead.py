@@ -42,7 +42,7 @@ from lg_scaffold import (  # noqa: E402
 
 from em_plugin.embedding import FakeEmbedder, resolve_embedder  # noqa: E402
 from em_plugin.memory import EpisodicMemory  # noqa: E402
-from em_plugin.session import DEFAULT_TURN_BUDGET  # noqa: E402
+from em_plugin.session import DEFAULT_TURN_BUDGET, SessionPolicy  # noqa: E402
 from integrations.langgraph import EpisodicMemoryNode  # noqa: E402
 from provenance.model import CallStep, InstructionStep, Workflow  # noqa: E402
 from provenance.stores import open_store  # noqa: E402
@@ -139,7 +139,7 @@ def main() -> None:
         run(plain, plain_model, 500 + turn)
     plain_cpu_before_hook = statistics.median(cpu[id(plain)])
 
-    node = EpisodicMemoryNode(memory, turn_budget=args.turn_budget)
+    node = EpisodicMemoryNode(memory, policy=SessionPolicy(turn_budget=args.turn_budget))
     with_em = with_memory(agent_crew(memory_model), node)
     cpu = {id(plain): [], id(with_em): []}
 

@@ -8,6 +8,9 @@ Example:
     >>> from em_plugin import CallStep, EpisodicMemory, FakeEmbedder, InstructionStep, Workflow
     >>> memory = EpisodicMemory(store="memory:", embedder=FakeEmbedder())
 
+The integrations (``integrations.langgraph``, ``integrations.beeai``) take their session settings
+as one ``policy=SessionPolicy(...)``, imported from here beside ``EpisodicMemory``.
+
 Names are imported on first use, so ``import em_plugin`` stays fast and never imports torch.
 ``Trajectory`` and ``format_suggestions`` left ``__all__`` in this release: importing them from
 here still works and warns (docs/api.md).
@@ -26,6 +29,7 @@ if typing.TYPE_CHECKING:
     from em_plugin.lifecycle.types import Procedure, WorkflowVersion
     from em_plugin.memory import EpisodicMemory
     from em_plugin.retrieval.reference import Match
+    from em_plugin.session.policy import SessionPolicy
     from em_plugin.settings import RankingSettings, RetrievalSettings
     from em_plugin.suggest.crew import CrewDescription
     from em_plugin.suggest.types import Suggestion
@@ -44,6 +48,7 @@ __all__ = [
     "Procedure",
     "RankingSettings",
     "RetrievalSettings",
+    "SessionPolicy",
     "Suggestion",
     "Workflow",
     "WorkflowVersion",
@@ -62,6 +67,7 @@ _WHERE = {
     "Procedure": "em_plugin.lifecycle.types",
     "RankingSettings": "em_plugin.settings",
     "RetrievalSettings": "em_plugin.settings",
+    "SessionPolicy": "em_plugin.session.policy",
     "Suggestion": "em_plugin.suggest.types",
     "Workflow": "provenance.model",
     "WorkflowVersion": "em_plugin.lifecycle.types",

@@ -129,10 +129,12 @@ class EpisodicMemory:
         self.config = self.retrieval.match_config()
         self.crew_description = coerce_crew(crew_description)
         self.validate = validate
-        strict = raise_suggester_errors
+        raising = raise_suggester_errors
         if isinstance(chain, str):
-            chain = build_chain(chain, llm, strict=strict)
-        self.chain = chain if chain is not None else default_chain(llm, strict=strict)
+            chain = build_chain(chain, llm, raise_suggester_errors=raising)
+        self.chain = (
+            chain if chain is not None else default_chain(llm, raise_suggester_errors=raising)
+        )
         self.redactor = Redactor(redact_patterns)
         self.on_suggestions = on_suggestions
         self._engine = _engine or MemoryEngine(

@@ -1,28 +1,31 @@
 """The base every framework integration shares: its policy, its live sessions, fault isolation.
 
 The LangGraph node and middleware and the BeeAI middleware and EM agent open the same way: check
-the memory, validate the policy options once (:class:`~em_plugin.session.policy.SessionPolicy`),
+the memory, take the one validated ``policy=`` (:class:`~em_plugin.session.policy.SessionPolicy`),
 keep the live sessions in one :class:`~em_plugin.session.registry.SessionRegistry` (which holds
 the fault isolation), and optionally journal each session in the memory's store. The settings
 mean the same thing in every integration (docs/api.md):
 
 - ``crew_name``: the crew's name recorded on saved workflows (a string); ``crew`` is the crew
   itself (an agent, runnable or graph) where an integration takes one;
-- ``strict``: memory failures raise instead of being logged (the crew's answer goes through);
-- ``max_sessions``, ``limit``, ``autosave``, ``judge``, ``turn_budget``, the two commands.
+- ``policy``: a :class:`~em_plugin.session.policy.SessionPolicy` (``strict``: memory failures
+  raise instead of being logged; ``autosave``, ``judge``, ``limit``, ``turn_budget``, the two
+  commands);
+- ``max_sessions``: sessions kept open in this process.
 
 This module knows no framework.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Mapping
 from typing import Any
 
 from em_plugin._deprecation import deprecated
 from em_plugin.session.journal import JournaledSessions, SessionJournal
-from em_plugin.session.policy import PolicyAttributes, SessionPolicy
+from em_plugin.session.policy import PolicyAttributes, SessionPolicy, resolve_policy
 from em_plugin.session.port import MemoryPort
 from em_plugin.session.registry import DEFAULT_MAX_SESSIONS, SessionRegistry, require_memory
 from provenance.stores import WorkflowStore
@@ -52,45 +55,57 @@ class MemoryIntegration(PolicyAttributes):
     def _open_sessions(
         self,
         memory: MemoryPort,
-        options: Mapping[str, Any],
         *,
         owner: str,
         framework: str,
         log: logging.Logger,
+        policy: SessionPolicy | None = None,
         crew_name: str | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         journal: bool = False,
+        deprecated_options: Mapping[str, Any] | None = None,
     ) -> None:
         """Validate the settings and open the session registry.
 
         Args:
             memory: The memory (required).
-            options: The :class:`~em_plugin.session.policy.PolicyOptions` given to the
-                constructor, plus the deprecated ``crew`` (a name) of the node and middlewares.
             owner: The public class's name, for messages.
             framework: The framework recorded on the sessions' trajectories.
             log: The logger warnings go to.
+            policy: The session policy (``None``: the defaults).
             crew_name: The crew's name recorded on saved workflows.
             max_sessions: How many sessions to keep open in this process.
             journal: Keep each session's capture in the memory's store (when it has one).
+            deprecated_options: The constructor's deprecated keywords: the loose policy keywords
+                (:class:`~em_plugin.session.policy.PolicyOptions`) and the ``crew`` (a name) of
+                the node and middlewares. Each warns once.
 
         Raises:
-            ConfigurationError: On a missing memory or an invalid setting (the message lists the
+            ConfigurationError: On a missing memory, an unknown keyword, ``policy=`` together
+                with a deprecated policy keyword, or an invalid setting (the message lists the
                 valid choices).
         """
         require_memory(memory)  # before the settings: the first error names the memory
-        options = dict(options)
+        options = dict(deprecated_options or {})
         if "crew" in options:
             old = options.pop("crew")
             deprecated(f"{owner}(crew=<name>)", f"{owner}(crew_name=<name>)", stacklevel=4)
             crew_name = old if crew_name is None else crew_name
-        self.policy = SessionPolicy.from_options(options)
+        self.policy = resolve_policy(
+            owner, policy, options, valid=_keywords(type(self).__init__), stacklevel=4
+        )
         self.sessions = SessionRegistry(
             memory, self.policy, framework=framework, log=log, max_sessions=max_sessions
         )
         found = journal_for(memory) if journal else None
         self.journal = JournaledSessions(self.sessions, found) if found is not None else None
         self.crew_name = crew_name
+
+
+def _keywords(function: object) -> list[str]:
+    """The keyword-only parameters of ``function`` (listed when a keyword is unknown)."""
+    parameters = inspect.signature(function).parameters.values()  # type: ignore[arg-type]
+    return [p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
 
 
 class CrewNameAlias:

@@ -1,15 +1,18 @@
-"""A session's memory settings: one validated :class:`SessionPolicy`, built from keyword options.
+"""A session's memory settings: one frozen, validated :class:`SessionPolicy`.
 
-Every integration takes the same keyword options (:class:`PolicyOptions`) and turns them into a
-policy with :meth:`SessionPolicy.from_options`, so the settings are declared and validated once.
+Every integration takes it as ``policy=SessionPolicy(...)`` (``em_plugin.SessionPolicy``), so the
+settings are declared, documented and validated once. The loose keywords of the previous release
+(:class:`PolicyOptions`: ``strict=``, ``limit=``, ...) still work for one release and warn
+(:func:`resolve_policy`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, TypedDict, cast
 
+from em_plugin._deprecation import deprecated
 from em_plugin.config import DEFAULT_TURN_BUDGET, TURN_BUDGET_ENV, turn_budget
 from em_plugin.errors import ConfigurationError
 from provenance.model import Workflow
@@ -24,6 +27,7 @@ __all__ = [
     "SessionPolicy",
     "TurnOutcome",
     "default_turn_budget",
+    "resolve_policy",
 ]
 
 Autosave = Literal["off", "on_success"]
@@ -62,7 +66,10 @@ Judge = Callable[[Workflow, TurnOutcome], bool]
 
 
 class PolicyOptions(TypedDict, total=False):
-    """The keyword options every integration accepts (see :class:`SessionPolicy`)."""
+    """The loose keywords the integrations took before ``policy=`` (deprecated).
+
+    Each is a field of :class:`SessionPolicy`.
+    """
 
     strict: bool
     autosave: str
@@ -75,7 +82,13 @@ class PolicyOptions(TypedDict, total=False):
 
 @dataclass(frozen=True)
 class SessionPolicy:
-    """The memory settings of a session, validated on construction.
+    """The memory settings of a session, validated on construction: every integration's ``policy=``.
+
+    Example:
+        >>> from em_plugin import SessionPolicy
+        >>> policy = SessionPolicy(autosave="on_success", limit=2)
+        >>> policy.limit, policy.strict
+        (2, False)
 
     Args:
         strict: Raise memory failures instead of logging them.
@@ -208,3 +221,61 @@ class PolicyAttributes:
     def turn_budget(self) -> float | None:
         """Seconds of memory work a turn may take (``None``: no limit)."""
         return self.policy.turn_budget
+
+
+def resolve_policy(
+    owner: str,
+    policy: SessionPolicy | None,
+    loose: Mapping[str, Any],
+    *,
+    valid: Sequence[str],
+    stacklevel: int,
+) -> SessionPolicy:
+    """Return an integration's policy from ``policy=`` or the deprecated loose keywords.
+
+    Each loose keyword (``strict=``, ``limit=``, ...) warns :class:`DeprecationWarning` once,
+    naming its new spelling, and is still applied (for one release).
+
+    Args:
+        owner: The public class or function, for messages (``"EpisodicMemoryNode"``).
+        policy: The ``policy=`` argument (``None``: the defaults).
+        loose: The other keyword arguments the caller received.
+        valid: The caller's own keyword parameters, listed when a keyword is unknown.
+        stacklevel: What the caller would pass to :func:`em_plugin._deprecation.deprecated`
+            (the warnings point at the user's line).
+
+    Returns:
+        The validated policy.
+
+    Raises:
+        ConfigurationError: On an unknown keyword (the message lists the valid ones), on
+            ``policy=`` together with a loose keyword (the message names both), when ``policy``
+            is not a :class:`SessionPolicy`, or on an invalid value.
+    """
+    fields_ = [f.name for f in fields(SessionPolicy)]
+    unknown = sorted(set(loose) - set(fields_))
+    if unknown:
+        raise ConfigurationError(
+            f"{owner} got unknown option(s) {', '.join(unknown)}; valid: "
+            f"{', '.join(sorted(valid))}, with the session settings in "
+            f"policy=SessionPolicy({', '.join(fields_)})"
+        )
+    if policy is not None and not isinstance(policy, SessionPolicy):
+        raise ConfigurationError(
+            f"{owner}(policy=...) must be an em_plugin.SessionPolicy, not {type(policy).__name__}"
+        )
+    if not loose:
+        return policy if policy is not None else SessionPolicy()
+    given = ", ".join(f"{name}=" for name in loose)
+    if policy is not None:
+        raise ConfigurationError(
+            f"{owner} got both policy= and the deprecated {given}; pass one: move {given} "
+            f"into policy=SessionPolicy(...)"
+        )
+    for name in loose:
+        deprecated(
+            f"{owner}({name}=...)",
+            f"{owner}(policy=SessionPolicy({name}=...))",
+            stacklevel=stacklevel + 1,
+        )
+    return SessionPolicy.from_options(dict(loose))

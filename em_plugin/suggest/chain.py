@@ -15,7 +15,9 @@ output then goes through the same three steps: the evidence rules
 (:mod:`em_plugin.suggest.user_level`) and argument binding (:mod:`em_plugin.suggest.arguments`).
 
 When the LLM suggester fails, the chain logs the failure and goes on with the deterministic
-suggesters, unless ``strict`` is set (then the :class:`SuggestionError` propagates).
+suggesters, unless ``raise_suggester_errors`` is set (then the :class:`SuggestionError`
+propagates; ``EpisodicMemory(raise_suggester_errors=...)`` spells it the same way). It was
+``strict`` before this release, a name the integrations use for memory failures.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from contextlib import AbstractContextManager
 from functools import partial
 from typing import Any
 
+from em_plugin._deprecation import deprecated
 from em_plugin.errors import ConfigurationError, SuggestionError
 from em_plugin.suggest.arguments import bind_arguments
 from em_plugin.suggest.base import BaseSuggester, Suggester, SuggestionRequest
@@ -97,20 +100,36 @@ class SuggestionChain:
 
     Args:
         suggesters: The suggesters, highest priority first.
-        strict: Let a failing suggester's :class:`SuggestionError` propagate.
+        raise_suggester_errors: Let a failing suggester's :class:`SuggestionError` propagate
+            instead of going on with the next suggester.
         name: The chain's name (one of :data:`CHAINS` for the built-in ones).
+        strict: Deprecated spelling of ``raise_suggester_errors`` (warns).
 
     Raises:
-        ConfigurationError: When an item is not a :class:`Suggester`.
+        ConfigurationError: When an item is not a :class:`Suggester`, or on both
+            ``raise_suggester_errors`` and ``strict``.
     """
 
     def __init__(
-        self, suggesters: Sequence[Suggester], *, strict: bool = False, name: str = "custom"
+        self,
+        suggesters: Sequence[Suggester],
+        *,
+        raise_suggester_errors: bool = False,
+        name: str = "custom",
+        strict: bool | None = None,
     ) -> None:
         self.suggesters = tuple(_checked(suggester) for suggester in suggesters)
-        self.strict = strict
+        self.raise_suggester_errors = _renamed_strict(
+            "SuggestionChain", raise_suggester_errors, strict
+        )
         self.name = name
         self.cited = CitedWorkflows()
+
+    @property
+    def strict(self) -> bool:
+        """Deprecated alias of :attr:`raise_suggester_errors`."""
+        deprecated("SuggestionChain.strict", "SuggestionChain.raise_suggester_errors")
+        return self.raise_suggester_errors
 
     def suggest(
         self,
@@ -268,7 +287,7 @@ class SuggestionChain:
             return self._failed(suggester, exc)
 
     def _failed(self, suggester: Suggester, exc: SuggestionError) -> list[Suggestion]:
-        if self.strict:
+        if self.raise_suggester_errors:
             raise exc
         log.warning("suggester %s failed (%s); using the others", suggester.name, exc)
         return []
@@ -279,8 +298,27 @@ class SuggestionChain:
             merged.setdefault(_key(suggestion), suggestion)
 
 
+def _renamed_strict(owner: str, raise_suggester_errors: bool, strict: bool | None) -> bool:
+    """``raise_suggester_errors``, or the deprecated ``strict`` (warned) when it is given.
+
+    The warning points at the caller of ``owner`` (``owner`` calls this directly).
+    """
+    if strict is None:
+        return raise_suggester_errors
+    if raise_suggester_errors:
+        raise ConfigurationError(
+            f"{owner} got both raise_suggester_errors= and strict=: pass raise_suggester_errors="
+        )
+    deprecated(f"{owner}(strict=...)", f"{owner}(raise_suggester_errors=...)", stacklevel=4)
+    return strict
+
+
 def build_chain(
-    name: str = DEFAULT_CHAIN, llm: Any = None, *, strict: bool = False
+    name: str = DEFAULT_CHAIN,
+    llm: Any = None,
+    *,
+    raise_suggester_errors: bool = False,
+    strict: bool | None = None,
 ) -> SuggestionChain:
     """Build a named chain (see the module doc).
 
@@ -288,15 +326,18 @@ def build_chain(
         name: One of :data:`CHAINS`.
         llm: The chat model of the ``llm`` chain (a LangChain or BeeAI chat model, a callable,
             or an :class:`LLMSuggester`); with ``paper`` it goes first too (the paper's flow).
-        strict: See :class:`SuggestionChain`.
+        raise_suggester_errors: See :class:`SuggestionChain`.
+        strict: Deprecated spelling of ``raise_suggester_errors`` (warns).
 
     Returns:
         The chain.
 
     Raises:
-        ConfigurationError: An unknown name, ``llm`` without a chat model, or a chat model
-            given to the ``continuation`` chain (which would silently ignore it).
+        ConfigurationError: An unknown name, ``llm`` without a chat model, a chat model
+            given to the ``continuation`` chain (which would silently ignore it), or both
+            ``raise_suggester_errors`` and ``strict``.
     """
+    raise_suggester_errors = _renamed_strict("build_chain", raise_suggester_errors, strict)
     if name not in CHAINS:
         raise ConfigurationError(f"unknown chain {name!r}; choose from {', '.join(CHAINS)}")
     if name == "llm" and llm is None:
@@ -312,14 +353,22 @@ def build_chain(
         suggesters = [EpisodicSuggester(), ProceduralSuggester(), FallbackSuggester()]
     if llm is not None:
         suggesters.insert(0, llm if isinstance(llm, LLMSuggester) else LLMSuggester(llm))
-    return SuggestionChain(suggesters, strict=strict, name=name)
+    return SuggestionChain(suggesters, raise_suggester_errors=raise_suggester_errors, name=name)
 
 
-def default_chain(llm: Any = None, *, strict: bool = False) -> SuggestionChain:
+def default_chain(
+    llm: Any = None, *, raise_suggester_errors: bool = False, strict: bool | None = None
+) -> SuggestionChain:
     """Build the default chain: ``llm`` with a chat model, else ``continuation``.
 
     Args:
         llm: A chat model (see :class:`LLMSuggester`), or ``None`` for the deterministic chain.
-        strict: See :class:`SuggestionChain`.
+        raise_suggester_errors: See :class:`SuggestionChain`.
+        strict: Deprecated spelling of ``raise_suggester_errors`` (warns).
+
+    Raises:
+        ConfigurationError: On both ``raise_suggester_errors`` and ``strict``.
     """
-    return build_chain("continuation" if llm is None else "llm", llm, strict=strict)
+    raise_suggester_errors = _renamed_strict("default_chain", raise_suggester_errors, strict)
+    name = "continuation" if llm is None else "llm"
+    return build_chain(name, llm, raise_suggester_errors=raise_suggester_errors)

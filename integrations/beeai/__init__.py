@@ -18,7 +18,8 @@ id, else the session whose history the input replays (chat completions), else th
 the constructor, else the coordinator's memory (a script's one conversation); each turn is
 journaled in the memory's store, so any worker continues it. The scope is ``scope`` in the run's
 context, else the constructor's, else the memory's. Memory failures never break the crew unless
-``strict=True``. Streamed runs get the suggestions as a :class:`SuggestionsEvent` named
+``policy=SessionPolicy(strict=True)`` (:class:`em_plugin.SessionPolicy` holds every session
+setting). Streamed runs get the suggestions as a :class:`SuggestionsEvent` named
 :data:`SUGGESTIONS_EVENT`. :mod:`integrations.beeai.testing` holds an offline scripted chat model.
 
 The names this package exported before beside these (``RecallWorkflowsTool``,

@@ -28,6 +28,7 @@ from em_plugin.session import (
     MemoryPort,
     PolicyOptions,
     SessionController,
+    SessionPolicy,
 )
 from em_plugin.session.integration import MemoryIntegration
 from integrations.beeai._capture import CallRecorder, agent_name, instruction_text
@@ -76,23 +77,20 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
         crew: The crew's entry point (usually the coordinating ``RequirementAgent``, or an
             ``AgentWorkflow``: each instruction becomes the workflow's input).
         memory: The :class:`~em_plugin.memory.EpisodicMemory`.
-        strict: Raise memory failures instead of logging a warning.
-        autosave: ``"off"`` (save on ``/save``) or ``"on_success"``.
-        judge: ``judge(workflow, outcome) -> bool`` deciding, with autosave, what is saved.
-        session_id: The session of runs whose context names none (default: a new id per agent).
-        scope: The scope of new sessions (default: ``scope`` in the run context, else the
-            memory's).
-        save_command: The command that saves the session's workflow.
-        suggest_command: The command that shows the suggestions again.
-        limit: How many suggestions to show.
-        turn_budget: Seconds of memory work a turn may add (``None``: no limit).
+        policy: The session settings (:class:`~em_plugin.SessionPolicy`: ``strict``,
+            ``autosave``, ``judge``, ``limit``, ``turn_budget``, the two commands).
         crew_name: The crew's name on saved workflows (default: the crew agent's name).
         name: The EM agent's own name.
         description: The EM agent's description.
         max_sessions: How many sessions to keep open in this process.
-        middlewares: BeeAI middlewares for the EM agent's own runs.
+        session_id: The session of runs whose context names none (default: a new id per agent).
+        scope: The scope of new sessions (default: ``scope`` in the run context, else the
+            memory's).
         journal: Keep each session's capture in the memory's store (when the memory has one), so
             other workers and restarted servers continue it.
+        middlewares: BeeAI middlewares for the EM agent's own runs.
+        **deprecated: The loose ``SessionPolicy`` keywords of the previous release
+            (``strict=``, ``limit=``, ...); each warns.
 
     Raises:
         ConfigurationError: On invalid settings (the message lists the valid choices).
@@ -103,15 +101,16 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
         crew: Runnable[Any] | AgentWorkflow,
         memory: MemoryPort,
         *,
-        session_id: str | None = None,
-        scope: str | None = None,
+        policy: SessionPolicy | None = None,
         crew_name: str | None = None,
         name: str = "episodic_memory",
         description: str = "Forwards instructions to the crew and suggests next steps.",
         max_sessions: int = DEFAULT_MAX_SESSIONS,
-        middlewares: list[RunMiddlewareType] | None = None,
+        session_id: str | None = None,
+        scope: str | None = None,
         journal: bool = True,
-        **options: Unpack[PolicyOptions],
+        middlewares: list[RunMiddlewareType] | None = None,
+        **deprecated: Unpack[PolicyOptions],
     ) -> None:
         if not isinstance(crew, Runnable | AgentWorkflow):
             raise ConfigurationError(
@@ -119,9 +118,9 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
             )
         super().__init__(middlewares=middlewares)
         self._open_sessions(
-            memory, options, owner="EpisodicMemoryAgent", framework=FRAMEWORK, log=logger,
+            memory, owner="EpisodicMemoryAgent", framework=FRAMEWORK, log=logger, policy=policy,
             crew_name=crew_name or agent_name(crew) or _workflow_name(crew) or type(crew).__name__,
-            max_sessions=max_sessions, journal=journal,
+            max_sessions=max_sessions, journal=journal, deprecated_options=deprecated,
         )  # fmt: skip
         self.crew = crew
         self.episodic_memory = memory

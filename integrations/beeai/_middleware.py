@@ -20,7 +20,7 @@ conversation). With a store-backed memory every turn is journaled in the store
 (:mod:`em_plugin.session.journal`), so another worker, or the server after a restart, continues
 the same session. The memory's own text (suggestions, command replies) is cut from every model
 input of the run, at every depth. Memory failures are logged, never raised, unless
-``strict=True``.
+``policy=SessionPolicy(strict=True)``.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from em_plugin.session import (
     MemoryPort,
     PolicyOptions,
     SessionController,
+    SessionPolicy,
 )
 from em_plugin.session.integration import CrewNameAlias, MemoryIntegration
 from em_plugin.session.journal import conversation_digest
@@ -95,22 +96,19 @@ class EpisodicMemoryMiddleware(
 
     Args:
         memory: The :class:`~em_plugin.memory.EpisodicMemory`.
-        strict: Raise memory failures (they fail the run) instead of logging a warning.
-        autosave: ``"off"`` (save on ``/save``) or ``"on_success"`` (save after every turn
-            without a failed call, or that ``judge`` accepts).
-        judge: ``judge(workflow, outcome) -> bool`` deciding, with autosave, what is saved.
-        session_id: The session of runs whose context names none (default: per agent memory).
-        scope: The scope of new sessions (default: ``scope`` in the run context, else the
-            memory's).
-        save_command: The command that saves the session's workflow.
-        suggest_command: The command that shows the suggestions again.
-        limit: How many suggestions to show.
-        turn_budget: Seconds of memory work a turn may add (``None``: no limit).
+        policy: The session settings (:class:`~em_plugin.SessionPolicy`: ``strict``, i.e.
+            memory failures fail the run instead of being logged; ``autosave``, ``judge``,
+            ``limit``, ``turn_budget``, the two commands).
         crew_name: The crew's name on saved workflows (default: the coordinator's name;
             ``crew=`` before this release).
         max_sessions: How many sessions to keep open in this process.
+        session_id: The session of runs whose context names none (default: per agent memory).
+        scope: The scope of new sessions (default: ``scope`` in the run context, else the
+            memory's).
         journal: Keep each session's capture in the memory's store (when the memory has one), so
             other workers and restarted servers continue it.
+        **deprecated: The loose ``SessionPolicy`` keywords of the previous release
+            (``strict=``, ``limit=``, ...) and ``crew=``; each warns.
 
     Raises:
         ConfigurationError: On invalid settings (the message lists the valid choices).
@@ -120,16 +118,18 @@ class EpisodicMemoryMiddleware(
         self,
         memory: MemoryPort,
         *,
-        session_id: str | None = None,
-        scope: str | None = None,
+        policy: SessionPolicy | None = None,
         crew_name: str | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        session_id: str | None = None,
+        scope: str | None = None,
         journal: bool = True,
-        **options: Unpack[PolicyOptions],
+        **deprecated: Unpack[PolicyOptions],
     ) -> None:
         self._open_sessions(
-            memory, options, owner="EpisodicMemoryMiddleware", framework=FRAMEWORK, log=logger,
-            crew_name=crew_name, max_sessions=max_sessions, journal=journal,
+            memory, owner="EpisodicMemoryMiddleware", framework=FRAMEWORK, log=logger,
+            policy=policy, crew_name=crew_name, max_sessions=max_sessions, journal=journal,
+            deprecated_options=deprecated,
         )  # fmt: skip
         self.memory = memory
         self.session_id = session_id

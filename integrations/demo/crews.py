@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from em_plugin.session import SessionPolicy
 from em_plugin.suggest.crew import AgentDescription
 from integrations.demo.pfas import COORDINATOR, CREW_DESCRIPTION, SUB_AGENTS, TITLES, TOOLS
 
@@ -144,9 +145,8 @@ def build_langgraph_crew(
     coordinator = create_agent(
         model, handoffs, system_prompt=_prompt(COORDINATOR), name=COORDINATOR.name
     )
-    node = EpisodicMemoryNode(
-        memory, crew_name=CREW_DESCRIPTION.name, limit=limit, turn_budget=demo_turn_budget()
-    )
+    policy = SessionPolicy(limit=limit, turn_budget=demo_turn_budget())
+    node = EpisodicMemoryNode(memory, policy=policy, crew_name=CREW_DESCRIPTION.name)
     graph = with_episodic_memory(coordinator, node).compile(
         checkpointer=checkpointer or InMemorySaver(), name=CREW_DESCRIPTION.name
     )
@@ -276,9 +276,8 @@ def build_beeai_crew(
     agent = EpisodicMemoryAgent(
         coordinator,
         memory,
+        policy=SessionPolicy(limit=limit, turn_budget=demo_turn_budget()),
         crew_name=CREW_DESCRIPTION.name,
-        limit=limit,
-        turn_budget=demo_turn_budget(),
     )
     return BeeAICrew(agent=agent, coordinator=coordinator)
 

@@ -13,8 +13,9 @@
 - :func:`crew_description`: a crew description from a graph's tools, for the fallback suggester.
 
 The session is the LangGraph ``thread_id``; the scope comes from the run's context or config
-(``scope``). Memory failures never break the host graph unless ``strict=True``. Streamed runs
-get the suggestions as the custom event :data:`SUGGESTIONS_EVENT`.
+(``scope``). Memory failures never break the host graph unless
+``policy=SessionPolicy(strict=True)`` (:class:`em_plugin.SessionPolicy` holds every session
+setting). Streamed runs get the suggestions as the custom event :data:`SUGGESTIONS_EVENT`.
 
 The helpers this package exported before (``message_text``, ``is_handoff``, ``TRACE_KEY``, ...)
 left ``__all__`` in this release: importing them from here still works and warns

@@ -39,6 +39,7 @@ from em_plugin.session import (
     MemoryPort,
     PolicyOptions,
     SessionController,
+    SessionPolicy,
 )
 from em_plugin.session.integration import CrewNameAlias, MemoryIntegration
 from integrations.langgraph._capture import RunCapture, install
@@ -87,16 +88,13 @@ class EpisodicMemoryMiddleware(CrewNameAlias, MemoryIntegration, AgentMiddleware
 
     Args:
         memory: The :class:`~em_plugin.memory.EpisodicMemory`.
-        inject: Also put "Relevant past workflows / suggested next tools" in the system prompt.
-        strict: Raise memory failures instead of logging a warning.
-        autosave: ``"off"`` or ``"on_success"``.
-        judge: With ``autosave="on_success"``, decides which turns are saved.
-        save_command: The command that saves the session's workflow.
-        suggest_command: The command that shows suggestions.
-        limit: How many suggestions to show.
-        turn_budget: Seconds of memory work a turn may add (``None``: no limit).
+        policy: The session settings (:class:`~em_plugin.SessionPolicy`: ``strict``,
+            ``autosave``, ``judge``, ``limit``, ``turn_budget``, the two commands).
         crew_name: The crew's name, recorded on saved workflows (``crew=`` before this release).
         max_sessions: How many sessions (threads) to keep open.
+        inject: Also put "Relevant past workflows / suggested next tools" in the system prompt.
+        **deprecated: The loose ``SessionPolicy`` keywords of the previous release
+            (``strict=``, ``limit=``, ...) and ``crew=``; each warns.
 
     Raises:
         ConfigurationError: On invalid settings.
@@ -108,15 +106,17 @@ class EpisodicMemoryMiddleware(CrewNameAlias, MemoryIntegration, AgentMiddleware
         self,
         memory: MemoryPort,
         *,
-        inject: bool = False,
+        policy: SessionPolicy | None = None,
         crew_name: str | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
-        **options: Unpack[PolicyOptions],
+        inject: bool = False,
+        **deprecated: Unpack[PolicyOptions],
     ) -> None:
         super().__init__()
         self._open_sessions(
-            memory, options, owner="EpisodicMemoryMiddleware", framework="langgraph",
-            log=logger, crew_name=crew_name, max_sessions=max_sessions,
+            memory, owner="EpisodicMemoryMiddleware", framework="langgraph", log=logger,
+            policy=policy, crew_name=crew_name, max_sessions=max_sessions,
+            deprecated_options=deprecated,
         )  # fmt: skip
         self.memory = memory
         self.inject = inject

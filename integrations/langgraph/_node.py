@@ -78,18 +78,15 @@ class EpisodicMemoryNode(CrewNameAlias, MemoryIntegration, Runnable[dict, dict |
 
     Args:
         memory: The :class:`~em_plugin.memory.EpisodicMemory`.
-        messages_key: The state key holding the messages.
-        save_command: The command that saves the session's workflow.
-        suggest_command: The command that shows suggestions without running the crew.
-        strict: Raise memory failures instead of logging a warning and passing the answer on.
-        autosave: ``"off"`` or ``"on_success"`` (save after every turn without a failed call).
-        judge: With ``autosave="on_success"``, decides which turns are saved.
-        limit: How many suggestions to append.
-        turn_budget: Seconds of memory work a turn may add (``None``: no limit).
+        policy: The session settings (:class:`~em_plugin.SessionPolicy`: ``strict``,
+            ``autosave``, ``judge``, ``limit``, ``turn_budget``, the two commands).
         crew_name: The crew's name, recorded on saved workflows (``crew=`` before this release).
         name: The node's default name.
         max_sessions: How many sessions' controllers (last suggestions) to keep in this
             process; the sessions themselves live in the thread.
+        messages_key: The state key holding the messages.
+        **deprecated: The loose ``SessionPolicy`` keywords of the previous release
+            (``strict=``, ``limit=``, ...) and ``crew=``; each warns.
 
     Raises:
         ConfigurationError: On invalid settings (the message lists the valid choices).
@@ -99,15 +96,16 @@ class EpisodicMemoryNode(CrewNameAlias, MemoryIntegration, Runnable[dict, dict |
         self,
         memory: MemoryPort,
         *,
-        messages_key: str = "messages",
+        policy: SessionPolicy | None = None,
         crew_name: str | None = None,
         name: str = DEFAULT_NAME,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
-        **options: Unpack[PolicyOptions],
+        messages_key: str = "messages",
+        **deprecated: Unpack[PolicyOptions],
     ) -> None:
         self._open_sessions(
-            memory, options, owner="EpisodicMemoryNode", framework=FRAMEWORK, log=logger,
-            crew_name=crew_name, max_sessions=max_sessions,
+            memory, owner="EpisodicMemoryNode", framework=FRAMEWORK, log=logger, policy=policy,
+            crew_name=crew_name, max_sessions=max_sessions, deprecated_options=deprecated,
         )  # fmt: skip
         self.memory = memory
         self.messages_key = messages_key

@@ -7,18 +7,22 @@ from typing import Any, Unpack
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from em_plugin.errors import ConfigurationError
-from em_plugin.session import MemoryPort, PolicyOptions
+from em_plugin.session import MemoryPort, PolicyOptions, SessionPolicy
+from em_plugin.session.policy import resolve_policy
 from integrations.langgraph._node import DEFAULT_NAME, EpisodicMemoryNode
+
+_KEYWORDS = ("crew_node", "crew_name", "policy", "state_schema")
 
 
 def with_episodic_memory(
     crew: Any,
     memory: MemoryPort | EpisodicMemoryNode,
     *,
+    policy: SessionPolicy | None = None,
+    crew_name: str | None = None,
     crew_node: str = "crew",
     state_schema: type[Any] = MessagesState,
-    crew_name: str | None = None,
-    **options: Unpack[PolicyOptions],
+    **deprecated: Unpack[PolicyOptions],
 ) -> StateGraph:
     """Return ``START -(commands?)-> crew -> episodic_memory -> END``, ready to compile.
 
@@ -32,27 +36,33 @@ def with_episodic_memory(
             subgraph) or a node function.
         memory: The :class:`~em_plugin.memory.EpisodicMemory`, or an
             :class:`EpisodicMemoryNode` already configured.
+        policy: The node's session settings (:class:`~em_plugin.SessionPolicy`), when
+            ``memory`` is a memory.
+        crew_name: The crew description's name, recorded on compiled workflows.
         crew_node: The crew's node name.
         state_schema: The graph's state (``MessagesState`` or a subclass of it).
-        crew_name: The crew description's name, recorded on compiled workflows.
-        **options: :class:`EpisodicMemoryNode` options (``limit``, ``autosave``, ...), when
-            ``memory`` is a memory.
+        **deprecated: The loose ``SessionPolicy`` keywords of the previous release
+            (``limit=``, ``autosave=``, ...); each warns.
 
     Returns:
         The graph builder; its memory node is named after the node (``episodic_memory``).
 
     Raises:
-        ConfigurationError: When options are given with a ready node, or on invalid options.
+        ConfigurationError: When settings are given with a ready node, ``policy=`` together
+            with a loose keyword, or on invalid settings.
     """
     if isinstance(memory, EpisodicMemoryNode):
-        if options or crew_name is not None:
+        if deprecated or policy is not None or crew_name is not None:
             raise ConfigurationError(
-                "with_episodic_memory: pass options to EpisodicMemoryNode(...), or pass the "
-                "memory and the options here, not both"
+                "with_episodic_memory: pass the settings to EpisodicMemoryNode(...), or pass "
+                "the memory and the settings here, not both"
             )
         node = memory
     else:
-        node = EpisodicMemoryNode(memory, crew_name=crew_name, **options)
+        resolved = resolve_policy(
+            "with_episodic_memory", policy, deprecated, valid=_KEYWORDS, stacklevel=3
+        )
+        node = EpisodicMemoryNode(memory, policy=resolved, crew_name=crew_name)
     memory_node = node.name or DEFAULT_NAME
     builder = StateGraph(state_schema)
     builder.add_node(crew_node, crew)

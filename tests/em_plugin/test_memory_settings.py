@@ -90,7 +90,7 @@ def test_old_positional_spelling_warns_and_works() -> None:
         ({"crew": CREW}, r"EpisodicMemory\(crew_description=...\)",
          lambda m: isinstance(m.crew_description, CrewDescription)),
         ({"strict": True}, r"EpisodicMemory\(raise_suggester_errors=...\)",
-         lambda m: m.chain.strict is True),
+         lambda m: m.chain.raise_suggester_errors is True),
         ({"use_text": False}, r"evaluate\(use_text=False\)", lambda m: True),
     ],
 )  # fmt: skip

@@ -14,6 +14,13 @@ DEPRECATED = {
     "Trajectory": "em_plugin.capture.trajectory",
     "format_suggestions": "em_plugin.suggest.types",
 }
+PROVENANCE_DEPRECATED = {
+    "LimitError": "provenance.errors",
+    "MappingError": "provenance.errors",
+    "StoreOutcomeUnknown": "provenance.errors",
+    "workflow_from_json": "provenance.workflow_json",
+    "workflow_to_json": "provenance.workflow_json",
+}
 
 
 @pytest.mark.parametrize("package", ["em_plugin", "provenance"])
@@ -24,6 +31,13 @@ def test_all_is_the_sorted_public_names(package: str) -> None:
 
 def test_all_is_small() -> None:
     assert 8 <= len(em_plugin.__all__) <= 16
+    assert len(importlib.import_module("provenance").__all__) <= 15
+
+
+def test_session_policy_is_imported_beside_the_memory() -> None:
+    from em_plugin.session.policy import SessionPolicy
+
+    assert em_plugin.SessionPolicy is SessionPolicy
 
 
 @pytest.mark.parametrize("name", em_plugin.__all__)
@@ -42,3 +56,26 @@ def test_dropped_name_warns_and_still_imports(name: str) -> None:
 def test_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         em_plugin.nope  # noqa: B018
+
+
+@pytest.mark.parametrize("name", sorted(PROVENANCE_DEPRECATED))
+def test_dropped_provenance_name_warns_and_still_imports(name: str) -> None:
+    provenance = importlib.import_module("provenance")
+    where = PROVENANCE_DEPRECATED[name]
+    with pytest.deprecated_call(match=rf"{name} from provenance .* {where}\.{name}") as caught:
+        exec(f"from provenance import {name}", {})
+    assert all(w.filename == "<string>" for w in caught if w.category is DeprecationWarning)
+    with pytest.deprecated_call():
+        value = getattr(provenance, name)
+    assert value is getattr(importlib.import_module(where), name)
+    assert name not in vars(provenance)  # not cached: every use warns
+
+
+def test_importing_em_plugin_loads_no_provenance_module_it_does_not_use() -> None:
+    """The deprecation helpers live in provenance; ``import em_plugin`` stays light."""
+    import subprocess
+    import sys
+
+    probe = "import sys, em_plugin; print(sorted(m for m in sys.modules if m.startswith('prov')))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['provenance', 'provenance._deprecation']"

@@ -15,6 +15,7 @@ from beeai_support import (
     make_memory,
 )
 
+from em_plugin import SessionPolicy
 from em_plugin.errors import ConfigurationError
 from em_plugin.suggest.types import format_suggestions
 from integrations.beeai import EpisodicMemoryAgent
@@ -138,4 +139,6 @@ def test_bad_settings_fail_at_construction() -> None:
     with pytest.raises(ConfigurationError, match="crew must be a BeeAI agent"):
         EpisodicMemoryAgent("not a crew", memory)  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="'off', 'on_success'"):
-        EpisodicMemoryAgent(build_crew().coordinator, memory, autosave="always")
+        EpisodicMemoryAgent(
+            build_crew().coordinator, memory, policy=SessionPolicy(autosave="always")
+        )

@@ -16,6 +16,7 @@ import pytest
 from beeai_framework.errors import FrameworkError
 from beeai_support import EXTRACT, build_crew, make_memory
 
+from em_plugin import SessionPolicy
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.errors import SuggestionError
 from integrations.beeai import EpisodicMemoryAgent, EpisodicMemoryMiddleware, crew_description
@@ -93,7 +94,7 @@ def _seed() -> Workflow:
 
 
 def _faulty_memory(fault: str) -> tuple[Any, dict[str, Any]]:
-    """A seeded memory with the fault armed; plus the front-end options the fault needs."""
+    """A seeded memory with the fault armed; plus the session settings the fault needs."""
     if fault == "store":
         backend = BreakableBackend()
         memory = make_memory(store=WorkflowStore(backend))
@@ -137,10 +138,12 @@ async def _run(front: str, memory: Any, strict: bool, options: dict[str, Any]) -
     crew = build_crew()
     answer = crew.turn_plain("Hello! I am the chemistry crew.")
     if front == "middleware":
-        mw = EpisodicMemoryMiddleware(memory, strict=strict, **options)
+        mw = EpisodicMemoryMiddleware(memory, policy=SessionPolicy(strict=strict, **options))
         response = await crew.coordinator.run(GREETING + " please").middleware(mw)
     else:
-        em = EpisodicMemoryAgent(crew.coordinator, memory, strict=strict, **options)
+        em = EpisodicMemoryAgent(
+            crew.coordinator, memory, policy=SessionPolicy(strict=strict, **options)
+        )
         response = await em.run(GREETING + " please")
     return response, answer
 

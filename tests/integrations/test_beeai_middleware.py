@@ -14,6 +14,7 @@ from beeai_support import (
     make_memory,
 )
 
+from em_plugin import SessionPolicy
 from em_plugin.errors import ConfigurationError
 from em_plugin.suggest.types import format_suggestions
 from integrations.beeai import EpisodicMemoryMiddleware
@@ -167,7 +168,7 @@ def test_sync_invocation_works() -> None:
 
 async def test_autosave_on_success_saves_each_clean_turn_and_replaces_it() -> None:
     memory = make_memory()
-    mw = EpisodicMemoryMiddleware(memory, autosave="on_success")
+    mw = EpisodicMemoryMiddleware(memory, policy=SessionPolicy(autosave="on_success"))
     crew = build_crew(middlewares=[mw])
     crew.turn_extract(flaky=True)
     await crew.coordinator.run(EXTRACT)
@@ -195,7 +196,7 @@ async def test_autosave_judge_decides() -> None:
         seen.append((outcome.instruction, outcome.failures))
         return bool(outcome.failures)  # a judge may accept any turn, even a failed one
 
-    mw = EpisodicMemoryMiddleware(memory, autosave="on_success", judge=judge)
+    mw = EpisodicMemoryMiddleware(memory, policy=SessionPolicy(autosave="on_success", judge=judge))
     crew = build_crew(middlewares=[mw])
     crew.turn_extract(flaky=True)
     await crew.coordinator.run(EXTRACT)
@@ -230,8 +231,8 @@ async def test_suggestions_are_recorded_as_provenance() -> None:
 def test_bad_settings_fail_at_construction() -> None:
     memory = make_memory()
     with pytest.raises(ConfigurationError, match="'off', 'on_success'"):
-        EpisodicMemoryMiddleware(memory, autosave="sometimes")
+        EpisodicMemoryMiddleware(memory, policy=SessionPolicy(autosave="sometimes"))
     with pytest.raises(ConfigurationError, match="limit"):
-        EpisodicMemoryMiddleware(memory, limit=0)
+        EpisodicMemoryMiddleware(memory, policy=SessionPolicy(limit=0))
     with pytest.raises(ConfigurationError, match="memory is required"):
         EpisodicMemoryMiddleware(None)

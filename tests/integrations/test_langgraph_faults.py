@@ -22,6 +22,7 @@ from lg_scaffold import (
     with_memory,
 )
 
+from em_plugin import SessionPolicy
 from em_plugin.embedding import CallableEmbedder, FakeEmbedder
 from em_plugin.errors import EmbedderError, SuggestionError
 from em_plugin.memory import EpisodicMemory
@@ -113,7 +114,10 @@ def test_node_passes_the_answer_through_and_logs_a_warning(kind, monkeypatch, ca
     faults = Faults(kind)
     faults.seed()
     model = ScriptedChatModel(messages=iter([]))
-    graph = with_memory(agent_crew(model), EpisodicMemoryNode(faults.memory, autosave="on_success"))
+    graph = with_memory(
+        agent_crew(model),
+        EpisodicMemoryNode(faults.memory, policy=SessionPolicy(autosave="on_success")),
+    )
     faults.break_it(monkeypatch)
     faults.script(model)
     with caplog.at_level(logging.WARNING):
@@ -134,7 +138,8 @@ def test_node_strict_mode_raises(kind, monkeypatch) -> None:
     faults.seed()
     model = ScriptedChatModel(messages=iter([]))
     graph = with_memory(
-        agent_crew(model), EpisodicMemoryNode(faults.memory, strict=True, autosave="on_success")
+        agent_crew(model),
+        EpisodicMemoryNode(faults.memory, policy=SessionPolicy(strict=True, autosave="on_success")),
     )
     faults.break_it(monkeypatch)
     faults.script(model)
@@ -148,7 +153,9 @@ def test_middleware_isolates_faults(kind, monkeypatch, caplog) -> None:
     faults = Faults(kind)
     faults.seed()
     model = ScriptedChatModel(messages=iter([]))
-    middleware = EpisodicMemoryMiddleware(faults.memory, inject=True, autosave="on_success")
+    middleware = EpisodicMemoryMiddleware(
+        faults.memory, policy=SessionPolicy(autosave="on_success"), inject=True
+    )
     agent = agent_crew(model, middleware=[middleware], checkpointer=InMemorySaver())
     faults.break_it(monkeypatch)
     faults.script(model)
@@ -159,7 +166,7 @@ def test_middleware_isolates_faults(kind, monkeypatch, caplog) -> None:
 
     strict = agent_crew(
         model,
-        middleware=[EpisodicMemoryMiddleware(faults.memory, strict=True)],
+        middleware=[EpisodicMemoryMiddleware(faults.memory, policy=SessionPolicy(strict=True))],
         checkpointer=InMemorySaver(),
     )
     faults.script(model)

@@ -27,6 +27,7 @@ from lg_scaffold import (
     with_memory,
 )
 
+from em_plugin import SessionPolicy
 from em_plugin.capture.trajectory import without_run_details
 from em_plugin.suggest.types import format_suggestions
 from integrations.langgraph import EpisodicMemoryNode, TrajectoryRecorder, reply_text
@@ -285,7 +286,7 @@ def test_scope_comes_from_the_run_context_or_config(memory) -> None:
 
 def test_autosave_on_success_saves_turns_without_failures(memory) -> None:
     model = ScriptedChatModel(messages=iter([]))
-    node = EpisodicMemoryNode(memory, autosave="on_success")
+    node = EpisodicMemoryNode(memory, policy=SessionPolicy(autosave="on_success"))
     graph = with_memory(agent_crew(model), node)
     FLAKY.fail_once("product_extractor")
     model.load(

@@ -16,6 +16,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from lg_scaffold import EXTRACT, ScriptedChatModel, agent_crew, extract_turn, thread, with_memory
 
+from em_plugin import SessionPolicy
 from em_plugin.embedding import CallableEmbedder, FakeEmbedder
 from em_plugin.memory import EpisodicMemory
 from integrations.beeai import EpisodicMemoryMiddleware as BeeMiddleware
@@ -23,6 +24,7 @@ from integrations.langgraph import EpisodicMemoryMiddleware, EpisodicMemoryNode,
 from provenance.model import CallStep, InstructionStep, Workflow
 
 BUDGET = 0.3
+POLICY = SessionPolicy(turn_budget=BUDGET)
 ANSWER = "acme.pdf contains PFOA and water."
 
 
@@ -65,9 +67,9 @@ def test_langgraph_turn_keeps_to_the_budget(shape: str, hang: Hang, caplog) -> N
     memory = hanging_memory(hang)
     model = ScriptedChatModel(messages=iter([]))
     if shape == "node":
-        graph = with_memory(agent_crew(model), EpisodicMemoryNode(memory, turn_budget=BUDGET))
+        graph = with_memory(agent_crew(model), EpisodicMemoryNode(memory, policy=POLICY))
     else:
-        middleware = [EpisodicMemoryMiddleware(memory, turn_budget=BUDGET)]
+        middleware = [EpisodicMemoryMiddleware(memory, policy=POLICY)]
         graph = agent_crew(model, middleware=middleware, checkpointer=InMemorySaver())
     model.load(extract_turn())
     started = time.monotonic()
@@ -81,7 +83,7 @@ def test_langgraph_turn_keeps_to_the_budget(shape: str, hang: Hang, caplog) -> N
 
 async def test_beeai_turn_keeps_to_the_budget(hang: Hang, caplog) -> None:
     memory = hanging_memory(hang)
-    mw = BeeMiddleware(memory, turn_budget=BUDGET)
+    mw = BeeMiddleware(memory, policy=POLICY)
     crew = build_crew(middlewares=[mw])
     answer = crew.turn_extract()
     started = time.monotonic()

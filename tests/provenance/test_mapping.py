@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.compare import graph_diff, isomorphic
 
-from provenance import MappingError, Workflow, read_jsonl
+from provenance import Workflow, read_jsonl
+from provenance.errors import MappingError
 from provenance.mapping import (
     entail_types,
     graph_iri,

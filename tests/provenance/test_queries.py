@@ -13,7 +13,8 @@ import pytest
 from rdflib import Dataset, Literal, URIRef
 from rdflib.term import Node
 
-from provenance import MappingError, QueryError, Workflow, read_jsonl
+from provenance import QueryError, Workflow, read_jsonl
+from provenance.errors import MappingError
 from provenance.mapping import graph_iri, workflow_to_triples
 from provenance.queries import NamedQuery, list_queries, load_query, parse_query, query_text
 from provenance.suggestion_record import suggestion_graph_iri, suggestion_triples

@@ -13,15 +13,15 @@ from hypothesis import strategies as st
 from provenance import (
     CallStep,
     InstructionStep,
-    LimitError,
     Workflow,
     WorkflowFormatError,
+    dumps_workflow,
+    loads_workflow,
     read_jsonl,
-    workflow_from_json,
-    workflow_to_json,
     write_jsonl,
 )
-from provenance.workflow_json import dumps_workflow, loads_workflow
+from provenance.errors import LimitError
+from provenance.workflow_json import workflow_from_json, workflow_to_json
 from tests.data_files import benchmark_file
 from tests.strategies import workflows
 

@@ -17,6 +17,7 @@ from em_plugin.suggest import (
     ProceduralSuggester,
     SuggestionChain,
     SuggestionRequest,
+    build_chain,
     default_chain,
 )
 from em_plugin.suggest.crew import AgentDescription, CrewDescription, ToolDescription
@@ -154,7 +155,7 @@ def test_default_chain_order_dedup_and_limit() -> None:
     assert len(default_chain().suggest(request_for(CURRENT, state, crew=CREW), limit=2)) == 2
 
 
-def test_chain_falls_back_when_a_suggester_fails_unless_strict() -> None:
+def test_chain_falls_back_when_a_suggester_fails_unless_raising() -> None:
     class Broken(BaseSuggester):
         name = "broken"
 
@@ -165,9 +166,36 @@ def test_chain_falls_back_when_a_suggester_fails_unless_strict() -> None:
     found = SuggestionChain([Broken(), FallbackSuggester()]).suggest(request)
     assert found and found[0].source == "fallback"
     with pytest.raises(SuggestionError, match="model down"):
-        SuggestionChain([Broken(), FallbackSuggester()], strict=True).suggest(request)
+        SuggestionChain([Broken(), FallbackSuggester()], raise_suggester_errors=True).suggest(
+            request
+        )
     with pytest.raises(ConfigurationError, match="lacks name, remote, suggest, asuggest"):
         SuggestionChain([object()])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize(
+    ("owner", "make"),
+    [
+        ("SuggestionChain", lambda **kw: SuggestionChain([FallbackSuggester()], **kw)),
+        ("build_chain", lambda **kw: build_chain("paper", **kw)),
+        ("default_chain", lambda **kw: default_chain(**kw)),
+    ],
+)
+def test_strict_is_renamed_raise_suggester_errors(owner, make) -> None:
+    """``strict`` means "memory failures raise" in the integrations; here it was the suggesters'
+    errors, now spelled as on ``EpisodicMemory``. The old keyword warns once and still works."""
+    assert make(raise_suggester_errors=True).raise_suggester_errors is True
+    assert make().raise_suggester_errors is False
+    with pytest.deprecated_call(
+        match=rf"{owner}\(strict=...\) is deprecated.*{owner}\(raise_suggester_errors=...\)"
+    ) as caught:
+        chain = make(strict=True)
+    assert [w.filename for w in caught if w.category is DeprecationWarning] == [__file__]
+    assert chain.raise_suggester_errors is True
+    with pytest.deprecated_call(match=r"SuggestionChain\.strict is deprecated"):
+        assert chain.strict is True
+    with pytest.raises(ConfigurationError, match="both raise_suggester_errors= and strict="):
+        make(raise_suggester_errors=True, strict=False)
 
 
 def test_chain_dedups_tool_less_suggestions_by_text() -> None:
