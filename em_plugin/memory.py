@@ -58,6 +58,11 @@ log = logging.getLogger("em_plugin.memory")
 __all__ = ["EpisodicMemory"]
 
 
+def _ramp(batch_size: int) -> list[int]:
+    """The sizes of a pipelined ``save_many``'s first batches (then ``batch_size``)."""
+    return [batch_size // 8, batch_size // 4, batch_size // 2] if batch_size >= 128 else []
+
+
 class EpisodicMemory:
     """Episodic memory of one scope: save workflows, retrieve similar ones, suggest next steps.
 
@@ -236,7 +241,8 @@ class EpisodicMemory:
         Args:
             workflows: The workflows (an iterable is read one batch at a time).
             validate: Override the memory's ``validate`` setting for this call.
-            batch_size: Workflows per store transaction.
+            batch_size: Workflows per store transaction (a pipelined call starts with
+                batches of 1/8, 1/4 and 1/2 of it when it is 128 or more).
             progress: Called with the number of workflows stored so far, after each batch.
 
         Returns:
@@ -248,14 +254,22 @@ class EpisodicMemory:
         """
         check = self.validate if validate is None else validate
         done = 0
+        # More than one batch: the store writes each batch while the next is prepared
+        # (em_plugin/state/batch_writes.py).
+        pipelined = not (isinstance(workflows, Sized) and len(workflows) <= batch_size)
 
         def batches() -> Iterator[list[Workflow]]:
+            # The first batch is prepared while nothing is written yet: smaller first batches
+            # start the writer sooner.
+            sizes = iter(_ramp(batch_size) if pipelined else ())
+            size = next(sizes, batch_size)
             batch: list[Workflow] = []
             for workflow in workflows:
                 batch.append(self._prepare(workflow, check))
-                if len(batch) >= batch_size:
+                if len(batch) >= size:
                     yield batch
                     batch = []
+                    size = next(sizes, batch_size)
             if batch:
                 yield batch
 
@@ -266,9 +280,6 @@ class EpisodicMemory:
             if progress is not None:
                 progress(done)
 
-        # More than one batch: the store writes each batch while the next is prepared
-        # (em_plugin/state/batch_writes.py).
-        pipelined = not (isinstance(workflows, Sized) and len(workflows) <= batch_size)
         return self._engine.write_many(batches(), on_batch=indexed, pipelined=pipelined)
 
     def _prepare(self, workflow: Workflow, validate: bool) -> Workflow:

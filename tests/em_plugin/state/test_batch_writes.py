@@ -226,3 +226,14 @@ def test_a_process_killed_mid_save_many_reopens_with_the_index_matching_the_stor
         # Whole batches only, in order: at least the three whose indexing began.
         assert len(stored) % 5 == 0 and 15 <= len(stored) < 40
         assert stored == ids(*range(len(stored)))
+
+
+def test_a_pipelined_call_starts_with_smaller_batches(tmp_path: Path) -> None:
+    with EpisodicMemory(str(tmp_path / "store"), embedder="fake:32") as memory:
+        seen: list[int] = []
+        memory.save_many(iter([wf(n) for n in range(500)]), batch_size=128, progress=seen.append)
+        assert seen == [16, 48, 112, 240, 368, 496, 500]  # 16, 32, 64, then 128 at a time
+        assert consistent(memory) == ids(*range(500))
+        seen.clear()
+        memory.save_many([wf(n) for n in range(500, 600)], batch_size=128, progress=seen.append)
+        assert seen == [100]  # one batch: no pipeline, no smaller batches
