@@ -30,7 +30,6 @@ so mapping a workflow twice gives the same triples, and values are compact JSON 
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from typing import Any
@@ -41,6 +40,7 @@ from rdflib.term import Node
 
 from provenance._graph_reader import WORKFLOW_TEXT, graph_to_workflow, triples_to_workflow
 from provenance.errors import MappingError
+from provenance.json_text import json_text
 from provenance.model import (
     DEFAULT_SCOPE,
     CallStep,
@@ -142,7 +142,7 @@ def _name(value: str) -> Literal:
 
 
 def _json(value: Any) -> Literal:
-    return Literal(json.dumps(value, ensure_ascii=False), datatype=_JSON)
+    return Literal(json_text(value), datatype=_JSON)
 
 
 def workflow_to_graph(workflow: Workflow) -> Graph:

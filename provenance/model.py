@@ -12,7 +12,6 @@ retrospective provenance in :attr:`Workflow.failed` and :attr:`Workflow.revised`
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -21,6 +20,7 @@ from datetime import datetime
 from typing import Any, ClassVar, Literal, TypeAlias
 
 from provenance.errors import LimitError, WorkflowFormatError
+from provenance.json_text import json_writer
 
 __all__ = [
     "CallStep",
@@ -59,11 +59,13 @@ OUTCOMES: tuple[str, ...] = ("success", "failure", "abandoned")
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _ID_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f]")
+# JSON values must be strict JSON: no NaN or infinity, which other readers reject.
+_json_strict = json_writer(allow_nan=False)
 
 
 def _check_json(value: Any, what: str) -> None:
     try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        text = _json_strict(value)
     except RecursionError:
         raise LimitError(f"{what} nests deeper than {MAX_VALUE_DEPTH} levels") from None
     except (TypeError, ValueError) as exc:
@@ -315,11 +317,17 @@ def walk_steps(steps: Sequence[Step], *, prefix: str = "") -> Iterator[tuple[str
     Returns:
         An iterator of ``(path, step)``; a path is the dotted 0-based position after ``prefix``.
     """
-    stack: list[tuple[str, Step]] = [(f"{prefix}{i}", s) for i, s in enumerate(steps)][::-1]
+    stack: list[tuple[str, Step]] = [(f"{prefix}{i}", s) for i, s in enumerate(steps)]
+    stack.reverse()
+    pop, extend = stack.pop, stack.extend
     while stack:
-        path, step = stack.pop()
+        path, step = pop()
         yield path, step
-        stack.extend((f"{path}.{i}", s) for i, s in reversed(list(enumerate(step.steps))))
+        children = step.steps
+        # Most steps are leaves: every save walks each tree several times (mapping, index,
+        # redaction), so the leaves skip building an empty child list.
+        if children:
+            extend([(f"{path}.{i}", children[i]) for i in range(len(children) - 1, -1, -1)])
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from provenance.errors import WorkflowFormatError
+from provenance.json_text import json_text
 from provenance.model import (
     DEFAULT_SCOPE,
     MAX_DEPTH,
@@ -174,7 +175,7 @@ def workflow_to_json(workflow: Workflow) -> dict[str, Any]:
 
 def dumps_workflow(workflow: Workflow) -> str:
     """Return a workflow as one line of Workflow JSON (UTF-8 text, no trailing newline)."""
-    return json.dumps(workflow_to_json(workflow), ensure_ascii=False)
+    return json_text(workflow_to_json(workflow))
 
 
 def loads_workflow(line: str) -> Workflow:

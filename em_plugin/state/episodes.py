@@ -11,13 +11,13 @@ counted so that deleting the last workflow that used a text also deletes its vec
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from provenance.json_text import json_writer
 from provenance.model import CallStep, InstructionStep, Workflow
 
 __all__ = ["MAX_ARGS_CHARS", "ContextTable", "Episode", "episode_of", "nested_routes"]
@@ -64,10 +64,15 @@ class Episode:
         )
 
 
+#: The text of an argument record and of a routes map (keys sorted, so equal records match).
+_args_text = json_writer(sort_keys=True, default=str)
+_sorted_text = json_writer(sort_keys=True)
+
+
 def _args_json(args: Mapping[str, Any]) -> str | None:
     if not args:
         return None
-    text = json.dumps(dict(args), ensure_ascii=False, sort_keys=True, default=str)
+    text = _args_text(dict(args))
     return text if len(text) <= MAX_ARGS_CHARS else None
 
 
@@ -106,7 +111,7 @@ def episode_of(workflow: Workflow, *, use_text: bool = True) -> Episode:
             contexts.append(own)
             args.append(None)
 
-    routes = json.dumps(nested_routes(workflow), sort_keys=True, ensure_ascii=False)
+    routes = _sorted_text(nested_routes(workflow))
     return Episode(workflow.id, tuple(tools), tuple(contexts), tuple(args), routes)
 
 

@@ -35,6 +35,7 @@ from em_plugin.errors import IndexStaleError
 from em_plugin.state.arrays import GrowRows, StringTable
 from em_plugin.state.episodes import Episode
 from em_plugin.state.scope_index import Embed, ScopeIndex
+from provenance.json_text import json_text
 from provenance.stores import WorkflowStore
 
 FORMAT = 3  # 2: leaves carry their episode contexts and args; 3: and the contexts' vectors
@@ -248,7 +249,7 @@ class Journal:
 
     def write(self, entries: Iterable[dict[str, Any]]) -> None:
         """Append entries and flush them to the OS."""
-        text = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries)
+        text = "".join(json_text(e) + "\n" for e in entries)
         if text:
             self._handle.write(text)
             self._handle.flush()

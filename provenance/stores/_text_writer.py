@@ -12,12 +12,12 @@ for any reader that iterates it. The mapping itself is specified in docs/provena
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from typing import Any
 
 from rdflib import Literal, URIRef
 
+from provenance.json_text import json_text
 from provenance.mapping import _DATETIME, _JSON, _Writer
 from provenance.model import Workflow
 from provenance.stores._terms import TriplesText, literal_text, term_text
@@ -83,7 +83,7 @@ class _TextWriter(_Writer):
 
     @staticmethod
     def json(value: Any) -> Any:
-        return literal_text(json.dumps(value, ensure_ascii=False)) + _JSON_DATATYPE
+        return literal_text(json_text(value)) + _JSON_DATATYPE
 
     @staticmethod
     def datetime(value: str) -> Any:
