@@ -18,10 +18,9 @@ here still works and warns (docs/api.md).
 
 from __future__ import annotations
 
-import importlib
 import typing
 
-from em_plugin._deprecation import moved_names as _moved_names
+from em_plugin._deprecation import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from em_plugin.embedding.embedders import Embedder, FakeEmbedder
@@ -74,9 +73,11 @@ _WHERE = {
     "open_store": "provenance.stores",
 }
 
-# Dropped from __all__ in this release: still importable, with a DeprecationWarning.
-_moved = _moved_names(
-    stacklevel=4,  # through __getattr__ below
+# The names of _WHERE import on first use; the moved ones left __all__ in this release and still
+# import from here, with a DeprecationWarning.
+_load = _lazy_names(
+    globals(),
+    _WHERE,
     package="em_plugin",
     moved={
         "Trajectory": "em_plugin.capture.trajectory",
@@ -86,12 +87,7 @@ _moved = _moved_names(
 
 
 def __getattr__(name: str) -> typing.Any:
-    module = _WHERE.get(name)
-    if module is None:
-        return _moved(name)
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return _load(name)
 
 
 def __dir__() -> list[str]:

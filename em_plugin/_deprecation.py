@@ -6,6 +6,6 @@ the same way; docs/api.md lists what is deprecated in this release.
 
 from __future__ import annotations
 
-from provenance._deprecation import deprecated, moved_names
+from provenance._deprecation import deprecated, lazy_names, moved_names
 
-__all__ = ["deprecated", "moved_names"]
+__all__ = ["deprecated", "lazy_names", "moved_names"]

@@ -9,10 +9,9 @@ import, with a DeprecationWarning (docs/api.md).
 
 from __future__ import annotations
 
-import importlib
 import typing
 
-from provenance._deprecation import moved_names as _moved_names
+from provenance._deprecation import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from provenance.errors import (
@@ -65,12 +64,14 @@ _WHERE = {
     ),
 }
 
-# Dropped from __all__ in this release: still importable from here, with a DeprecationWarning.
+# The names of _WHERE import on first use. The moved ones left __all__ in this release and still
+# import from here, with a DeprecationWarning:
 # Two near-synonyms (loads_workflow/dumps_workflow are the one-line form of the same conversion,
 # with the size and depth checks) and errors that subclass a kept one or belong to one module
 # (MappingError: provenance.mapping's graph_to_workflow).
-_moved = _moved_names(
-    stacklevel=4,  # through __getattr__ below
+_load = _lazy_names(
+    globals(),
+    _WHERE,
     package="provenance",
     moved={
         "LimitError": "provenance.errors",
@@ -83,12 +84,7 @@ _moved = _moved_names(
 
 
 def __getattr__(name: str) -> typing.Any:
-    module = _WHERE.get(name)
-    if module is None:
-        return _moved(name)
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return _load(name)
 
 
 def __dir__() -> list[str]:

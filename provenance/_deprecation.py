@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["deprecated", "moved_names"]
+__all__ = ["deprecated", "lazy_names", "moved_names"]
 
 
 def deprecated(old: str, new: str, *, stacklevel: int = 3) -> None:
@@ -58,3 +58,41 @@ def moved_names(
         return getattr(importlib.import_module(module), name)
 
     return __getattr__
+
+
+def lazy_names(
+    namespace: dict[str, Any],
+    where: Mapping[str, str],
+    *,
+    package: str,
+    moved: Mapping[str, str],
+    stacklevel: int = 5,
+) -> Callable[[str], Any]:
+    """Return what a package's ``__getattr__`` does: import its public names on first use.
+
+    A name of ``where`` is imported from its module and kept in ``namespace`` (the package's
+    globals), so the next access costs nothing; a name of ``moved`` is served by
+    :func:`moved_names`, with its warning; any other name is an ``AttributeError``.
+
+    Args:
+        namespace: The package's ``globals()``.
+        where: Public name -> the module that defines it.
+        package: The package's name, for messages.
+        moved: As for :func:`moved_names`.
+        stacklevel: As for :func:`deprecated` (5 when the package's ``__getattr__`` calls the
+            result).
+
+    Returns:
+        The function for the package's ``__getattr__`` to call.
+    """
+    served_moved = moved_names(package, moved, stacklevel=stacklevel)
+
+    def load(name: str) -> Any:
+        module = where.get(name)
+        if module is None:
+            return served_moved(name)
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value
+        return value
+
+    return load
