@@ -218,10 +218,11 @@ class BatchWrites:
     def _write(self, batch: _Batch) -> dict[str, ChangeMarker]:
         """Commit a staged batch (on the writer thread when pipelined)."""
         assert batch.write is not None
-        markers = self.engine.store.commit_staged(batch.write)
-        # Here rather than after indexing: on the writer thread it waits for no other write.
+        # Before the store's first workflow, not after: a process that opens the store in
+        # between would find workflows and no record, and take the embedder from whatever its
+        # cache last indexed at this address (a store wiped and refilled by another embedder).
         self.engine.record_embedder()
-        return markers
+        return self.engine.store.commit_staged(batch.write)
 
     def _submit(
         self, writer: ThreadPoolExecutor | None, batch: _Batch

@@ -137,3 +137,26 @@ def test_the_memory_embedder_is_callable() -> None:
     with EpisodicMemory(store="memory:", embedder="fake") as memory:
         vectors = memory.embedder(["a text", "another"])
     assert isinstance(vectors, np.ndarray) and vectors.shape == (2, 64)
+
+
+def test_the_record_is_in_the_store_before_its_first_workflow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another process that opens the store between the two writes must find the record: with
+    # workflows and no record it would trust whatever its cache last indexed at that address.
+    memory = EpisodicMemory(store=str(tmp_path / "store"), embedder=FakeEmbedder(32))
+    store = memory._engine.store
+    seen: list[tuple[int, object]] = []
+    commit = store.commit_staged
+
+    def checked(staged: object) -> object:
+        seen.append((len(store), read_record(store)))
+        return commit(staged)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "commit_staged", checked)
+    with memory:
+        memory.save(PAST)
+        memory.save_many([PAST.replace(id=f"w{i}") for i in range(2, 6)], batch_size=2)
+    assert [count for count, _ in seen] == [0, 1, 3]  # one save, then two batches
+    assert {(r.name, r.dimension) for _, r in seen if r is not None} == {("fake-32", 32)}
+    assert all(record is not None for _, record in seen)
