@@ -43,7 +43,12 @@ def open_session(context: DemoContext, framework: str, session_id: str) -> ChatS
         graph_crew = crews.build_langgraph_crew(context.memory, model=model, router=context.router)
         return LangGraphSession(graph_crew, session_id, context.tap)
     model = None if context.llm.offline else _llm_env.beeai_chat_model(context.llm)
-    bee_crew = crews.build_beeai_crew(context.memory, model=model, router=context.router)
+    # A demo run is one session on each framework: the LangGraph crew's checkpointer is in
+    # memory, so the BeeAI one keeps no journal either; a journaled "demo-beeai" would resume
+    # every earlier run's turns and grow by one scene per run.
+    bee_crew = crews.build_beeai_crew(
+        context.memory, model=model, router=context.router, journal=False
+    )
     return BeeAISession(bee_crew, session_id)
 
 

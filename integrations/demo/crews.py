@@ -230,6 +230,7 @@ def build_beeai_crew(
     model: Any = None,
     router: Any = None,
     limit: int = 3,
+    journal: bool = True,
 ) -> BeeAICrew:
     """Build the Chemist crew on BeeAI behind the episodic-memory agent.
 
@@ -238,6 +239,9 @@ def build_beeai_crew(
         model: A BeeAI ``ChatModel`` for every agent (default: the offline router model).
         router: The :class:`~integrations.demo.router.OfflineRouter` of the default model.
         limit: How many suggestions to append.
+        journal: Keep each session's turns in the memory's store, so a later process with the
+            same session id continues the conversation (False: the session lives in this
+            process only, as a LangGraph graph on an in-memory checkpointer).
 
     Returns:
         The crew; one crew is one conversation of the coordinator.
@@ -278,6 +282,7 @@ def build_beeai_crew(
         memory,
         policy=SessionPolicy(limit=limit, turn_budget=demo_turn_budget()),
         crew_name=CREW_DESCRIPTION.name,
+        journal=journal,
     )
     return BeeAICrew(agent=agent, coordinator=coordinator)
 

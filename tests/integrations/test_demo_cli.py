@@ -30,6 +30,12 @@ def test_a_second_run_reuses_the_seeded_store(tmp_path: Path) -> None:
     assert "Figure 3 on LangGraph" not in text
     # Both runs say why the second one can differ from the first.
     assert all("The store keeps the sessions saved above" in t for t in (first_text, text))
+    # A returning user's third run: each run is one session of its own (the BeeAI demo session
+    # used to resume the journaled turns of every earlier run, and failed from the third).
+    third = Console(record=True, width=140)
+    assert run_demo(store, third, ("beeai",), question=OFF_TOPIC) == 0
+    for text in (first_text, text, third.export_text()):
+        assert "Saved workflow session/demo-beeai (2 steps)" in text
 
 
 def test_unknown_frameworks_are_refused() -> None:
