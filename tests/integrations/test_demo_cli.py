@@ -34,8 +34,8 @@ def test_a_second_run_reuses_the_seeded_store(tmp_path: Path) -> None:
     # used to resume the journaled turns of every earlier run, and failed from the third).
     third = Console(record=True, width=140)
     assert run_demo(store, third, ("beeai",), question=OFF_TOPIC) == 0
-    for text in (first_text, text, third.export_text()):
-        assert "Saved workflow session/demo-beeai (2 steps)" in text
+    for run_text in (first_text, text, third.export_text()):
+        assert "Saved workflow session/demo-beeai (2 steps)" in run_text
 
 
 def test_unknown_frameworks_are_refused() -> None:
