@@ -9,7 +9,6 @@ import http.client
 import json
 import sys
 import urllib.parse
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -38,8 +37,8 @@ needs_oxigraph = pytest.mark.skipif(oxigraph_binary() is None, reason="pip insta
 
 
 def _workflow(wid: str, scope: str) -> Workflow:
-    return Workflow(id=wid, scope=scope,
-                    steps=(InstructionStep("Check the SDS", (CallStep("sds_reader"),)),))  # fmt: skip
+    step = InstructionStep("Check the SDS", (CallStep("sds_reader"),))
+    return Workflow(id=wid, scope=scope, steps=(step,))
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +172,8 @@ def test_parallel_reads_and_updates_drop_no_pyoxigraph_object_on_another_thread(
     texts = [
         (
             "update",
-            f"DROP SILENT GRAPH <{graph}> ; INSERT DATA {{ GRAPH <{graph}> {{ <urn:s> <urn:p> 1 }} }}",
+            f"DROP SILENT GRAPH <{graph}> ; "
+            f"INSERT DATA {{ GRAPH <{graph}> {{ <urn:s> <urn:p> 1 }} }}",
         ),
         ("query", "SELECT ?s ?o WHERE { ?s ?p ?o } LIMIT 5"),
         ("query", "ASK { ?s ?p ?o }"),
