@@ -28,10 +28,14 @@ from em_plugin.endpoint.answers import GRAPH, TABULAR, Answer, pick_media_type, 
 from em_plugin.endpoint.protocol import ProtocolError, SparqlRequest
 from em_plugin.endpoint.sparql_text import query_form, with_base
 from provenance.prefixes import with_prefixes
-from provenance.stores.union import is_workflow_graph
+from provenance.stores.union import WORKFLOW_GRAPH_NAMESPACE
 
 __all__ = ["ProxiedBackend"]
 
+_MERGE = f"""DROP SILENT DEFAULT ;
+INSERT {{ ?s ?p ?o }} WHERE {{
+  GRAPH ?g {{ ?s ?p ?o }} FILTER(STRSTARTS(STR(?g), "{WORKFLOW_GRAPH_NAMESPACE}"))
+}}"""
 _HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                "trailers", "transfer-encoding", "upgrade", "host", "content-length"}  # fmt: skip
 
@@ -156,9 +160,7 @@ class ProxiedBackend:
 def _dataset_of(nquads: bytes) -> ox.Store:
     """The store's named graphs, and the merge of its workflow graphs as the default graph."""
     local = ox.Store()
-    quads = [q for q in ox.parse(nquads, ox.RdfFormat.N_QUADS)
-             if isinstance(q.graph_name, ox.NamedNode)]  # fmt: skip
-    merged = [ox.Quad(q.subject, q.predicate, q.object) for q in quads
-              if is_workflow_graph(q.graph_name.value)]  # fmt: skip
-    local.bulk_extend(quads + merged)
+    local.load(nquads, format=ox.RdfFormat.N_QUADS)  # parsed and stored in Rust, no Python terms
+    # The default graph is the merge of the workflow graphs only: a set, so each triple once.
+    local.update(_MERGE)
     return local
