@@ -17,7 +17,7 @@ import pyoxigraph as ox
 
 from em_plugin.endpoint.protocol import ProtocolError
 
-__all__ = ["Answer", "pick_media_type", "run_query"]
+__all__ = ["BOOLEAN", "GRAPH", "TABULAR", "Answer", "pick_media_type", "run_query"]
 
 #: Media types of SELECT answers, the first the default.
 TABULAR = ("application/sparql-results+json", "application/sparql-results+xml", "text/csv",

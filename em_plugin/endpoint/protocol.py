@@ -24,6 +24,7 @@ __all__ = [
     "UPDATE_PATH",
     "ProtocolError",
     "SparqlRequest",
+    "endpoint_path",
     "read_request",
 ]
 
@@ -75,7 +76,14 @@ class SparqlRequest:
 
 
 def endpoint_path(target: str) -> str:
-    """The path of a request target without its query string or trailing slash."""
+    """Return the path of a request target, without its query string or trailing slash.
+
+    Args:
+        target: The request target (``/query/?query=…``).
+
+    Returns:
+        The path (``/query``), ``/`` for the root.
+    """
     return urllib.parse.urlsplit(target).path.rstrip("/") or "/"
 
 

@@ -49,7 +49,14 @@ def _top_words(text: str) -> Iterator[tuple[str, int, str | None]]:
 
 
 def declares_dataset(update: str) -> bool:
-    """Whether an update names its own dataset (``USING`` or ``WITH`` in an operation)."""
+    """Tell whether an update names its own dataset (``USING`` or ``WITH`` in an operation).
+
+    Args:
+        update: The SPARQL update.
+
+    Returns:
+        True when a ``USING`` or ``WITH`` keyword stands outside every group.
+    """
     return any(word in ("USING", "WITH") for word, _, _ in _top_words(update))
 
 
@@ -59,6 +66,14 @@ def with_using(update: str, default: Sequence[str], named: Sequence[str]) -> str
     The Protocol's ``using-graph-uri`` / ``using-named-graph-uri`` mean the same as ``USING`` /
     ``USING NAMED`` in every ``DELETE``/``INSERT … WHERE`` of the request; ``DELETE WHERE`` and
     the operations without a ``WHERE`` take no dataset.
+
+    Args:
+        update: The SPARQL update (one naming no dataset itself).
+        default: The ``using-graph-uri`` graphs.
+        named: The ``using-named-graph-uri`` graphs.
+
+    Returns:
+        The update with ``USING <g> … USING NAMED <h> …`` before each operation's ``WHERE``.
     """
     if not default and not named:
         return update
@@ -71,14 +86,29 @@ def with_using(update: str, default: Sequence[str], named: Sequence[str]) -> str
 
 
 def with_base(text: str, base: str) -> str:
-    """Return ``text`` with ``BASE <base>`` in front, unless it declares its own base."""
+    """Return ``text`` with ``BASE <base>`` in front, unless it declares its own base.
+
+    Args:
+        text: A SPARQL query or update.
+        base: The base IRI (the endpoint's URL).
+
+    Returns:
+        The text a server resolves relative IRIs of against ``base``.
+    """
     if any(word == "BASE" for word, _, _ in _top_words(text)):
         return text
     return f"BASE <{base}> {text}"
 
 
 def query_form(text: str) -> str | None:
-    """Return ``SELECT``, ``ASK``, ``CONSTRUCT`` or ``DESCRIBE`` (``None``: none found)."""
+    """Return the form of a query: ``SELECT``, ``ASK``, ``CONSTRUCT`` or ``DESCRIBE``.
+
+    Args:
+        text: The query.
+
+    Returns:
+        The form's keyword, or ``None`` when none stands outside every group.
+    """
     for word, _, _ in _top_words(text):
         if word in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
             return word

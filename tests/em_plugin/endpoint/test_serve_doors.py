@@ -245,3 +245,10 @@ def test_an_incoming_traceparent_is_the_parent_of_the_request_span(tmp_path: Pat
     assert format(span.context.trace_id, "032x") == trace_id
     assert span.parent is not None and format(span.parent.span_id, "016x") == parent_id
     assert span.attributes["http.response.status_code"] == 200
+
+
+def test_the_package_all_is_its_sorted_public_names() -> None:
+    import em_plugin.endpoint as endpoint
+    from tests.api_surface import public_names
+
+    assert endpoint.__all__ == public_names("em_plugin.endpoint")
