@@ -120,7 +120,10 @@ def _listed(grant: Grant, asked: tuple[str, ...]) -> list[ox.NamedNode] | None:
     """The client's dataset parameter, cut to the grant's graphs (None: not given)."""
     if not asked:
         return None
-    return [ox.NamedNode(iri) for iri in dict.fromkeys(asked) if grant.can_read(graph_scope(iri))]
+    try:
+        return [ox.NamedNode(g) for g in dict.fromkeys(asked) if grant.can_read(graph_scope(g))]
+    except ValueError as exc:
+        raise ProtocolError(f"a dataset parameter is not an IRI: {exc}") from None
 
 
 def open_store(location: Path | None) -> ox.Store:

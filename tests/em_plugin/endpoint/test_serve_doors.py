@@ -252,3 +252,19 @@ def test_the_package_all_is_its_sorted_public_names() -> None:
     from tests.api_surface import public_names
 
     assert endpoint.__all__ == public_names("em_plugin.endpoint")
+
+
+def test_a_dataset_parameter_that_is_no_iri_is_a_400(tmp_path: Path) -> None:
+    bad = str(graph_iri("w", "team"))[:-1] + "a b"  # of the token's scope by its name; no IRI
+    with start_endpoint("memory:", port=0, token_file=_tokens(tmp_path)) as endpoint:
+        parts = urllib.parse.urlsplit(endpoint.url)
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+        try:
+            query = urllib.parse.urlencode({"query": "ASK {}", "default-graph-uri": bad})
+            connection.request(
+                "GET", f"/query?{query}", headers={"Authorization": f"Bearer {TOKEN}"}
+            )
+            answer = connection.getresponse()
+            assert (answer.status, b"not an IRI" in answer.read()) == (400, True)
+        finally:
+            connection.close()
