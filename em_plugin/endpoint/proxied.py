@@ -54,6 +54,7 @@ class ProxiedBackend:
         self._generation = 0  # bumped by every write that goes through
         self._copy: tuple[int, ox.Store] | None = None
         self._lock = threading.Lock()
+        self._building = threading.Lock()  # one copy at a time: parallel readers wait for it
 
     def authorize(self, header: str | None) -> None:
         """Everyone may read and write (``serve`` binds loopback only without tokens)."""
@@ -129,18 +130,19 @@ class ProxiedBackend:
 
     def _dataset(self) -> ox.Store:
         """The in-memory default dataset, copied again after a write."""
-        with self._lock:
-            if self._copy is not None and self._copy[0] == self._generation:
-                return self._copy[1]
-            generation = self._generation
-        status, _, data = self._send("GET", "/store", b"", {"Accept": "application/n-quads"})
-        if status != 200:
-            raise ProtocolError(f"oxigraph: cannot read the store ({status})", 502)
-        local = _dataset_of(data)
-        with self._lock:
-            if self._generation == generation:
-                self._copy = (generation, local)
-        return local
+        with self._building:
+            with self._lock:
+                if self._copy is not None and self._copy[0] == self._generation:
+                    return self._copy[1]
+                generation = self._generation
+            status, _, data = self._send("GET", "/store", b"", {"Accept": "application/n-quads"})
+            if status != 200:
+                raise ProtocolError(f"oxigraph: cannot read the store ({status})", 502)
+            local = _dataset_of(data)
+            with self._lock:
+                if self._generation == generation:
+                    self._copy = (generation, local)
+            return local
 
     def _send(
         self, method: str, target: str, body: bytes, headers: dict[str, str]
