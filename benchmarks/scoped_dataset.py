@@ -1,7 +1,7 @@
 """What a token's dataset costs a query: a copy of the scope, its graphs listed, the union.
 
 ``em-plugin serve --token-file`` runs each query on a copy of the token's scopes' graphs
-(``em_plugin/cli/scope_copy.py``, docs/observability.md). This bench fills an in-memory store
+(``em_plugin/endpoint/scope_copy.py``, docs/observability.md). This bench fills an in-memory store
 with synthetic workflows in two scopes and times the same queries three ways, in one run: over
 the union of all graphs (what ``serve`` without tokens answers), over one scope's graphs given
 to Oxigraph as a list (``default_graph=[…]``, ``named_graphs=[…]``, the other way to bound a
@@ -20,7 +20,7 @@ from collections.abc import Callable
 import pyoxigraph as ox
 
 from em_plugin.access import graph_scope, is_workflow_graph
-from em_plugin.cli.scope_copy import ScopeCopy
+from em_plugin.endpoint import ScopeCopy
 from em_plugin.evaluation.synthetic import SyntheticMemory
 from provenance.mapping import workflow_to_triples
 from provenance.stores._terms import replace_update

@@ -133,6 +133,7 @@ PACKAGE_ORDER = (
     "_compat",
     "memory",
     "evaluation",
+    "endpoint",
     "cli",
     "__init__",
     "__main__",

@@ -124,7 +124,8 @@ class SparqlEndpointStore(GraphStore):
     """A store behind a SPARQL 1.1 endpoint.
 
     Args:
-        query_url: The query endpoint, e.g. ``http://127.0.0.1:7878/query``.
+        query_url: The query endpoint, e.g. ``http://127.0.0.1:7878/query``; a server's base
+            URL without a path (``http://127.0.0.1:7878``) means its ``/query``.
         update_url: The update endpoint; by default ``query_url`` with a trailing ``/query``
             replaced by ``/update`` (or ``query_url`` itself).
         timeout: Seconds to wait for a query's answer.
@@ -164,7 +165,7 @@ class SparqlEndpointStore(GraphStore):
         max_update_bytes: int | None = None,
         token: str | None = None,
     ) -> None:
-        query_url, url_auth = _split_credentials(_check_url(query_url, "query"))
+        query_url, url_auth = _split_credentials(_base_to_query(_check_url(query_url, "query")))
         if update_url is None:
             update_url = query_url
             if query_url.rstrip("/").endswith("/query"):
@@ -461,6 +462,14 @@ def _check_url(url: str, what: str) -> str:
     return url
 
 
+def _base_to_query(url: str) -> str:
+    """A server's base URL (no path) as its query endpoint, ``…/query`` (Oxigraph, ``serve``)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.path not in ("", "/") or parts.query:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(path="/query"))
+
+
 def _split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     """Return the URL without ``user:password@`` and the credentials it held, if any."""
     parts = urllib.parse.urlsplit(url)
@@ -549,7 +558,8 @@ def _http_error(exc: urllib.error.HTTPError, url: str, is_query: bool) -> Except
         return QueryError(f"the SPARQL endpoint rejected the query: {detail}")
     if exc.code == 400:
         return StoreError(f"the SPARQL endpoint {url} rejected the update: {detail}")
-    return StoreError(f"the SPARQL endpoint {url} answered HTTP {exc.code}: {detail}")
+    hint = " (Oxigraph and em-plugin serve answer queries at …/query)" if exc.code == 404 else ""
+    return StoreError(f"the SPARQL endpoint {url} answered HTTP {exc.code}: {detail}{hint}")
 
 
 def _network_error(reason: object, url: str, timeout: float, is_query: bool) -> StoreError:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyoxigraph as ox
 
-from em_plugin.cli.scope_copy import ScopeCopy
+from em_plugin.endpoint import ScopeCopy
 from provenance.vocab import changes_graph_iri, graph_iri
 
 TOOL = ox.Triple(ox.NamedNode("urn:tool"), ox.NamedNode("urn:a"), ox.NamedNode("urn:Tool"))

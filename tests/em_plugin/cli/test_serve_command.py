@@ -16,7 +16,7 @@ from rdflib import Graph, Literal
 from rdflib.plugins.stores.sparqlstore import SPARQLStore
 
 from em_plugin.cli import cli
-from em_plugin.cli.serve_command import oxigraph_binary
+from em_plugin.endpoint import oxigraph_binary
 from em_plugin.memory import EpisodicMemory
 from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import OxigraphStore, open_store

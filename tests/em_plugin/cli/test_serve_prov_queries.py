@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from em_plugin.cli.serve_command import oxigraph_binary
+from em_plugin.endpoint import oxigraph_binary
 from provenance.stores import open_store
 from tests.processes import em_plugin_serve
 from tests.prov_counts import STANDARD_QUERIES, dev_workflows, expected_counts

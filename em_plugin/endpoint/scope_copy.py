@@ -69,7 +69,7 @@ class ScopeCopy:
             return
         for quad in quads:
             # The union keeps a triple while another workflow graph of the copy still holds it.
-            holders = self.store.quads_for_pattern(quad.subject, quad.predicate, quad.object)
+            holders = list(self.store.quads_for_pattern(quad.subject, quad.predicate, quad.object))
             if not any(
                 isinstance(h.graph_name, ox.NamedNode) and is_workflow_graph(h.graph_name.value)
                 for h in holders
