@@ -103,7 +103,8 @@ def serve_http(
     """
     import uvicorn
 
-    config = uvicorn.Config(http_app(server), log_level="warning", lifespan="on")
+    # No websockets: MCP needs none, and uvicorn would import a deprecated websockets API.
+    config = uvicorn.Config(http_app(server), log_level="warning", ws="none", lifespan="on")
     asyncio.run(_serve(uvicorn.Server(config), sock, ready))
 
 

@@ -30,12 +30,13 @@ class MemoryState:
 
     Args:
         store: The open store.
-        embedder: The embedder setting for the memory.
+        embedder: The embedder setting for the memory (``None``: the one the store records,
+            else the default model).
     """
 
     def __init__(self, store: WorkflowStore, *, embedder: Any = None) -> None:
         self.store = store
-        self.embedder = embedder
+        self.embedder = _recorded(store) if embedder is None else embedder
         self._memory: EpisodicMemory | None = None
         self._lock = threading.Lock()
         self._refreshed = 0.0
@@ -69,3 +70,11 @@ class MemoryState:
                 self._memory.close()
                 self._memory = None
         self.store.close()
+
+
+def _recorded(store: WorkflowStore) -> str | None:
+    """The embedder the store records, as a setting (``None``: none, or a custom callable)."""
+    from em_plugin.embedding.record import cli_spec, read_record
+
+    record = read_record(store)
+    return None if record is None else cli_spec(record)
