@@ -59,7 +59,9 @@ def register_resources(server: FastMCP[Any], calls: CallRunner) -> None:
 
 
 def _reader(calls: CallRunner, name: str) -> Any:
-    async def read(scope: str, workflow_id: str, ctx: Context) -> str:  # type: ignore[type-arg]
+    # A bare Context: the SDK validates a resource function's arguments, and against a
+    # parametrized Context it would rebuild the object without its request.
+    async def read(scope: str, workflow_id: str, ctx: Context) -> str:
         scope, workflow_id = unquote(scope), unquote(workflow_id)
         uri = workflow_uri(scope, workflow_id, name)
         return await calls.resource(
