@@ -14,7 +14,13 @@ from typing import Any
 import click
 
 from em_plugin.cli import cli
-from em_plugin.cli.base import embedder_setting, is_memory_spec, store_options, store_path
+from em_plugin.cli.base import (
+    NotFoundError,
+    embedder_setting,
+    is_memory_spec,
+    store_options,
+    store_path,
+)
 from integrations.cli import MissingExtraError
 
 __all__ = ["MCP_REQUIREMENTS", "mcp", "missing_mcp_requirements"]
@@ -136,7 +142,10 @@ def _server(
 
     disk = not (is_memory_spec(spec) or "://" in spec)
     if disk and not allow_write and not Path(spec.removeprefix("file:")).exists():
-        raise click.ClickException(f"no store at {spec} (check --store or $EM_PLUGIN_STORE)")
+        raise NotFoundError(
+            f"no store at {spec} (check --store or $EM_PLUGIN_STORE; a read-only server never "
+            "creates one)"
+        )
     try:
         store = open_store(spec, update_url=update_url, read_only=disk and not allow_write)
     except StoreError as exc:

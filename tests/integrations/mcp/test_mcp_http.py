@@ -233,3 +233,19 @@ def test_the_command_serves_http_and_prints_its_url(store_template: Path, tmp_pa
     assert answer.status_code == 200, answer.text
     listed = json.loads(answer.json()["result"]["content"][0]["text"])
     assert listed["scopes"] == [{"scope": PFAS, "workflows": 64, "writable": False}]
+
+
+async def test_a_request_for_another_host_name_is_refused(store_template: Path) -> None:
+    settings = MCPSettings(store=str(store_template), scope=PFAS)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream"}
+    with http_server(settings) as served:
+        async with httpx.AsyncClient() as client:
+            # A web page reaching 127.0.0.1 through a rebound DNS name sends that name as Host.
+            rebound = await client.post(
+                served.url, json=body, headers={**headers, "Host": "attacker.example"}
+            )
+            direct = await client.post(served.url, json=body, headers=headers)
+
+    assert rebound.status_code == 421
+    assert direct.status_code == 200
