@@ -103,7 +103,7 @@ async def stdio_session(store: Path, *options: str) -> AsyncIterator[ClientSessi
         cwd=str(ROOT),
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+        session.initialized = await session.initialize()  # type: ignore[attr-defined]
         yield session
 
 
@@ -157,7 +157,7 @@ async def http_session(
         streamable_http_client(url, http_client=client) as (read, write, _),
         ClientSession(read, write) as session,
     ):
-        await session.initialize()
+        session.initialized = await session.initialize()  # type: ignore[attr-defined]
         yield session
 
 

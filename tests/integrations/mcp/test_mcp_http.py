@@ -70,6 +70,7 @@ async def test_a_token_sees_its_scopes_only(store: Path, tokens: TokenTable) -> 
     pfas_uri = workflow_uri(PFAS, "bootstrap/0001", "prov.ttl")
     with http_server(settings) as served:
         async with http_session(served.url, TOKEN_PFAS) as session:
+            protocol = session.initialized.protocolVersion  # type: ignore[attr-defined]
             scopes = payload(await session.call_tool("list_scopes", {}))
             listed = payload(await session.call_tool("list_workflows", {"limit": 1}))
             other = await session.call_tool("list_workflows", {"scope": HELPDESK_SCOPE})
@@ -88,6 +89,7 @@ async def test_a_token_sees_its_scopes_only(store: Path, tokens: TokenTable) -> 
             theirs = payload(await session.call_tool("list_scopes", {}))
             refused = await session.call_tool("list_workflows", {"scope": PFAS})
 
+    assert protocol == LATEST_PROTOCOL_VERSION
     # One token, one scope: it is the default, and the other scope is not even named.
     assert scopes["scopes"] == [{"scope": PFAS, "workflows": 64, "writable": False}]
     assert listed["scope"] == PFAS

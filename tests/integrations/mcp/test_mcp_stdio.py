@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from mcp.shared.exceptions import McpError
+from mcp.types import LATEST_PROTOCOL_VERSION
 from mcp_support import (
     HELPDESK_SCOPE,
     PFAS,
@@ -36,8 +37,14 @@ def anyio_backend() -> str:
 
 async def test_the_tools_and_resource_templates_are_listed(store_template: Path) -> None:
     async with stdio_session(store_template) as session:
+        initialized = session.initialized  # type: ignore[attr-defined]
         tools = {t.name: t for t in (await session.list_tools()).tools}
         templates = (await session.list_resource_templates()).resourceTemplates
+
+    # The current revision of the protocol, as the installed SDK knows it.
+    assert initialized.protocolVersion == LATEST_PROTOCOL_VERSION
+    assert initialized.serverInfo.name == "em-plugin"
+    assert "recall_workflows" in initialized.instructions
 
     assert sorted(tools) == sorted(TOOL_NAMES)
     assert tools["list_workflows"].annotations.readOnlyHint is True
