@@ -9,7 +9,6 @@ loopback (:func:`check_bind`), and the SDK's DNS-rebinding guard refuses other `
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -17,6 +16,7 @@ from typing import Any
 
 from em_plugin.access import AccessDenied, TokenTable
 from integrations.mcp.server import MemoryServer
+from integrations.panel.security import is_loopback
 
 __all__ = ["MCP_PATH", "BearerGate", "check_bind", "http_app", "listen", "serve_http"]
 
@@ -35,7 +35,7 @@ def check_bind(host: str, tokens: TokenTable | None) -> None:
     Raises:
         ValueError: ``host`` is not loopback and ``tokens`` is ``None`` (the message says why).
     """
-    if tokens is None and not _is_loopback(host):
+    if tokens is None and not is_loopback(host):
         raise ValueError(
             f"refusing to serve on {host} without --token-file: the server answers with the "
             "whole memory; bind to 127.0.0.1 (the default) or give --token-file"
@@ -124,13 +124,3 @@ async def _refuse(send: Send, status: int, message: str) -> None:
         headers.append((b"www-authenticate", b'Bearer realm="em-plugin"'))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-def _is_loopback(host: str) -> bool:
-    name = host.strip().strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False

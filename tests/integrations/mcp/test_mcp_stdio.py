@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp.shared.exceptions import McpError
 from mcp.types import LATEST_PROTOCOL_VERSION
@@ -22,9 +23,11 @@ from mcp_support import (
     workflow_so_far,
 )
 
+from em_plugin.memory import EpisodicMemory
 from integrations.mcp.resources import workflow_uri
 from integrations.mcp.tools import TOOL_NAMES
 from provenance.export import provjson_to_workflows
+from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.workflow_json import loads_workflow
 
 pytestmark = pytest.mark.anyio
@@ -188,3 +191,26 @@ async def test_bad_input_gives_a_clear_tool_error(store_template: Path) -> None:
     assert "tool-pairs" in error_text(bad_query)
     assert "has no parameter 'tol'; valid: tool" in error_text(bad_param)
     assert len(still["scopes"]) == 2  # the server kept serving
+
+
+async def test_a_read_only_server_sees_what_a_crew_beside_it_saves(store: Path) -> None:
+    text = "Summarise the zeta.pdf hazard report for the board"
+    new = Workflow(
+        id="crew/live",
+        scope=PFAS,
+        steps=(InstructionStep(text, (CallStep("report_writer", {"file": "zeta.pdf"}),)),),
+    )
+    with EpisodicMemory(store=str(store), scope=PFAS, embedder="fake:64") as crew:
+        async with stdio_session(store, "--scope", PFAS) as session:
+            before = payload(await session.call_tool("list_workflows", {"limit": 500}))
+            crew.save(new)
+            # The server looks for the writer's new commits at most once a second.
+            await anyio.sleep(1.1)
+            after = payload(await session.call_tool("list_workflows", {"limit": 500}))
+            recalled = payload(await session.call_tool("recall_workflows", {"query": text}))
+
+    assert before["total"] == 64
+    assert after["total"] == 65
+    assert "crew/live" in [w["id"] for w in after["workflows"]]
+    assert recalled["workflows"][0]["workflow_id"] == "crew/live"
+    assert recalled["workflows"][0]["steps"] == ["report_writer"]
