@@ -149,6 +149,11 @@ def _server(
     try:
         store = open_store(spec, update_url=update_url, read_only=disk and not allow_write)
     except StoreError as exc:
+        if "read_only=True" in str(exc):  # the library's advice names its Python argument
+            raise click.ClickException(
+                f"the store {spec} is open for writing in another process (a crew or an "
+                "em-plugin command); leave out --allow-write to serve it read-only beside it"
+            ) from exc
         raise click.ClickException(f"cannot open the store {spec}: {exc}") from exc
     try:
         settings = MCPSettings(

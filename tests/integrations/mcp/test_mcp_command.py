@@ -14,6 +14,7 @@ from em_plugin.cli import cli
 from em_plugin.cli.base import ENTRY_POINT_GROUP
 from integrations.mcp.command import mcp, missing_mcp_requirements
 from integrations.mcp.http_server import check_bind
+from provenance.stores import open_store
 
 
 def test_the_command_is_registered_like_the_panel() -> None:
@@ -75,3 +76,11 @@ def test_a_read_only_server_never_creates_a_store(tmp_path: Path) -> None:
     assert result.exit_code == 3
     assert "no store at" in result.output
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_store_held_by_a_writer_is_served_read_only_or_explained(store: Path) -> None:
+    with open_store(str(store)):  # a crew holds it for writing
+        refused = CliRunner().invoke(cli, ["mcp", "--store", str(store), "--allow-write"])
+    assert refused.exit_code == 1
+    assert "open for writing in another process" in refused.output
+    assert "leave out --allow-write" in refused.output
