@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from em_plugin.access import AccessDenied, Grant, TokenTable
 from integrations.mcp.errors import MemoryToolError
+from provenance.model import DEFAULT_SCOPE
 
 __all__ = ["Caller", "ScopeGate"]
 
@@ -129,7 +130,7 @@ class ScopeGate:
             if len(grant_scopes) == 1:
                 return grant_scopes[0]
             if writing and caller.grant is None:
-                return "default"
+                return DEFAULT_SCOPE
             if not grant_scopes:
                 raise MemoryToolError("the memory holds no workflows yet")
             visible = grant_scopes
