@@ -28,8 +28,6 @@ from mcp_support import (
 from integrations.mcp import MCPSettings
 from provenance.stores import open_store
 
-pytestmark = pytest.mark.anyio
-
 TASK = "Tabulate which substances in acme_sds.pdf are PFAS"
 EXTRACTED = {
     "kind": "call",
@@ -38,11 +36,6 @@ EXTRACTED = {
     "output": {"ingredients": ["PFOA", "water"]},
 }
 CLASSIFIED = {"kind": "call", "name": "pfas_classifier", "args": {"names": ["PFOA", "water"]}}
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="module")

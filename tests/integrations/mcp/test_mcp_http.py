@@ -38,15 +38,8 @@ from integrations.mcp import MCPSettings
 from integrations.mcp.resources import workflow_uri
 from tests.processes import close_pipes, stop_process
 
-pytestmark = pytest.mark.anyio
-
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_ID = "00f067aa0ba902b7"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ other).
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
-import anyio
 import pytest
 from mcp.shared.exceptions import McpError
 from mcp.types import LATEST_PROTOCOL_VERSION
@@ -29,13 +29,6 @@ from integrations.mcp.tools import TOOL_NAMES
 from provenance.export import provjson_to_workflows
 from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.workflow_json import loads_workflow
-
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 async def test_the_tools_and_resource_templates_are_listed(store_template: Path) -> None:
@@ -205,7 +198,7 @@ async def test_a_read_only_server_sees_what_a_crew_beside_it_saves(store: Path) 
             before = payload(await session.call_tool("list_workflows", {"limit": 500}))
             crew.save(new)
             # The server looks for the writer's new commits at most once a second.
-            await anyio.sleep(1.1)
+            await asyncio.sleep(1.1)
             after = payload(await session.call_tool("list_workflows", {"limit": 500}))
             recalled = payload(await session.call_tool("recall_workflows", {"query": text}))
 
