@@ -45,7 +45,13 @@ def missing_mcp_requirements() -> list[str]:
     help="stdio: one client that starts the server; http: streamable HTTP on --host/--port.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (http).")
-@click.option("--port", default=8766, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--port",
+    default=8766,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="TCP port (http); 0 picks a free one (the URL is printed once it answers).",
+)
 @click.option(
     "--token-file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
