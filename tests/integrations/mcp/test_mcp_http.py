@@ -3,6 +3,7 @@ requests, the caller's trace continued, and ``em-plugin mcp --transport http`` i
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -244,3 +245,23 @@ async def test_a_request_for_another_host_name_is_refused(store_template: Path) 
 
     assert rebound.status_code == 421
     assert direct.status_code == 200
+
+
+async def test_concurrent_calls_share_one_memory(store: Path) -> None:
+    settings = MCPSettings(store=str(store), scope=PFAS, allow_write=True)
+    current = workflow_so_far(bootstrap_workflow(1), 1)
+    saves = [
+        {"id": f"parallel/{n}", **workflow_so_far(bootstrap_workflow(n + 1), 2)} for n in range(4)
+    ]
+    with http_server(settings) as served:
+        async with http_session(served.url) as session:
+            results = await asyncio.gather(
+                *[session.call_tool("suggest_next_steps", {"workflow": current}) for _ in range(4)],
+                *[session.call_tool("save_workflow", {"workflow": w}) for w in saves],
+            )
+            listed = payload(await session.call_tool("list_workflows", {"limit": 500}))
+
+    answers = [payload(r) for r in results]
+    assert all(a["suggestions"][0]["tool"] == "pfas_classifier" for a in answers[:4])
+    assert sorted(a["saved"] for a in answers[4:]) == [f"parallel/{n}" for n in range(4)]
+    assert listed["total"] == 68
