@@ -161,3 +161,22 @@ async def test_a_beeai_agent_uses_the_memory_through_mcptool(store: Path) -> Non
     using_it = " ".join(row["workflow"] for row in using["rows"])
     assert "beeai/run-1" in using_it and "bootstrap/0001" in using_it
     assert json.loads(response.last_message.text)["query"] == "workflows-using"
+
+
+async def test_langchain_mcp_adapters_reach_the_http_server_as_docs_mcp_shows(
+    store_template: Path,
+) -> None:
+    from langchain_mcp_adapters.client import MultiServerMCPClient
+    from langchain_mcp_adapters.tools import load_mcp_tools
+
+    with http_server(MCPSettings(store=str(store_template), scope=PFAS)) as served:
+        client = MultiServerMCPClient(
+            {"memory": {"transport": "streamable_http", "url": served.url}}
+        )
+        async with client.session("memory") as session:
+            tools = {t.name: t for t in await load_mcp_tools(session)}
+            answer = await tools["list_scopes"].ainvoke({})
+
+    assert "suggest_next_steps" in tools
+    text = answer if isinstance(answer, str) else answer[0]["text"]
+    assert json.loads(text)["scopes"] == [{"scope": PFAS, "workflows": 64, "writable": False}]
