@@ -1,0 +1,15 @@
+"""The one error the MCP server answers a tool call with (an ``isError`` result, never a crash)."""
+
+from __future__ import annotations
+
+from mcp.server.fastmcp.exceptions import ToolError
+
+__all__ = ["MemoryToolError"]
+
+
+class MemoryToolError(ToolError):
+    """A call the server refuses or cannot serve; the message says what to change.
+
+    The SDK turns it into a tool result with ``isError: true`` whose text is the message, so the
+    calling agent reads why and can correct its input.
+    """
