@@ -58,6 +58,8 @@ from provenance.stores._changes import (
 from provenance.stores._terms import TriplesText
 from provenance.stores._text_writer import workflow_to_text
 from provenance.stores.base import Bindings, GraphStore, QueryResult
+from provenance.stores.graph_families import FAMILIES
+from provenance.stores.graph_writes import scope_graphs
 from provenance.suggestion_record import suggestion_graph_iri, suggestion_triples
 from provenance.vocab import PREFIXES, changes_graph_iri, graph_iri
 
@@ -273,17 +275,22 @@ class WorkflowStore:
     def delete_scope(self, scope: str) -> list[str]:
         """Erase a scope in one transaction.
 
-        Its workflows, its suggestion records and its change log go, the log replaced by one entry
-        saying "the whole scope changed" (no id of the scope stays in the log).
+        Every graph of the scope in a family erased with it goes
+        (:mod:`provenance.stores.graph_families`: workflows, lifecycle records, suggestion
+        records, session journals, change log), the log replaced by one entry saying "the whole
+        scope changed" (no id of the scope stays in the log).
 
         Returns:
             The deleted workflow ids, sorted.
         """
         index = self._index(scope)
-        log_graphs = [changes_graph_iri(scope, e.graph) for e in self.marker(scope).entries]
-        drops = [g for g, _, _ in index] + self.suggestion_records(scope) + log_graphs
-        drops += self.lifecycle_graphs(scope)
-        self._write([(g, []) for g in drops], {scope: None})
+        erased = [f for f in FAMILIES if f.erased_with_scope]
+        drops = {g for g, _, _ in index}
+        drops.update(scope_graphs(self.backend, scope, erased))
+        # Records found by what they say, not their names: a record of the scope stays nowhere.
+        drops.update(self.suggestion_records(scope))
+        drops.update(self.lifecycle_graphs(scope))
+        self._write([(g, []) for g in sorted(drops)], {scope: None})
         if self.backend.cache_key is not None:
             # Cached indexes of processes that are gone still hold the scope's texts; live
             # ones drop the scope when they next compare change markers.
