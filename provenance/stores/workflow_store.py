@@ -21,11 +21,12 @@ A write whose outcome the backend cannot report (a remote server that died mid-r
 settled by looking for its change-log entry: committed writes return normally, and when the store
 cannot be read either, :class:`~provenance.errors.StoreOutcomeUnknown` says so.
 
-**Scope restriction of queries.** ``query(..., scope="s")`` first looks up the graphs whose
-workflow has ``wf:scope "s"`` and then runs the query with its dataset narrowed to exactly those
-graphs (see :meth:`GraphStore.query`): they form the default graph, ``GRAPH ?g`` ranges over them
-only, and ``FROM`` clauses cannot reach further. A query therefore cannot see another scope's
-triples, whatever it says; an unknown scope gives empty results.
+**Scope restriction of queries.** ``query(..., scope="s")`` first lists the scope's graphs of
+the query dataset (their scope is read from their names, :mod:`provenance.stores.graph_families`)
+and then runs the query with its dataset narrowed to exactly those graphs (see
+:meth:`GraphStore.query`): ``GRAPH ?g`` ranges over them only, and ``FROM`` clauses cannot reach
+further. A query therefore cannot see another scope's triples, whatever it says; an unknown scope
+gives empty results.
 """
 
 from __future__ import annotations
@@ -545,9 +546,11 @@ class WorkflowStore:
                 of a ``.rq`` file (see :mod:`provenance.queries`).
             bindings: Variable values (rdflib terms or plain str/int/float/bool literals); they
                 never get spliced into the text.
-            scope: Confine the query to that scope's workflow graphs (see module doc).
+            scope: Confine the query to that scope's graphs (see module doc).
 
-        Query text runs over the union of the workflow graphs, each triple once (the answer
+        Query text runs over the store's query dataset (docs/sparql.md): the standard prefixes
+        declared, the default graph the merge of the workflow graphs and lifecycle records,
+        each triple once, the named graphs those and the suggestion records (the answer
         ``em-plugin query`` and ``em-plugin serve`` give, :mod:`provenance.stores.union`); the
         named queries run in place.
 
@@ -565,7 +568,11 @@ class WorkflowStore:
             from provenance.stores.union import union_query
 
             return result_from_oxigraph(union_query(self, sparql, bindings, scope))
-        graphs = None if scope is None else [g for g, _, _ in self._index(scope)]
+        from provenance.stores.union import dataset_graphs
+
+        # A scope narrows a named query to the scope's graphs of the query dataset, as it
+        # narrows ad-hoc text (docs/sparql.md): its workflows, lifecycle and suggestion records.
+        graphs = None if scope is None else dataset_graphs(self, scope)[1]
         return self.backend.query(sparql, bindings, graphs=graphs)
 
     def stats(self) -> dict[str, Any]:
