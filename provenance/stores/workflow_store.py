@@ -562,8 +562,8 @@ class WorkflowStore:
         """
         sparql = _resolve(sparql_or_name)
         if sparql is sparql_or_name:
-            # Ad-hoc text: the union of the workflow graphs, each triple once, as every other
-            # place a query can be asked answers it (provenance/stores/union.py).
+            # Ad-hoc text: the query dataset (docs/sparql.md), as every other place a query can
+            # be asked answers it (provenance/stores/union.py).
             from provenance.stores.base import result_from_oxigraph
             from provenance.stores.union import union_query
 
