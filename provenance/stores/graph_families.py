@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rdflib import URIRef
 
@@ -225,7 +226,12 @@ FAMILIES: tuple[GraphFamily, ...] = (WORKFLOWS, LIFECYCLE, SUGGESTIONS, JOURNAL,
 
 def family_of(iri: str | URIRef) -> GraphFamily | None:
     """Return the family of a graph name, or ``None`` for a graph of no family."""
-    text = str(iri)
+    return _family_of(str(iri))
+
+
+@lru_cache(maxsize=1 << 16)
+def _family_of(text: str) -> GraphFamily | None:
+    # Cached: every ad-hoc query sorts the store's graph names into families.
     for family in FAMILIES:
         if family.owns(text):
             return family
