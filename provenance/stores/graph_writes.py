@@ -71,16 +71,16 @@ def write_graphs(backend: GraphStore, graphs: Sequence[tuple[URIRef, Iterable[An
         How many graphs were written (those a scoped token may not write are skipped).
 
     Raises:
-        StoreError: A graph of no family, or one that only a commit writes; or the backend
-            fails (nothing is written).
+        StoreError: A graph of no family, or one that only a commit writes; a read-only
+            backend; or the backend fails (nothing is written).
     """
     kept = []
     for name, triples in graphs:
         family = _family(name)
-        if may_write(backend, family):
+        if _token_may_write(backend, family):
             kept.append((name, triples))
         else:
-            log.debug("not written (a %s graph on %r): %s", family.name, backend, name)
+            log.debug("not written (a %s graph through a token): %s", family.name, name)
     if kept:
         backend.replace_graphs(kept)
     return len(kept)
@@ -137,10 +137,15 @@ def drop_scope_graphs(
     if family in _COMMITTED:
         raise StoreError(f"{family.name} graphs are dropped by WorkflowStore.commit only")
     names = scope_graphs(backend, scope, [family], under=under)
-    if names and may_write(backend, family):
-        backend.drop_graphs(names)
+    if names and _token_may_write(backend, family):
+        backend.drop_graphs(names)  # a read-only backend raises StoreError
         return len(names)
     return 0
+
+
+def _token_may_write(backend: GraphStore, family: GraphFamily) -> bool:
+    # A read-only backend is left to refuse (StoreError): only a token's limits skip a write.
+    return not backend.token_scoped or family.token == "scope"
 
 
 def _family(name: URIRef) -> GraphFamily:

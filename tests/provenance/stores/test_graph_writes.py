@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from rdflib import Literal, URIRef
 
@@ -57,7 +59,13 @@ def test_drop_scope_graphs_drops_one_scope_s_family_only() -> None:
             drop_scope_graphs(store.backend, "a", CHANGES)
 
 
-def test_a_read_only_store_writes_nothing() -> None:
-    with open_store("memory:") as store:
-        store.backend.read_only = True
-        assert write_graphs(store.backend, [(EMBEDDER.iri(), [TRIPLE])]) == 0
+def test_a_read_only_store_refuses_rather_than_losing_a_write_silently(tmp_path: Path) -> None:
+    with open_store(tmp_path / "store") as store:
+        write_graphs(store.backend, [(JOURNAL.iri("a", "journal"), [TRIPLE])])
+    with open_store(tmp_path / "store", read_only=True) as store:
+        assert not may_write(store.backend, JOURNAL)  # what a caller asks before trying
+        with pytest.raises(StoreError):
+            write_graphs(store.backend, [(JOURNAL.iri("a", "journal"), [])])
+        with pytest.raises(StoreError):
+            drop_scope_graphs(store.backend, "a", JOURNAL)
+        assert store.backend.graph_names() == [JOURNAL.iri("a", "journal")]
