@@ -4,7 +4,9 @@ Queries are bounded by the dataset the engine receives (the server passes only t
 graphs), so a query is checked for one thing only: ``SERVICE`` would reach past that dataset.
 An update runs on the whole store, so its graphs are read from its algebra (rdflib's SPARQL
 parser) and each one is checked: every graph it writes must be of a scope the grant may write,
-every graph its ``WHERE`` reads of a scope it may read. What cannot be bounded from the text is
+every graph its ``WHERE`` reads of a scope it may read (the registry of graph families decides,
+:mod:`provenance.stores.graph_families`: the embedder record, of no scope, is read by every
+token and written by none). What cannot be bounded from the text is
 refused: the default graph (shared by every scope), ``GRAPH ?variable``, ``LOAD``, ``SERVICE``,
 ``CLEAR``/``DROP`` of ``DEFAULT``, ``NAMED`` or ``ALL``.
 """
@@ -16,8 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from em_plugin.access.graphs import graph_scope
 from em_plugin.access.tokens import AccessDenied, Grant
+from provenance.stores.graph_families import family_of
 
 __all__ = ["UpdateGraphs", "check_query", "check_update"]
 
@@ -80,10 +82,10 @@ def check_update(update: str, grant: Grant) -> UpdateGraphs:
         for operation in operations:
             _operation(operation, reads, writes)
     for iri in sorted(writes):
-        if not grant.can_write(graph_scope(iri)):
+        if not grant.may_write(iri):
             raise AccessDenied(_refusal(grant, iri, "write"))
     for iri in sorted(reads - writes):
-        if not grant.can_read(graph_scope(iri)):
+        if not grant.may_read(iri):
             raise AccessDenied(_refusal(grant, iri, "read"))
     return UpdateGraphs(frozenset(reads), frozenset(writes))
 
@@ -290,8 +292,13 @@ def _sparql(name: str) -> str:
 
 
 def _refusal(grant: Grant, iri: str, what: str) -> str:
-    scope = graph_scope(iri)
-    owner = "no scope" if scope is None else f"scope {scope!r}"
+    family = family_of(iri)
+    if family is None:
+        owner = "no family of the store"
+    elif family.scope_of(iri) is None:
+        owner = f"no scope: the store's {family.name} record, which tokens only read"
+    else:
+        owner = f"scope {family.scope_of(iri)!r}"
     allowed = ", ".join(sorted(grant.scopes))
     return (
         f"token {grant.name!r} may not {what} <{iri}> (a graph of {owner}); "

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from em_plugin.errors import ConfigurationError, EpisodicMemoryError
+from provenance.stores.graph_families import token_may_read, token_may_write
 
 __all__ = ["READ", "READ_WRITE", "AccessDenied", "Grant", "TokenTable", "hash_token"]
 
@@ -49,6 +50,14 @@ class Grant:
     def can_write(self, scope: str | None) -> bool:
         """Whether updates may change the graphs of ``scope``."""
         return self.access == READ_WRITE and self.can_read(scope)
+
+    def may_read(self, iri: str) -> bool:
+        """Whether queries and updates may read the graph ``iri`` (by its family's rule)."""
+        return token_may_read(iri, self.scopes)
+
+    def may_write(self, iri: str) -> bool:
+        """Whether updates may change the graph ``iri`` (by its family's rule)."""
+        return self.access == READ_WRITE and token_may_write(iri, self.scopes)
 
 
 def hash_token(token: str) -> str:

@@ -288,7 +288,7 @@ def _check_iri(name: str, iri: str) -> str:
 
 def export_text(store: WorkflowStore, *, scope: str | None, fmt: str) -> str:
     """Serialize the store's workflows (one scope, or all) as ``jsonl`` or an RDF/PROV format."""
-    if fmt == "nq":  # a full backup: suggestion records too (em_plugin/cli/backup.py)
+    if fmt == "nq":  # a full backup: every family the store backs up (docs/sparql.md)
         from em_plugin.cli.backup import backup_text
 
         return backup_text(store, scope)

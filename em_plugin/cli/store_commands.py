@@ -240,11 +240,11 @@ def query(
     """Run a named query, a .rq file or SPARQL text against the store (read-only).
 
     Query text (--sparql or a .rq file) may use the project's prefixes without declaring them
-    (prov, p-plan, wf, pl, dcterms, rdf, rdfs, xsd, workflow, graph, tool, agent). Its default
-    graph is the union of the workflow graphs, each triple once, without suggestion records;
-    GRAPH ?g ranges over the workflow graphs. --bind k=v binds the plain string literal "v";
-    --bind k=<iri> binds an IRI, and so does a plain value for a parameter that --list
-    documents as (iri). JSON output is a list of objects keyed by column.
+    (prov, p-plan, wf, pl, dcterms, rdf, rdfs, xsd, workflow, graph, tool, agent, ...). Its
+    default graph merges the workflow graphs and lifecycle records, each triple once; GRAPH ?g
+    ranges over those and the suggestion records (docs/sparql.md). --bind k=v binds the plain
+    string literal "v"; --bind k=<iri> binds an IRI, and so does a plain value for a parameter
+    that --list documents as (iri). JSON output is a list of objects keyed by column.
 
     \b
     Example:

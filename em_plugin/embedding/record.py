@@ -3,10 +3,15 @@
 The step index and the embedding cache hold vectors of one model; a second model on the same
 store would rebuild the index with its own vectors, and the first would rebuild it back on its
 next open. So the store keeps a record, ``(name, dimension)``, in a graph of its own
-(:data:`RECORD_GRAPH`, outside the workflow graph namespace: never a workflow, never in the
-query union). A memory writes it on its first save to a store without one; a memory or command
-whose embedder differs is refused with :class:`EmbedderMismatchError`, which names both and the
-ways out (the recorded embedder, or ``em-plugin reindex --embedder ... --force``).
+(:data:`RECORD_GRAPH`, the ``embedder`` family of :mod:`provenance.stores.graph_families`: never
+a workflow, never in a query's dataset, carried by a full backup). A memory writes it on its
+first save to a store without one; a memory or command whose embedder differs is refused with
+:class:`EmbedderMismatchError`, which names both and the ways out (the recorded embedder, or
+``em-plugin reindex --embedder ... --force``).
+
+The record is the store's, not a scope's: a crew that reaches the store through a scoped bearer
+token (``em-plugin serve --token-file``) reads it but never writes it (docs/sparql.md), so
+opening a memory there neither fails nor warns.
 
 A store written before records existed falls back to what its persisted index says
 (``DIR.em-index/steps/meta.json``). The CLI picks the recorded embedder when ``--embedder`` is
@@ -24,6 +29,8 @@ from typing import Any
 from rdflib import Literal, URIRef
 
 from em_plugin.errors import ConfigurationError, EmbedderMismatchError
+from provenance.stores.graph_families import EMBEDDER
+from provenance.stores.graph_writes import may_write, write_graphs
 from provenance.vocab import BASE, WF_NS
 
 __all__ = [
@@ -31,14 +38,17 @@ __all__ = [
     "EmbedderMismatchError",
     "EmbedderRecord",
     "check_embedder",
+    "check_recorded",
     "cli_spec",
     "load_function",
+    "parse_record",
     "read_record",
+    "record_graph",
     "write_record",
 ]
 
 #: The graph holding the store's embedder record.
-RECORD_GRAPH = URIRef(f"{BASE}store/embedder")
+RECORD_GRAPH = EMBEDDER.iri()
 _SUBJECT = URIRef(f"{BASE}store")
 _NAME = URIRef(f"{WF_NS}embedderName")
 _DIMENSION = URIRef(f"{WF_NS}embedderDimension")
@@ -61,9 +71,9 @@ class EmbedderRecord:
 def read_record(store: Any) -> EmbedderRecord | None:
     """Return the store's embedder record, else what its persisted index says, else ``None``."""
     for _, triples in store.backend.read_graphs([RECORD_GRAPH]):
-        values = {str(p): str(o) for _, p, o in triples}
-        if str(_NAME) in values and str(_DIMENSION) in values:
-            return EmbedderRecord(values[str(_NAME)], int(values[str(_DIMENSION)]))
+        found = parse_record(triples)
+        if found is not None:
+            return found
     directory = store.derived_dir
     # A persisted index speaks for the store only while the store holds what it indexed: a
     # store emptied behind the cache (another tool, a wipe) may start on any embedder.
@@ -76,15 +86,41 @@ def read_record(store: Any) -> EmbedderRecord | None:
         return None
 
 
-def write_record(store: Any, embedder: Any) -> EmbedderRecord:
-    """Record ``embedder`` as the store's embedder (replacing any earlier record)."""
-    record = EmbedderRecord(str(embedder.name), int(embedder.dimension))
-    triples = [
+def record_graph(record: EmbedderRecord) -> tuple[URIRef, list[Any]]:
+    """Return the record's graph, ``(name, triples)``."""
+    return RECORD_GRAPH, [
         (_SUBJECT, _NAME, Literal(record.name)),
         (_SUBJECT, _DIMENSION, Literal(record.dimension)),
     ]
-    store.backend.replace_graphs([(RECORD_GRAPH, triples)])
+
+
+def write_record(store: Any, embedder: Any) -> EmbedderRecord:
+    """Record ``embedder`` as the store's embedder (replacing any earlier record).
+
+    A store that may not hold it from here (read-only, or reached through a scoped token) is
+    left as it is: the record is the operator's to write there.
+
+    Returns:
+        The record (written, or not writable from here).
+
+    Raises:
+        StoreError: When the backend fails.
+    """
+    record = EmbedderRecord(str(embedder.name), int(embedder.dimension))
+    if may_write(store.backend, EMBEDDER):
+        write_graphs(store.backend, [record_graph(record)])
     return record
+
+
+def parse_record(triples: Any) -> EmbedderRecord | None:
+    """Return the record that a record graph's triples hold (``None``: they hold none)."""
+    values = {str(p): str(o) for _, p, o in triples}
+    if str(_NAME) in values and str(_DIMENSION) in values:
+        try:
+            return EmbedderRecord(values[str(_NAME)], int(values[str(_DIMENSION)]))
+        except ValueError:
+            return None
+    return None
 
 
 def check_embedder(store: Any, embedder: Any) -> EmbedderRecord | None:
@@ -99,10 +135,34 @@ def check_embedder(store: Any, embedder: Any) -> EmbedderRecord | None:
     record = read_record(store)
     if record is None or record.matches(embedder):
         return record
+    raise _mismatch(record, embedder, "this store")
+
+
+def check_recorded(triples: Any, embedder: Any, *, where: str) -> EmbedderRecord | None:
+    """Refuse an embedder other than the one a record graph's triples name.
+
+    Args:
+        triples: The triples of an embedder record graph (a backup's, say).
+        embedder: The embedder about to index what the record describes.
+        where: What holds the record, for the message (``"this backup"``).
+
+    Returns:
+        The record (``None`` when the triples hold none).
+
+    Raises:
+        EmbedderMismatchError: The record names another embedder (the message names both).
+    """
+    record = parse_record(triples)
+    if record is None or record.matches(embedder):
+        return record
+    raise _mismatch(record, embedder, where)
+
+
+def _mismatch(record: EmbedderRecord, embedder: Any, where: str) -> EmbedderMismatchError:
     spec = cli_spec(record)
     use = f"embedder={spec!r}" if spec else "the same embedder callable"
-    raise EmbedderMismatchError(
-        f"this store was indexed with the embedder {record.name!r} (dimension "
+    return EmbedderMismatchError(
+        f"{where} was indexed with the embedder {record.name!r} (dimension "
         f"{record.dimension}), not {embedder.name!r} (dimension {embedder.dimension}); open "
         f"it with {use} (em-plugin: --embedder {spec or 'module:function'}), or rebuild its "
         "index for the new one with 'em-plugin reindex --embedder ... --force'"

@@ -13,7 +13,10 @@ journaled whole or not at all. Saving the session writes its **saved mark**
 ``{BASE}journal/{scope}/{session}/saved`` (how many events the saved workflow covers); each scope
 has one constant marker graph ``{BASE}journal/{scope}/journal``. Journal
 graphs use their own vocabulary (:data:`JOURNAL_NS`) and graph namespace, so they are never listed
-as workflows; erasing a scope must also call :meth:`SessionJournal.forget`.
+as workflows. They are the ``journal`` family of the store's registry
+(:mod:`provenance.stores.graph_families`): the store layer writes and drops them
+(:mod:`provenance.stores.graph_writes`), erasing a scope drops them with the scope, and a full
+backup carries them.
 
 Example:
     >>> from provenance.stores import open_store
@@ -60,7 +63,9 @@ from em_plugin.errors import ConfigurationError, TrajectoryError
 from em_plugin.session.controller import SessionController
 from em_plugin.session.registry import SessionRegistry
 from provenance.stores.base import GraphStore
-from provenance.vocab import BASE, encode_segment
+from provenance.stores.graph_families import JOURNAL
+from provenance.stores.graph_writes import drop_scope_graphs, write_graphs
+from provenance.vocab import encode_segment
 
 __all__ = [
     "JOURNAL_NS",
@@ -123,11 +128,9 @@ def journal_graph_prefix(scope: str | None = None, session_id: str | None = None
     Returns:
         The prefix, ending with ``/``.
     """
-    prefix = f"{BASE}journal/"
-    if scope is not None:
-        prefix += f"{encode_segment(scope)}/"
-        if session_id is not None:
-            prefix += f"{encode_segment(session_id)}/"
+    prefix = JOURNAL.prefix(scope)
+    if scope is not None and session_id is not None:
+        prefix += f"{encode_segment(session_id)}/"
     return prefix
 
 
@@ -223,7 +226,7 @@ class SessionJournal:
             raise TrajectoryError(f"base must be an integer >= 0, got {base!r}")
         stamp = _now()
         local = f"{base:010d}-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
-        name = URIRef(journal_graph_prefix(scope, session_id) + local)
+        name = JOURNAL.iri(scope, session_id, local)
         payload = json.dumps([_event_json(e) for e in events], ensure_ascii=False)
         triples = [
             (name, RDF.type, _JN.Chunk),
@@ -235,7 +238,7 @@ class SessionJournal:
             (name, _JN.events, Literal(payload)),
             *((name, _JN.link, Literal(link)) for link in links),
         ]
-        self.backend.replace_graphs([self._marker(scope), (name, triples)])
+        write_graphs(self.backend, [self._marker(scope), (name, triples)])
         return str(name)
 
     def _marker(self, scope: str) -> tuple[URIRef, list[tuple[URIRef, URIRef, Any]]]:
@@ -245,7 +248,7 @@ class SessionJournal:
         an existing graph is one small transaction on the embedded disk store, where a batch of
         new graphs only would be a bulk load (far costlier for one turn, docs/stores.md).
         """
-        name = URIRef(journal_graph_prefix(scope) + "journal")
+        name = JOURNAL.iri(scope, "journal")
         return name, [(name, RDF.type, _JN.Journal), (name, _JN.scope, Literal(scope))]
 
     def mark_saved(self, scope: str, session_id: str, *, events: int, workflow_id: str) -> None:
@@ -255,7 +258,7 @@ class SessionJournal:
             StoreError: When the backend fails.
         """
         _check_key(scope, session_id)
-        name = URIRef(journal_graph_prefix(scope, session_id) + "saved")
+        name = JOURNAL.iri(scope, session_id, "saved")
         triples = [
             (name, RDF.type, _JN.Saved),
             (name, _JN.scope, Literal(scope)),
@@ -264,7 +267,7 @@ class SessionJournal:
             (name, _JN.time, Literal(_now(), datatype=XSD.dateTime)),
             (name, _JN.workflow, Literal(workflow_id)),
         ]
-        self.backend.replace_graphs([self._marker(scope), (name, triples)])
+        write_graphs(self.backend, [self._marker(scope), (name, triples)])
 
     def forget(self, scope: str, session_id: str | None = None) -> int:
         """Drop the journal of a scope (or of one session of it), in one write.
@@ -272,11 +275,8 @@ class SessionJournal:
         Returns:
             How many journal graphs were dropped.
         """
-        prefix = journal_graph_prefix(scope, session_id)
-        names = [g for g in self.backend.graph_names() if str(g).startswith(prefix)]
-        if names:
-            self.backend.drop_graphs(names)
-        return len(names)
+        under = "" if session_id is None else f"{encode_segment(session_id)}/"
+        return drop_scope_graphs(self.backend, scope, JOURNAL, under=under)
 
     # -- reads -------------------------------------------------------------------------------
 

@@ -15,6 +15,13 @@ None                                  ``$EM_PLUGIN_STORE`` if set, else ``~/.em-
 
 Every backend passes the same contract, importable as :mod:`provenance.stores.contract`.
 
+The families of graphs a store holds (workflows, lifecycle and suggestion records, session
+journals, change logs, the embedder record) are declared once in
+:mod:`provenance.stores.graph_families`, and only this package writes them
+(:mod:`provenance.stores.graph_writes`); the dataset an ad-hoc query sees, with the standard
+prefixes, is :mod:`provenance.stores.union`, and a full backup :mod:`provenance.stores.backup`
+(docs/sparql.md).
+
 Example:
     >>> from provenance.stores import open_store
     >>> with open_store("memory:") as store:

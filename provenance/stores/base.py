@@ -113,11 +113,15 @@ class GraphStore(ABC):
         cache_key: What identifies a store without a directory across processes (a remote
             endpoint's URLs): its derived data then lives in a local cache
             (``provenance/stores/_cache_dir.py``). ``None``: derived data is kept in memory.
+        token_scoped: Whether the store is reached through a bearer token that opens some
+            scopes only (``em-plugin serve --token-file``): the store layer then never writes a
+            graph that a token may not write (:mod:`provenance.stores.graph_families`).
     """
 
     read_only: bool = False
     path: Path | None = None
     cache_key: str | None = None
+    token_scoped: bool = False
 
     @abstractmethod
     def replace_graphs(self, graphs: Sequence[tuple[URIRef, Iterable[Triple]]]) -> None:

@@ -20,7 +20,9 @@ or, under pytest, one test per check::
 Each :class:`Check` takes an **empty** :class:`~provenance.stores.WorkflowStore` and raises
 :class:`ContractFailure` (an ``AssertionError``) when the backend breaks the contract. The checks
 cover the round trip, replace without leftovers, scopes, delete, atomic batches, hostile strings
-in values and bindings, scope-confined queries, the named queries, error types, and closing.
+in values and bindings, scope-confined queries, the named queries, error types, the graph
+families of :mod:`provenance.stores.graph_families` (erased with their scope, backed up and
+restored, seen by queries as docs/sparql.md says), and closing.
 The contract itself is described in :mod:`provenance.stores.base` and ``docs/stores.md``.
 """
 
@@ -32,14 +34,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from rdflib import BNode, Graph, Literal, URIRef
-from rdflib.namespace import DCTERMS
+from rdflib.namespace import DCTERMS, PROV, RDF
 
 from provenance.errors import QueryError, StoreError, WorkflowNotFound
 from provenance.mapping import workflow_to_triples
 from provenance.model import CallStep, FailedCall, InstructionStep, Workflow
 from provenance.stores.base import QueryResult
 from provenance.stores.workflow_store import WorkflowStore
-from provenance.vocab import changes_graph_iri, graph_iri, workflow_iri
+from provenance.vocab import WF_NS, changes_graph_iri, graph_iri, workflow_iri
 
 __all__ = [
     "CHECKS",
@@ -441,6 +443,98 @@ def check_query_errors(store: WorkflowStore) -> None:
             store.query(_ID_QUERY, bindings)
 
 
+def _every_family(store: WorkflowStore, scope: str) -> dict[str, URIRef]:
+    """Write one graph of every scoped family for ``scope``, through the store layer's calls."""
+    from provenance.stores.graph_families import JOURNAL, LIFECYCLE
+    from provenance.stores.graph_writes import write_graphs
+
+    record = LIFECYCLE.iri(scope, "workflow", "w")
+    older = Workflow(id="w@v1", steps=(CallStep(name="A0"),), scope=scope)
+    newest = Workflow(id="w", steps=(CallStep(name="A1"),), scope=scope)
+    history = [
+        (record, RDF.type, URIRef(f"{WF_NS}LifecycleRecord")),
+        (record, URIRef(f"{WF_NS}scope"), Literal(scope)),
+        (workflow_iri("w"), PROV.wasRevisionOf, workflow_iri("w@v1")),
+    ]
+    store.commit(saves=[older, newest], records=[(record, history)])
+    suggested = store.record_suggestions(
+        "s1", [{"text": "x", "tool": "A1"}], ["w"], scope=scope, time="2026-12-07T10:00:00"
+    )
+    journal = JOURNAL.iri(scope, "s1", "saved")
+    write_graphs(store.backend, [(journal, [(journal, RDF.type, URIRef("urn:x:Saved"))])])
+    return {
+        "workflows": graph_iri("w", scope),
+        "lifecycle": record,
+        "suggestions": suggested,
+        "journal": journal,
+    }
+
+
+def check_graph_families(store: WorkflowStore) -> None:
+    """Every graph the store writes is of a registered family; erasing a scope takes them all."""
+    from provenance.stores.graph_families import EMBEDDER, family_of
+    from provenance.stores.graph_writes import write_graphs
+
+    mine, theirs = _every_family(store, "tenant-a"), _every_family(store, "user/bob")
+    write_graphs(store.backend, [(EMBEDDER.iri(), [_triple("fake-64")])])
+    names = store.backend.graph_names()
+    _equal([str(n) for n in names if family_of(n) is None], [], "graphs of no family")
+    for family, name in mine.items():
+        found = family_of(name)
+        _equal(found.name if found else None, family, f"the family of <{name}>")
+        _expect(name in names, f"a {family} graph is stored")
+    store.delete_scope("tenant-a")
+    left = set(store.backend.graph_names())
+    _equal(sorted(n for n in mine.values() if n in left), [], "delete_scope erases every family")
+    _expect(set(theirs.values()) <= left, "delete_scope leaves other scopes' graphs")
+    _expect(EMBEDDER.iri() in left, "delete_scope leaves the store's embedder record")
+
+
+def check_backup_round_trip(store: WorkflowStore) -> None:
+    """A backup restores every backed-up family as it was, the embedder record included."""
+    import tempfile
+    from pathlib import Path
+
+    from provenance.stores.backup import backup_text, read_backup, restore_backup
+    from provenance.stores.graph_families import EMBEDDER
+    from provenance.stores.graph_writes import write_graphs
+
+    _every_family(store, "tenant-a")
+    write_graphs(store.backend, [(EMBEDDER.iri(), [_triple("fake-64")])])
+    before = _snapshot(store)
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "backup.nq"
+        path.write_text(backup_text(store), encoding="utf-8")
+        store.delete_scope("tenant-a")
+        write_graphs(store.backend, [(EMBEDDER.iri(), [])])
+        _equal(restore_backup(store, read_backup(path)), (2, 4), "workflows and other graphs")
+    _equal(_snapshot(store), before, "a restored backup is the store as it was")
+
+
+def check_query_dataset(store: WorkflowStore) -> None:
+    """Ad-hoc queries see the registry's dataset, with the standard prefixes (docs/sparql.md)."""
+    from provenance.stores.graph_families import in_query_dataset
+
+    graphs = _every_family(store, "tenant-a")
+    _every_family(store, "user/bob")
+    _equal(store.query("ASK { ?w prov:wasRevisionOf ?older }"), True, "a revision is seen")
+    count = "SELECT (COUNT(*) AS ?n) WHERE { ?r a wf:LifecycleRecord ; wf:scope ?scope }"
+    _equal(_rows(store.query(count), "records").rows[0][0], Literal(2), "lifecycle records")
+    scoped = _rows(store.query(count, scope="tenant-a"), "scoped records")
+    _equal(scoped.rows[0][0], Literal(1), "a scope's lifecycle records")
+    named = _rows(
+        store.query("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }", scope="tenant-a"), "?g"
+    )
+    expected = sorted(str(n) for n in graphs.values() if in_query_dataset(n)) + [
+        str(graph_iri("w@v1", "tenant-a"))
+    ]
+    _equal(sorted(str(g) for g in named.column("g")), sorted(expected), "the named graphs")
+    rounds = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a a wf:Suggestion } }"
+    _equal(_rows(store.query(rounds), "rounds").rows[0][0], Literal(2), "suggestion rounds")
+    store.record_suggestions("s1", [], [], scope="tenant-a", time="2026-12-07T11:00:00")
+    _equal(_rows(store.query(rounds), "rounds").rows[0][0], Literal(3), "a new round is seen")
+
+
 def check_closed_store_refuses_use(store: WorkflowStore) -> None:
     """After close(), use raises StoreError saying it is closed; closing twice is harmless."""
     store.close()
@@ -469,6 +563,9 @@ CHECKS: tuple[Check, ...] = tuple(
         check_query_restricted_to_scope,
         check_named_queries,
         check_query_errors,
+        check_graph_families,
+        check_backup_round_trip,
+        check_query_dataset,
         check_closed_store_refuses_use,
     )
 )

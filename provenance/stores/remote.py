@@ -190,6 +190,7 @@ class SparqlEndpointStore(GraphStore):
         self._readers: ThreadPoolExecutor | None = None  # Virtuoso: graphs read in parallel
         credentials = auth or url_auth or update_auth
         token = token or os.environ.get(TOKEN_ENV, "").strip() or None
+        self.token_scoped = token is not None
         self._opener = _opener(self.query_url, self.update_url, credentials, token)
         # urllib's digest handler counts nonces without a lock: no parallel requests with it.
         self._parallel_reads = credentials is None

@@ -1,21 +1,28 @@
-"""One answer per query: ad-hoc SPARQL runs over the union of the workflow graphs, each triple once.
+"""One dataset per query: ad-hoc SPARQL sees the same graphs at every door, each triple once.
 
-``WorkflowStore.query``, ``open_store(DIR).query``, ``em-plugin query`` and ``em-plugin serve``
-answer ad-hoc SPARQL over the same dataset:
+``WorkflowStore.query``, ``em-plugin query``, ``em-plugin serve`` and the panel answer ad-hoc
+SPARQL over one dataset, made from the registry of graph families
+(:mod:`provenance.stores.graph_families`; the contract is docs/sparql.md):
 
-* the **default graph** is the RDF merge of the *workflow graphs*: the named graphs whose IRI
-  starts with the workflow graph namespace (``graph:``, :func:`provenance.vocab.graph_iri`),
-  each triple once. A store's other graphs (suggestion records, change logs, and whatever other
-  namespaces later hold) stay out unless a query names them;
-* ``GRAPH ?g`` ranges over the same workflow graphs;
-* ``FROM`` / ``FROM NAMED`` in the text do not widen it; a scope narrows it to that scope.
+* the **default graph** is the RDF merge of the graphs of the families marked
+  ``default_graph`` (the workflow graphs and the lifecycle records: versions, retirements,
+  procedures), each triple once;
+* the **named graphs** are the graphs of the families marked ``named_graph`` (those, plus the
+  suggestion records), so ``GRAPH ?g`` ranges over them; the store's bookkeeping (change logs,
+  session journals, the embedder record) stays out;
+* ``FROM`` / ``FROM NAMED`` in the text do not widen it; a scope narrows it to that scope's
+  graphs;
+* the store's **standard prefixes** (:data:`provenance.vocab.PREFIXES`: ``prov``, ``p-plan``,
+  ``pl``, ``wf`` ...) are declared for every query that does not declare them itself
+  (:func:`with_standard_prefixes`), so ``SELECT * { ?w a pl:Workflow }`` runs as typed.
 
 Oxigraph's own union default graph (``use_default_graph_as_union``, ``oxigraph serve
 --union-default-graph``) is a multiset: a triple held by many workflow graphs (a tool's label,
 an agent) counts once per graph, so a join through it multiplies the solutions (52 calls of a
 tool counted 2,704 times). The graphs are therefore copied into a private in-memory store whose
 default graph is the real merge, and the query runs there. The copy is kept while the store's
-workflow graphs and change markers stay the same, so a series of queries copies once.
+graphs, its change markers and the size of the graphs no change-log entry announces (suggestion
+and procedure records) stay the same, so a series of queries copies once.
 
 The named queries of :mod:`provenance.queries` match inside ``GRAPH ?g`` (or read suggestion
 records on purpose) and run in place, without the copy.
@@ -23,6 +30,7 @@ records on purpose) and run in place, without the copy.
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,8 +38,9 @@ import pyoxigraph as ox
 from rdflib import URIRef
 
 from provenance.errors import QueryError
-from provenance.stores._sparql import bind, query_form
+from provenance.stores._sparql import _tokens, bind, query_form
 from provenance.stores._terms import nquads
+from provenance.stores.graph_families import FAMILIES, WORKFLOWS, family_of
 from provenance.vocab import PREFIXES
 
 if TYPE_CHECKING:
@@ -39,14 +48,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "WORKFLOW_GRAPH_NAMESPACE",
+    "dataset_graphs",
     "is_workflow_graph",
     "union_dataset",
     "union_query",
+    "with_standard_prefixes",
     "workflow_graphs",
 ]
 
 #: Every workflow graph's IRI starts with it; no other graph's does.
-WORKFLOW_GRAPH_NAMESPACE = PREFIXES["graph"]
+WORKFLOW_GRAPH_NAMESPACE = WORKFLOWS.namespace
 
 
 class WorkflowStore(Protocol):
@@ -64,8 +75,74 @@ class WorkflowStore(Protocol):
     def markers(self) -> dict[str, tuple[int, str]]: ...
 
 
-_MERGE = "INSERT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }"
+# The copy holds the dataset's graphs only: those of the default-graph families are merged.
+_MERGE = (
+    "INSERT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } FILTER("
+    + " || ".join(f'STRSTARTS(STR(?g), "{f.namespace}")' for f in FAMILIES if f.default_graph)
+    + ") }"
+)
 _cache_lock = threading.Lock()
+_MAX_ERROR_CHARS = 300
+# Oxigraph's parse errors end with "expected one of ..." and every token it could take, the
+# Unicode ranges of a prefixed name included.
+_EXPECTED = re.compile(r",?\s*expected (one of )?.*$", re.DOTALL)
+
+
+def with_standard_prefixes(text: str) -> str:
+    """Return ``text`` with the store's standard prefixes declared in front (those it lacks).
+
+    The rule of every door (docs/sparql.md): a query may use the prefixes of
+    :data:`provenance.vocab.PREFIXES` (``prov``, ``p-plan``, ``pl``, ``wf``, ``dcterms``, ``rdf``,
+    ``rdfs``, ``xsd``, ``workflow``, ``graph``, ``tool``, ``agent``, ``scope``, ``suggestion``,
+    ``suggestions``) without declaring them; a prefix it declares itself keeps its own IRI. The
+    declarations share one line with the start of the query, so an error's line number is the
+    line of the text as typed. Works for updates too.
+
+    Args:
+        text: SPARQL query or update text.
+
+    Returns:
+        The text with the missing declarations in front (unchanged when none is missing).
+
+    Example:
+        >>> with_standard_prefixes("PREFIX wf: <urn:x#> SELECT * { ?s wf:p ?o }").count("wf:")
+        2
+        >>> with_standard_prefixes("ASK { ?w a pl:Workflow }").startswith("PREFIX prov:")
+        True
+    """
+    declared: set[str] = set()
+    previous = ""
+    for kind, token, _ in _tokens(text):
+        if previous == "PREFIX" and kind == "pname":
+            declared.add(token.partition(":")[0])
+        previous = token.upper() if kind == "word" else ""
+    head = " ".join(
+        f"PREFIX {name}: <{iri}>" for name, iri in PREFIXES.items() if name not in declared
+    )
+    return f"{head} {text}" if head else text
+
+
+def dataset_graphs(store: WorkflowStore, scope: str | None = None) -> tuple[list[Any], list[Any]]:
+    """Return the graphs of an ad-hoc query's dataset: ``(default-graph ones, named ones)``.
+
+    Both sorted; the first are among the second (docs/sparql.md).
+
+    Args:
+        store: The store.
+        scope: Only this scope's graphs (``None``: every scope's).
+    """
+    default: list[URIRef] = []
+    named: list[URIRef] = []
+    for name in store.backend.graph_names():
+        family = family_of(name)
+        if family is None or not family.named_graph:
+            continue
+        if scope is not None and family.scope_of(str(name)) != scope:
+            continue
+        named.append(name)
+        if family.default_graph:
+            default.append(name)
+    return default, named
 
 
 def workflow_graphs(store: WorkflowStore, scope: str | None = None) -> list[URIRef]:
@@ -78,14 +155,15 @@ def workflow_graphs(store: WorkflowStore, scope: str | None = None) -> list[URIR
 
 
 def union_dataset(store: WorkflowStore, scope: str | None = None) -> tuple[ox.Store, list[Any]]:
-    """Return the private store whose default graph is the merge of the workflow graphs.
+    """Return the private store whose default graph is the merge of the default-graph families.
 
     Returns:
         The in-memory store (shared by later calls while the store does not change; never
-        write to it) and its named graphs (the workflow graphs), for ``named_graphs=``.
+        write to it) and its named graphs, for ``named_graphs=``.
     """
-    names = workflow_graphs(store, scope)
-    key = (scope, tuple(names), tuple(sorted(store.markers().items())))
+    default, names = dataset_graphs(store, scope)
+    unlogged = [n for n in names if not _logged(n)]
+    key = (scope, tuple(names), tuple(sorted(store.markers().items())), _size(store, unlogged))
     with _cache_lock:
         cached = getattr(store, "_union_cache", None)
         if cached is not None and cached[0] == key:
@@ -95,7 +173,8 @@ def union_dataset(store: WorkflowStore, scope: str | None = None) -> tuple[ox.St
     if graphs:
         local.load(nquads(graphs), format=ox.RdfFormat.N_QUADS)
         # The real default graph is a set: each shared triple lands in it once.
-        local.update(_MERGE)
+        if default:
+            local.update(_MERGE)
     named: list[Any] = [ox.NamedNode(str(n)) for n, _ in graphs]
     with _cache_lock:
         store._union_cache = (key, local, named)  # type: ignore[attr-defined]
@@ -108,27 +187,32 @@ def union_query(
     bindings: Bindings | None = None,
     scope: str | None = None,
 ) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
-    """Run ad-hoc SPARQL over the union of the workflow graphs; return Oxigraph's result.
+    """Run ad-hoc SPARQL over the store's query dataset; return Oxigraph's result.
+
+    The standard prefixes are declared for it (:func:`with_standard_prefixes`).
 
     Args:
         store: The store to read.
         text: The query (SELECT, ASK, CONSTRUCT or DESCRIBE; updates are refused).
         bindings: Variable values, never spliced into the text.
-        scope: Only this scope's workflow graphs (``None``: every workflow).
+        scope: Only this scope's graphs (``None``: every scope's).
 
     Returns:
         The pyoxigraph result (``result_from_oxigraph`` wraps it; a server serializes it).
 
     Raises:
-        QueryError: Bad SPARQL, an update, or a bad binding.
+        QueryError: Bad SPARQL (the message gives the position in the text as typed, in one
+            line), an update, or a bad binding.
     """
     query_form(text)  # refuse updates before copying anything
-    bound = bind(text, bindings)
+    full = with_standard_prefixes(text)
+    bound = bind(full, bindings)
     local, named = union_dataset(store, scope)
     try:
         return local.query(bound, default_graph=ox.DefaultGraph(), named_graphs=named)
     except SyntaxError as exc:
-        raise QueryError(f"invalid SPARQL: {exc}") from None
+        message = _short_error(f"invalid SPARQL: {exc}", full, len(full) - len(text))
+        raise QueryError(message) from None
     except (OSError, RuntimeError, ValueError) as exc:
         raise QueryError(f"the query failed: {exc}") from None
 
@@ -136,3 +220,49 @@ def union_query(
 def is_workflow_graph(name: str | URIRef) -> bool:
     """Tell whether a graph name is in the workflow graph namespace."""
     return str(name).startswith(WORKFLOW_GRAPH_NAMESPACE)
+
+
+def _logged(name: URIRef) -> bool:
+    family = family_of(name)
+    return family is not None and family.logged
+
+
+def _size(store: WorkflowStore, names: list[URIRef]) -> int:
+    """How many triples ``names`` hold: what tells a cached copy of them is stale."""
+    if not names:
+        return 0
+    rows = store.backend.select("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", graphs=names).rows
+    return int(str(rows[0][0])) if rows and rows[0][0] is not None else 0
+
+
+def _short_error(message: str, text: str = "", shift: int = 0) -> str:
+    """Shorten a SPARQL error for a person: the position in the text as typed, no token lists.
+
+    Args:
+        message: The engine's message (Oxigraph: ``... error at 1:120: expected ...``).
+        text: The query as it was run (prefixes included), to name an unknown prefix.
+        shift: Characters the prefixes added in front of the first line.
+
+    Returns:
+        One line of at most 300 characters.
+    """
+    flat = " ".join(message.split())
+    position = re.search(r"(?<![\d.])(\d+):(\d+)(?![\d.])", flat)
+    if position is not None:
+        line, column = int(position.group(1)), int(position.group(2))
+        if "Prefix not found" in flat:
+            lines = text.split("\n")
+            before = lines[line - 1][: column - 1] if 0 < line <= len(lines) else ""
+            name = re.search(r"([A-Za-z][\w\-.]*)?:[\w\-.]*\s*$", before)
+            prefix = f"{name.group(1) or ''}:" if name else "a prefix"
+            declared = ", ".join(f"{p}:" for p in PREFIXES)
+            return (
+                f"invalid SPARQL: unknown prefix {prefix} (declared for you: {declared}; "
+                "declare others with PREFIX)"
+            )
+        if line == 1:
+            column = max(1, column - shift)
+        where = f"line {line}, column {column}"
+        flat = flat[: position.start()] + where + flat[position.end() :]
+    flat = _EXPECTED.sub("", flat) if len(flat) > 160 else flat
+    return flat if len(flat) <= _MAX_ERROR_CHARS else flat[: _MAX_ERROR_CHARS - 1] + "…"

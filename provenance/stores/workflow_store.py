@@ -21,11 +21,12 @@ A write whose outcome the backend cannot report (a remote server that died mid-r
 settled by looking for its change-log entry: committed writes return normally, and when the store
 cannot be read either, :class:`~provenance.errors.StoreOutcomeUnknown` says so.
 
-**Scope restriction of queries.** ``query(..., scope="s")`` first looks up the graphs whose
-workflow has ``wf:scope "s"`` and then runs the query with its dataset narrowed to exactly those
-graphs (see :meth:`GraphStore.query`): they form the default graph, ``GRAPH ?g`` ranges over them
-only, and ``FROM`` clauses cannot reach further. A query therefore cannot see another scope's
-triples, whatever it says; an unknown scope gives empty results.
+**Scope restriction of queries.** ``query(..., scope="s")`` first lists the scope's graphs of
+the query dataset (their scope is read from their names, :mod:`provenance.stores.graph_families`)
+and then runs the query with its dataset narrowed to exactly those graphs (see
+:meth:`GraphStore.query`): ``GRAPH ?g`` ranges over them only, and ``FROM`` clauses cannot reach
+further. A query therefore cannot see another scope's triples, whatever it says; an unknown scope
+gives empty results.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ from provenance.stores._changes import (
 from provenance.stores._terms import TriplesText
 from provenance.stores._text_writer import workflow_to_text
 from provenance.stores.base import Bindings, GraphStore, QueryResult
+from provenance.stores.graph_families import FAMILIES
+from provenance.stores.graph_writes import scope_graphs
 from provenance.suggestion_record import suggestion_graph_iri, suggestion_triples
 from provenance.vocab import PREFIXES, changes_graph_iri, graph_iri
 
@@ -273,17 +276,22 @@ class WorkflowStore:
     def delete_scope(self, scope: str) -> list[str]:
         """Erase a scope in one transaction.
 
-        Its workflows, its suggestion records and its change log go, the log replaced by one entry
-        saying "the whole scope changed" (no id of the scope stays in the log).
+        Every graph of the scope in a family erased with it goes
+        (:mod:`provenance.stores.graph_families`: workflows, lifecycle records, suggestion
+        records, session journals, change log), the log replaced by one entry saying "the whole
+        scope changed" (no id of the scope stays in the log).
 
         Returns:
             The deleted workflow ids, sorted.
         """
         index = self._index(scope)
-        log_graphs = [changes_graph_iri(scope, e.graph) for e in self.marker(scope).entries]
-        drops = [g for g, _, _ in index] + self.suggestion_records(scope) + log_graphs
-        drops += self.lifecycle_graphs(scope)
-        self._write([(g, []) for g in drops], {scope: None})
+        erased = [f for f in FAMILIES if f.erased_with_scope]
+        drops = {g for g, _, _ in index}
+        drops.update(scope_graphs(self.backend, scope, erased))
+        # Records found by what they say, not their names: a record of the scope stays nowhere.
+        drops.update(self.suggestion_records(scope))
+        drops.update(self.lifecycle_graphs(scope))
+        self._write([(g, []) for g in sorted(drops)], {scope: None})
         if self.backend.cache_key is not None:
             # Cached indexes of processes that are gone still hold the scope's texts; live
             # ones drop the scope when they next compare change markers.
@@ -538,9 +546,11 @@ class WorkflowStore:
                 of a ``.rq`` file (see :mod:`provenance.queries`).
             bindings: Variable values (rdflib terms or plain str/int/float/bool literals); they
                 never get spliced into the text.
-            scope: Confine the query to that scope's workflow graphs (see module doc).
+            scope: Confine the query to that scope's graphs (see module doc).
 
-        Query text runs over the union of the workflow graphs, each triple once (the answer
+        Query text runs over the store's query dataset (docs/sparql.md): the standard prefixes
+        declared, the default graph the merge of the workflow graphs and lifecycle records,
+        each triple once, the named graphs those and the suggestion records (the answer
         ``em-plugin query`` and ``em-plugin serve`` give, :mod:`provenance.stores.union`); the
         named queries run in place.
 
@@ -552,13 +562,17 @@ class WorkflowStore:
         """
         sparql = _resolve(sparql_or_name)
         if sparql is sparql_or_name:
-            # Ad-hoc text: the union of the workflow graphs, each triple once, as every other
-            # place a query can be asked answers it (provenance/stores/union.py).
+            # Ad-hoc text: the query dataset (docs/sparql.md), as every other place a query can
+            # be asked answers it (provenance/stores/union.py).
             from provenance.stores.base import result_from_oxigraph
             from provenance.stores.union import union_query
 
             return result_from_oxigraph(union_query(self, sparql, bindings, scope))
-        graphs = None if scope is None else [g for g, _, _ in self._index(scope)]
+        from provenance.stores.union import dataset_graphs
+
+        # A scope narrows a named query to the scope's graphs of the query dataset, as it
+        # narrows ad-hoc text (docs/sparql.md): its workflows, lifecycle and suggestion records.
+        graphs = None if scope is None else dataset_graphs(self, scope)[1]
         return self.backend.query(sparql, bindings, graphs=graphs)
 
     def stats(self) -> dict[str, Any]:

@@ -85,7 +85,7 @@ def test_an_nq_export_is_a_backup_with_the_suggestion_records(tmp_path: Path) ->
         cli, ["--embedder", "fake", "import", str(backup), "--store", str(target)]
     )
     assert restored.exit_code == 0, restored.output
-    assert "restored 1 workflow and 1 record graph" in restored.output
+    assert "restored 1 workflow and 2 record graphs" in restored.output
     with (
         open_store(str(source), read_only=True) as before,
         open_store(str(target), read_only=True) as after,

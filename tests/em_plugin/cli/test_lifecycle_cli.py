@@ -157,9 +157,9 @@ def test_an_nq_backup_carries_the_lifecycle(tmp_path: Path) -> None:
     assert exported.exit_code == 0, exported.output
     restored = run("import", str(backup), "--store", str(target))
     assert restored.exit_code == 0, restored.output
-    # s1, s1@v1, w0, w0@v1 (an outcome set is a new version), w1, w2; four records and the
-    # procedure.
-    assert "restored 6 workflows and 5 record graphs" in restored.output
+    # s1, s1@v1, w0, w0@v1 (an outcome set is a new version), w1, w2; four records, the
+    # procedure and the store's embedder record.
+    assert "restored 6 workflows and 6 record graphs" in restored.output
     after = _lifecycle_state(target)
 
     assert set(after["graphs"]) == set(before["graphs"]) != set()  # type: ignore[arg-type]
