@@ -158,6 +158,30 @@ def test_a_change_is_seen_by_the_next_query(tmp_path: Path) -> None:
         assert memory.ids() == ["w0", "w1", "w2"]
 
 
+def test_another_memory_on_a_remote_store_sees_an_acceptance(oxigraph_server: Any) -> None:
+    # Two memories on one `oxigraph serve`, as two workers: the reader's cached union copy
+    # follows the writer's lifecycle writes through the scope's change marker.
+    count = "SELECT (COUNT(*) AS ?n) WHERE { ?p a p-plan:Plan , wf:Procedure }"
+    calls = tuple(CallStep(t, agent="a") for t in ("extract", "classify", "report"))
+    workflows = [Workflow(id=f"w{i}", steps=(InstructionStep("go", calls),)) for i in range(3)]
+    url = oxigraph_server.query_url
+    oxigraph_server.wipe()
+    try:
+        with (
+            EpisodicMemory(url, embedder="fake:32", scope="lab") as writer,
+            EpisodicMemory(url, embedder="fake:32", scope="lab") as reader,
+        ):
+            writer.save_many(workflows)
+            candidate = writer.procedures()[0]
+            assert int(_rows(reader, count)[0][0]) == 0
+            writer.accept_procedure(candidate.id, name="report")
+            assert int(_rows(reader, count)[0][0]) == 1
+            writer.retire("w0", reason="obsolete")
+            assert len(_rows(reader, RETIREMENT, "lab")) == 1
+    finally:
+        oxigraph_server.wipe()
+
+
 def test_the_export_of_a_store_carries_its_lifecycle_as_prov() -> None:
     calls = tuple(CallStep(t, agent="a") for t in ("extract", "classify", "report"))
     workflows = [Workflow(id=f"w{i}", steps=(InstructionStep("go", calls),)) for i in range(3)]
