@@ -10,7 +10,10 @@ prefix.
 
 In TriG and JSON-LD every workflow is its own named graph, and in PROV-JSON / PROV-N its own
 bundle, both named by :func:`~provenance.vocab.graph_iri` (id and scope), so a re-import can
-split them again.
+split them again. :func:`store_items` adds a store's lifecycle records (versions, retirements,
+procedures: :mod:`provenance.lifecycle`), each in its own graph under its record's IRI, so an
+export of a store holds the same PROV as the store's query dataset
+(``provenance/stores/union.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 from rdflib.namespace import NamespaceManager
 
 from provenance.errors import MappingError, ProvenanceError
+from provenance.lifecycle import is_lifecycle_graph
 from provenance.mapping import entail_types, graph_to_workflow, workflow_to_graph
 from provenance.model import DEFAULT_SCOPE, Workflow
 from provenance.vocab import DCTERMS, PL, RDF, WF, bind_prefixes, graph_iri
@@ -32,12 +36,15 @@ from provenance.vocab import DCTERMS, PL, RDF, WF, bind_prefixes, graph_iri
 if TYPE_CHECKING:  # prov is imported when a PROV format is used: most callers never need it
     from prov.model import ProvDocument
 
+    from provenance.stores import WorkflowStore
+
 __all__ = [
     "FORMATS",
     "export",
     "provjson_to_dataset",
     "provjson_to_graph",
     "provjson_to_workflows",
+    "store_items",
     "to_dataset",
     "to_prov_document",
 ]
@@ -87,6 +94,32 @@ def export(items: Exportable | Iterable[Exportable], format: str) -> str:
     text = document.serialize(format="json" if format == "provjson" else "provn")
     assert text is not None  # prov returns the text when given no destination
     return text
+
+
+def store_items(store: WorkflowStore, *, scope: str | None = None) -> list[Exportable]:
+    """Return what an export of a store holds: its workflows, then its lifecycle record graphs.
+
+    ``export(store_items(store, scope=s), "trig")`` answers the PROV-O and P-Plan queries of
+    docs/provenance-mapping.md as ``store.query`` does on that scope: the same workflow and
+    lifecycle graphs, with no other graph.
+
+    Args:
+        store: The store to read.
+        scope: One scope (``None``: every scope).
+
+    Returns:
+        The workflows (older versions ``ID@vN`` and retired ones included), then one graph per
+        lifecycle record, named by the record's IRI, in IRI order.
+    """
+    scopes = store.scopes() if scope is None else [scope]
+    items: list[Exportable] = list(store.iter_workflows(scope))
+    names = [name for s in scopes for name in store.lifecycle_graphs(s)]
+    for name, triples in sorted(store.read_records(names).items()):
+        graph = Graph(identifier=name, bind_namespaces="none")
+        for triple in triples:
+            graph.add(triple)
+        items.append(graph)
+    return items
 
 
 def to_dataset(items: Exportable | Iterable[Exportable]) -> Dataset:
@@ -169,11 +202,19 @@ def provjson_to_graph(text: str) -> Graph:
 def provjson_to_workflows(text: str) -> list[Workflow]:
     """Re-import the workflows of a PROV-JSON export, one per bundle, in bundle-name order.
 
+    Bundles of lifecycle records (:func:`store_items`) hold no workflow and are skipped.
+
     Raises:
         MappingError: When a bundle does not describe a workflow.
     """
     dataset = provjson_to_dataset(text)
-    graphs = [g for g in dataset.graphs() if g.identifier != DATASET_DEFAULT_GRAPH_ID and len(g)]
+    graphs = [
+        g
+        for g in dataset.graphs()
+        if g.identifier != DATASET_DEFAULT_GRAPH_ID
+        and len(g)
+        and not is_lifecycle_graph(g.identifier)
+    ]
     return [graph_to_workflow(g) for g in sorted(graphs, key=lambda g: str(g.identifier))]
 
 

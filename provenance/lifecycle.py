@@ -54,10 +54,12 @@ from provenance.vocab import (
 
 __all__ = [
     "AUTOMATIC_AGENT",
+    "LIFECYCLE_NAMESPACE",
     "LifecycleEvent",
     "ProcedureRecord",
     "VersionRecord",
     "WorkflowRecord",
+    "is_lifecycle_graph",
     "lifecycle_prefix",
     "procedure_id",
     "procedure_iri",
@@ -77,6 +79,8 @@ Triple = tuple[Node, Node, Node]
 
 #: The agent of status changes the memory makes by itself (mining, automatic retirement).
 AUTOMATIC_AGENT = "em-plugin"
+#: Every lifecycle graph's IRI starts with it, then the scope: ``lifecycle/{scope}/...``.
+LIFECYCLE_NAMESPACE = f"{BASE}lifecycle/"
 
 _VERSION = re.compile(r"^(?P<base>.+)@v(?P<n>[1-9][0-9]*)$")
 _PREFIXES = "".join(f"PREFIX {p}: <{iri}>\n" for p, iri in PREFIXES.items())
@@ -122,7 +126,12 @@ SCOPE_GRAPHS_QUERY = (
 
 def lifecycle_prefix(scope: str) -> str:
     """Return the IRI every lifecycle graph of a scope starts with."""
-    return f"{BASE}lifecycle/{encode_segment(scope)}/"
+    return f"{LIFECYCLE_NAMESPACE}{encode_segment(scope)}/"
+
+
+def is_lifecycle_graph(name: str) -> bool:
+    """Tell whether a graph name is a lifecycle graph's (of any scope)."""
+    return str(name).startswith(LIFECYCLE_NAMESPACE)
 
 
 def workflow_record_iri(workflow_id: str, scope: str) -> URIRef:
@@ -292,6 +301,9 @@ def workflow_record_triples(
     add((node, WF.status, Literal("retired" if record.retired else "active")))
     add((node, WF.version, Literal(record.current)))
     add((node, PROV.wasDerivedFrom, current))
+    # The workflows named here are typed here too, so that the graph is PROV on its own (the
+    # `prov` package reads only typed nodes) as well as in the union with the workflow graphs.
+    add((current, RDF.type, PROV.Entity))
     previous: URIRef | None = None
     for item in record.versions:
         newest = item is record.versions[-1]
@@ -304,6 +316,7 @@ def workflow_record_triples(
         add((version, DCTERMS.identifier, Literal(vid)))
         add((version, WF.leafCount, Literal(item.leaves)))
         add((version, PROV.specializationOf, iri))
+        add((iri, RDF.type, PROV.Entity))
         if item.saved is not None:
             add((version, WF.savedAt, _time(item.saved)))
         if not newest:
@@ -354,6 +367,7 @@ def procedure_triples(
         add((node, WF.reason, Literal(record.reason)))
     for source in record.sources:
         add((node, PROV.wasDerivedFrom, workflow_iri(source)))
+        add((workflow_iri(source), RDF.type, PROV.Entity))
     if record.status == "active":
         add((node, RDF.type, PROV.Plan))
         add((node, RDF.type, PPLAN.Plan))
@@ -361,9 +375,11 @@ def procedure_triples(
         for i, tool in enumerate(record.tools):
             step = URIRef(f"{node}#step-{i}")
             add((step, RDF.type, PPLAN.Step))
+            add((step, RDF.type, PROV.Entity))
             add((step, PPLAN.isStepOfPlan, node))
             add((step, WF.index, Literal(i + 1)))
             add((step, WF.tool, tool_iri(tool)))
+            add((tool_iri(tool), RDF.type, PROV.Entity))
             add((tool_iri(tool), WF.toolName, Literal(tool)))
             if previous is not None:
                 add((step, PPLAN.isPrecededBy, previous))

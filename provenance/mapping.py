@@ -13,16 +13,19 @@ two parts:
   nested by ``dcterms:isPartOf`` and ordered by ``wf:index``, with the instruction text,
   arguments (ordered by the ``-arg-{n}`` of their IRI) and output as entities carrying
   ``prov:value``. Each execution made by an agent has
-  a ``prov:qualifiedAssociation`` with ``prov:agent`` and ``prov:hadPlan`` (its plan step), and
+  a ``prov:qualifiedAssociation`` with ``prov:agent`` and ``prov:hadPlan`` (the workflow: the
+  plan the agent followed; the step it carried out is its ``p-plan:correspondsToStep``), and
   the ``prov:wasAssociatedWith`` shortcut beside it: the user (``#user``, a ``prov:Person``) for
   instructions, the named agent for calls; sub-agents ``prov:actedOnBehalfOf`` the agent they
   were handed off by. Failed calls and revised instructions exist only here. Outcomes are
   ``wf:outcome`` on the run and on calls.
 
-Every node carries its most specific project class and its PROV-O classes (``prov:Activity``,
-``prov:Entity``, ``prov:Plan``, ``prov:Agent``, ``prov:Association``), so standard PROV queries
-answer on stores without a reasoner; the other superclasses (P-Plan, ProvLake) are left to the
-ontology, and :func:`entail_types` adds them for exports. No inverse links are written.
+Every node carries its most specific project class, its PROV-O classes (``prov:Activity``,
+``prov:Entity``, ``prov:Plan``, ``prov:Agent``, ``prov:Association``) and its P-Plan class
+(``p-plan:Plan`` on the workflow, ``p-plan:Step`` on plan steps, which are not ``prov:Plan``s:
+docs/provenance-mapping.md, "Plans and steps"), so standard PROV-O and P-Plan queries answer on
+stores without a reasoner; the ProvLake superclasses are left to the ontology, and
+:func:`entail_types` adds them for exports. No inverse links are written.
 :func:`graph_to_workflow` reads the run back. IRIs are deterministic (:mod:`provenance.vocab`),
 so mapping a workflow twice gives the same triples, and values are compact JSON literals
 (``rdf:JSON``), so floats, nesting and unicode survive.
@@ -110,10 +113,10 @@ _PREFIX_OF = {namespace: prefix for prefix, namespace in _NAMESPACES.items()}
 #: The classes a lean graph leaves implicit, by the class it writes (the ontology's
 #: rdfs:subClassOf closure). :func:`entail_types` adds them.
 IMPLIED_TYPES: dict[URIRef, tuple[URIRef, ...]] = {
-    PL.Workflow: (PROV.Plan, PROV.Entity, PPLAN.Plan),
+    PL.Workflow: (PPLAN.Plan, PROV.Plan, PROV.Entity),
     WF.ChatSession: (PL.WorkflowExecution, PROV.Activity),
-    _INSTRUCTION_STEP: (PL.DataTransformation, PPLAN.Step, PROV.Plan, PROV.Entity),
-    _CALL_STEP: (PL.DataTransformation, PPLAN.Step, PROV.Plan, PROV.Entity),
+    _INSTRUCTION_STEP: (PL.DataTransformation, PPLAN.Step, PROV.Entity),
+    _CALL_STEP: (PL.DataTransformation, PPLAN.Step, PROV.Entity),
     _INSTRUCTION_EXEC: (PL.DataTransformationExecution, PROV.Activity),
     _CALL_EXEC: (PL.DataTransformationExecution, PROV.Activity),
     WF.FailedCall: (_CALL_EXEC, PL.DataTransformationExecution, PROV.Activity),
@@ -322,6 +325,9 @@ class _Writer:
     ACTIVITY: Any = PROV.Activity
     AGENT_CLASS: Any = PROV.Agent
     PLAN: Any = PROV.Plan
+    # P-Plan's classes of the plan, written for the same reason.
+    PPLAN_PLAN: Any = PPLAN.Plan
+    PPLAN_STEP: Any = PPLAN.Step
     ASSOCIATION: Any = PROV.Association
     ASSOCIATED: Any = PROV.wasAssociatedWith
     WORKFLOW_TEXT: tuple[tuple[str, Any], ...] = WORKFLOW_TEXT
@@ -387,6 +393,7 @@ class _Writer:
     def _workflow(self, w: Workflow) -> None:
         add, wf, run = self.out.append, self.wf, self.run
         add((wf, self.TYPE, self.WORKFLOW))
+        add((wf, self.TYPE, self.PPLAN_PLAN))
         add((wf, self.TYPE, self.PLAN))
         add((wf, self.TYPE, self.ENTITY))
         add((wf, self.IDENTIFIER, self.literal(w.id)))
@@ -461,7 +468,9 @@ class _Writer:
             (node, self.STEP_OF, self.wf),
             (node, self.SEQ, self.integer(self.seq)),
             (node, self.DEPTH, self.integer(depth)),
-            (node, self.TYPE, self.PLAN),
+            # A step is not a prov:Plan: P-Plan keeps p-plan:Step apart from p-plan:Plan
+            # (docs/provenance-mapping.md, "Plans and steps").
+            (node, self.TYPE, self.PPLAN_STEP),
             (node, self.TYPE, self.ENTITY),
         )
         if isinstance(step, InstructionStep):
@@ -499,25 +508,26 @@ class _Writer:
         if step.extra:
             self.out.append((exe, self.EXTRA, self.json(dict(step.extra))))
         if isinstance(step, InstructionStep):
-            self._instruction(step, exe, stem, plan, texts)
+            self._instruction(step, exe, stem, texts)
         else:
             self._call(step, exe, stem, parent_agent, plan)
 
-    def _associate(self, exe: Any, stem: str, agent: Any, plan: Any) -> None:
+    def _associate(self, exe: Any, stem: str, agent: Any) -> None:
         association = self.iri(f"{stem}-assoc")
         # Each activity has one association, qualified, and its shortcut beside it: the `prov`
         # package binds agents correctly when every association of an activity is qualified.
+        # The plan the agent followed is the workflow, for failed calls and revised
+        # instructions too; the step an execution carried out is its p-plan:correspondsToStep.
         self.out += (
             (exe, self.ASSOCIATED, agent),
             (exe, self.QUALIFIED, association),
             (association, self.TYPE, self.ASSOCIATION),
             (association, self.AGENT, agent),
+            (association, self.HAD_PLAN, self.wf),
         )
-        if plan is not None:
-            self.out.append((association, self.HAD_PLAN, plan))
 
     def _instruction(
-        self, step: InstructionStep, exe: Any, stem: str, plan: Any, texts: dict[str, Any]
+        self, step: InstructionStep, exe: Any, stem: str, texts: dict[str, Any]
     ) -> None:
         text = self.iri(f"{stem}-text")
         self.out += (
@@ -529,7 +539,7 @@ class _Writer:
         )
         # The user gave the instruction: the user is the agent of its execution.
         self.has_user = True
-        self._associate(exe, stem, self.user, plan)
+        self._associate(exe, stem, self.user)
         if step.id is not None:
             texts.setdefault(step.id, text)
         if step.revision_of is not None:
@@ -547,7 +557,7 @@ class _Writer:
             add((exe, self.TOOL, self.tool(step.name)))
         self.tools.add(step.name)
         if step.agent is not None:
-            self._associate(exe, stem, self.agent(step.agent), plan)
+            self._associate(exe, stem, self.agent(step.agent))
             self.agents.add(step.agent)
             if parent_agent is not None and parent_agent != step.agent:
                 self.delegations.add((step.agent, parent_agent))

@@ -22,6 +22,7 @@ Resources live under ``https://w3id.org/em-plugin/id/``, one folder per kind::
     id/suggestion/{session}/{time}   a suggestion activity (see suggestion_record.py)
     id/suggestions/{session}         the named graph of a session's suggestion activities
     id/suggestions/{scope}/{session} the same, for a session of a scope other than the default
+    id/lifecycle/{scope}/...         versions, retirements, procedures (see lifecycle.py)
 
 Graphs made by the mapping also bind ``this:`` to the workflow's own ``#`` namespace.
 
@@ -192,6 +193,7 @@ PREFIXES: dict[str, str] = {
     "scope": f"{BASE}scope/",
     "suggestion": f"{BASE}suggestion/",
     "suggestions": f"{BASE}suggestions/",
+    "lifecycle": f"{BASE}lifecycle/",
 }
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from provenance.model import CallStep, InstructionStep, Step, Workflow, walk_steps
 from provenance.workflow_json import read_jsonl
@@ -19,7 +21,9 @@ DEV_FILES = (
     ROOT / "integrations" / "demo" / "pfas" / "data" / "bootstrap.jsonl",
 )
 
-_PREFIX = "PREFIX prov: <http://www.w3.org/ns/prov#>\n"
+_PREFIX = (
+    "PREFIX prov: <http://www.w3.org/ns/prov#>\nPREFIX p-plan: <http://purl.org/net/p-plan#>\n"
+)
 
 
 def _distinct(pattern: str, *variables: str) -> str:
@@ -37,6 +41,8 @@ STANDARD_QUERIES: dict[str, str] = {
     "entities": _distinct("?x a prov:Entity", "?x"),
     "agents": _distinct("?x a prov:Agent", "?x"),
     "plans": _distinct("?x a prov:Plan", "?x"),
+    "p-plan plans": _distinct("?x a p-plan:Plan", "?x"),
+    "p-plan steps": _distinct("?x a p-plan:Step", "?x"),
     "associations": _distinct("?x a prov:Association", "?x"),
     "wasAssociatedWith": _distinct("?a prov:wasAssociatedWith ?ag", "?a", "?ag"),
     "qualified agents": _distinct("?a prov:qualifiedAssociation/prov:agent ?ag", "?a", "?ag"),
@@ -52,6 +58,19 @@ STANDARD_QUERIES: dict[str, str] = {
     "wasGeneratedBy": _distinct("?e prov:wasGeneratedBy ?a . ?a a prov:Activity", "?e", "?a"),
     "actedOnBehalfOf": _distinct("?a prov:actedOnBehalfOf ?b", "?a", "?b"),
 }
+#: The nine PROV-O and P-Plan counts that must be equal in a live store and in its export
+#: (issue 30, item 4): classes and the three core relations.
+NINE_COUNTS: tuple[str, ...] = (
+    "activities",
+    "entities",
+    "agents",
+    "plans",
+    "p-plan plans",
+    "p-plan steps",
+    "wasAssociatedWith",
+    "used",
+    "wasGeneratedBy",
+)
 
 # What a store and the `prov` package accept as xsd:dateTime (the mapping writes the typed
 # literal only for these; other times stay text).
@@ -113,13 +132,14 @@ def expected_counts(workflows: Iterable[Workflow]) -> dict[str, int]:
 
     for w in workflows:
         counts["activities"] += 1  # the run
-        counts["plans"] += 1  # the workflow
+        counts["plans"] += 1  # the workflow (its steps are p-plan:Steps, not prov:Plans)
+        counts["p-plan plans"] += 1
         counts["wasGeneratedBy"] += 1  # the workflow, by its run
         has_user = False
         for step, planned, parent in _executions(w):
             counts["activities"] += 1
             if planned:
-                counts["plans"] += 1
+                counts["p-plan steps"] += 1
             if isinstance(step, InstructionStep):
                 has_user = True
                 associated = True
@@ -142,11 +162,98 @@ def expected_counts(workflows: Iterable[Workflow]) -> dict[str, int]:
                 counts["endedAtTime"] += is_time(step.ended)
             if associated:
                 counts["associations"] += 1
-                counts["hadPlan"] += planned
+                counts["hadPlan"] += 1  # every association names the workflow
         counts["agents"] += has_user
-    counts["entities"] += counts["plans"] + len(tools)
+    counts["entities"] += counts["plans"] + counts["p-plan steps"] + len(tools)
     counts["agents"] += len(agents)
     for name in ("wasAssociatedWith", "qualified agents", "activity-agent pairs"):
         counts[name] = counts["associations"]
     counts["actedOnBehalfOf"] = len(delegations)
     return counts
+
+
+# -- a store with lifecycle records, live and exported ------------------------------------------
+
+#: The scopes of :func:`lifecycle_memory`: the PFAS bootstrap, and 30 τ²-airline sessions.
+PFAS, AIRLINE = "pfas", "airline"
+#: The bootstrap workflow saved twice, the one retired, and the accepted procedure's name.
+REVISED, RETIRED, PROCEDURE_NAME = "bootstrap/0001", "bootstrap/0002", "PFAS report"
+
+
+def lifecycle_memory(spec: str) -> Any:
+    """Open an ``EpisodicMemory`` on ``spec`` holding what `em-plugin import` and use make.
+
+    Scope ``pfas``: the PFAS bootstrap, :data:`REVISED` saved again with one more call,
+    :data:`RETIRED` retired with a reason, the best supported mined procedure accepted as
+    :data:`PROCEDURE_NAME`. Scope ``airline``: 30 τ²-airline workflows.
+    """
+    from em_plugin import EpisodicMemory
+
+    memory = EpisodicMemory(spec, embedder="fake:32", scope=PFAS)
+    try:
+        _fill(memory)
+    except BaseException:
+        memory.close()
+        raise
+    return memory
+
+
+def _fill(memory: Any) -> None:
+    bootstrap = read_jsonl(DEV_FILES[-1])
+    memory.save_many(bootstrap)
+    airline = ROOT / "notebooks" / "data" / "tau2_airline.jsonl"
+    memory.save_many([w.replace(scope=AIRLINE) for w in read_jsonl(airline)][:30])
+    first = next(w for w in bootstrap if w.id == REVISED)
+    last = first.steps[-1]
+    assert isinstance(last, InstructionStep)
+    extra = CallStep("report_writer", args={"format": "pdf"}, agent="reporter_agent")
+    revised = replace(last, steps=(*last.steps, extra))
+    memory.save(first.replace(steps=(*first.steps[:-1], revised)))
+    memory.retire(RETIRED, reason="the SDS was withdrawn", agent="auditor")
+    candidate = memory.procedures()[0]
+    memory.accept_procedure(candidate.id, name=PROCEDURE_NAME, agent="auditor")
+
+
+def live_counts(store: Any, scope: str | None) -> dict[str, int]:
+    """The :data:`NINE_COUNTS` through ``WorkflowStore.query`` (one scope, or all)."""
+    return {
+        name: int(next(iter(store.query(STANDARD_QUERIES[name], scope=scope)))[0])
+        for name in NINE_COUNTS
+    }
+
+
+def export_counts(store: Any, scope: str | None) -> dict[str, int]:
+    """The :data:`NINE_COUNTS` on the TriG export of the same scope, loaded into a fresh store."""
+    import pyoxigraph as ox
+
+    from provenance.export import export, store_items
+
+    text = export(store_items(store, scope=scope), "trig")
+    exported = ox.Store()
+    exported.load(text, format=ox.RdfFormat.TRIG)
+    return {
+        name: int(
+            next(iter(exported.query(STANDARD_QUERIES[name], use_default_graph_as_union=True)))[
+                0
+            ].value
+        )
+        for name in NINE_COUNTS
+    }
+
+
+def main() -> None:
+    """Print the nine counts, live and exported, per scope, for a store built in a temp dir."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp, lifecycle_memory(f"{tmp}/store") as memory:
+        for scope in (PFAS, AIRLINE, None):
+            live, exported = live_counts(memory.store, scope), export_counts(memory.store, scope)
+            print(f"\nscope: {scope or 'all'}")
+            print("| count | live store | export (TriG) | equal |\n|---|---|---|---|")
+            for name in NINE_COUNTS:
+                same = "yes" if live[name] == exported[name] else "NO"
+                print(f"| {name} | {live[name]} | {exported[name]} | {same} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -32,7 +32,7 @@ from provenance.lifecycle import (
     version_of,
 )
 from provenance.model import CallStep, Workflow
-from provenance.vocab import PREFIXES
+from provenance.vocab import PREFIXES, decode_segment
 
 __all__ = [
     "MAX_CANDIDATES",
@@ -258,8 +258,7 @@ def procedures(engine: MemoryEngine, scope: str, *, status: str | None = None) -
                 )
             records.append(updated)
         if writes and not engine.read_only:
-            engine.store.commit(records=writes)
-            engine.procedures_changed(scope)
+            _commit_procedures(engine, scope, writes)
     records.sort(key=lambda r: (-r.support, -len(r.tools), r.tools))
     return [_public(r) for r in records if status is None or r.status == status]
 
@@ -341,8 +340,7 @@ def _record_scope_uses(engine: MemoryEngine, scope: str, runs: list[tuple[str, .
                     (procedure_iri(pid, scope), procedure_triples(updated, triples, events))
                 )
         if writes:
-            engine.store.commit(records=writes)
-            engine.procedures_changed(scope)
+            _commit_procedures(engine, scope, writes)
     return retired
 
 
@@ -385,9 +383,25 @@ def set_procedure_status(
             )
             updated = record.replace(status="retired", reason=text, retired_by=event.token)
         name = procedure_iri(procedure_id_, scope)
-        engine.store.commit(records=[(name, procedure_triples(updated, triples, [event]))])
-        engine.procedures_changed(scope)
+        _commit_procedures(engine, scope, [(name, procedure_triples(updated, triples, [event]))])
     return _public(updated)
+
+
+def _commit_procedures(engine: MemoryEngine, scope: str, writes: list[tuple[URIRef, Any]]) -> None:
+    """Write procedure record graphs, moving the scope's change marker.
+
+    The marker moves so that every copy of the store's PROV graphs (the union that ad-hoc
+    SPARQL reads, ``provenance/stores/union.py``, in this process and in others) sees the new
+    records; the procedures' ids are logged as changed, which no workflow index holds.
+    """
+    touched = [(scope, _procedure_id_of(name)) for name, _ in writes]
+    markers, _ = engine.store.commit(records=writes, touched=touched)
+    engine.procedures_changed(scope)
+    engine.advance(markers)
+
+
+def _procedure_id_of(name: URIRef) -> str:
+    return decode_segment(str(name).rsplit("/", 1)[-1])
 
 
 # ------------------------------------------------------------------------------ suggestions

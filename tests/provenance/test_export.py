@@ -98,10 +98,11 @@ def test_provn_is_prov_notation_with_a_bundle_per_workflow() -> None:
     assert (
         "wasGeneratedBy(" in text and "actedOnBehalfOf(agent:sds_agent, agent:coordinator" in text
     )
-    # Qualified associations: the execution, its agent (the user for instructions) and its plan.
-    this = "workflow:session%2Fsess-44#"
-    assert f"wasAssociatedWith({this}exec-1-assoc; {this}exec-1, {this}user, {this}step-1)" in text
-    assert "exec-0.0.0, agent:chem_agent, workflow:session%2Fsess-43#step-0.0.0)" in text
+    # Qualified associations: the execution, its agent (the user for instructions) and the plan
+    # the agent followed (the workflow).
+    this = "workflow:session%2Fsess-44"
+    assert f"wasAssociatedWith({this}#exec-1-assoc; {this}#exec-1, {this}#user, {this})" in text
+    assert "exec-0.0.0, agent:chem_agent, workflow:session%2Fsess-43)" in text
 
 
 def test_every_exported_node_has_a_prov_class() -> None:

@@ -154,7 +154,11 @@ def test_golden_pfas_session_prov_structure() -> None:
     workflow = dict(golden_workflows())["pfas-session"]
     graph = workflow_to_graph(workflow)
     wf = workflow_iri(workflow.id)
-    assert set(graph.objects(wf, RDF.type)) == {PL.Workflow, PROV.Plan, PROV.Entity}
+    assert set(graph.objects(wf, RDF.type)) == {PL.Workflow, PPLAN.Plan, PROV.Plan, PROV.Entity}
+    # Plan steps are P-Plan steps and entities, not plans of their own.
+    for step in graph.subjects(PPLAN.isStepOfPlan, wf):
+        assert {PPLAN.Step, PROV.Entity} <= set(graph.objects(step, RDF.type))
+        assert (step, RDF.type, PROV.Plan) not in graph
     assert graph.value(wf, WF.scope) == Literal("acme-regulatory")
     # the sub-agent of the handoff acts on behalf of the coordinator
     assert (agent_iri("sds_agent"), PROV.actedOnBehalfOf, agent_iri("coordinator")) in graph
@@ -171,7 +175,7 @@ def test_golden_pfas_session_prov_structure() -> None:
             assert (execution, RDF.type, WF.FunctionCall) in graph
 
 
-def test_the_user_and_the_agents_are_associated_with_their_plan_steps() -> None:
+def test_the_user_and_the_agents_are_associated_with_the_plan_they_followed() -> None:
     workflow = dict(golden_workflows())["pfas-session"]
     graph = workflow_to_graph(workflow)
     user = URIRef(f"{workflow_iri(workflow.id)}#user")
@@ -186,8 +190,10 @@ def test_the_user_and_the_agents_are_associated_with_their_plan_steps() -> None:
             continue
         associated += 1
         assert graph.value(association, PROV.agent) == agent
-        assert graph.value(association, PROV.hadPlan) == graph.value(
-            execution, PPLAN.correspondsToStep
+        # The plan the agent followed is the workflow; the step is the execution's own link.
+        assert graph.value(association, PROV.hadPlan) == workflow_iri(workflow.id)
+        assert graph.value(execution, PPLAN.correspondsToStep) == URIRef(
+            str(execution).replace("#exec-", "#step-")
         )
         # The shortcut beside the qualified association, naming the same agent.
         assert list(graph.objects(execution, PROV.wasAssociatedWith)) == [agent]
@@ -199,18 +205,17 @@ def test_the_user_and_the_agents_are_associated_with_their_plan_steps() -> None:
 @given(workflows)
 def test_the_graph_is_lean(workflow: Workflow) -> None:
     graph = workflow_to_graph(workflow)
+    standard = (str(PROV), str(PPLAN))
     for node in set(graph.subjects()):
-        types = {t for t in graph.objects(node, RDF.type) if not str(t).startswith(str(PROV))}
+        types = {t for t in graph.objects(node, RDF.type) if not str(t).startswith(standard)}
         # Failed calls and revised instructions keep their base class, which readers select on.
         assert len(types - {WF.FailedCall, WF.RevisedInstruction}) <= 1, node
-    # Every PROV-O class the ontology implies is written: a store answers standard PROV
-    # queries as the (entailed) exports do.
-    prov_types = {
-        (s, o) for s, o in graph.subject_objects(RDF.type) if str(o).startswith(str(PROV))
-    }
+    # Every PROV-O and P-Plan class the ontology implies is written: a store answers standard
+    # PROV and P-Plan queries as the (entailed) exports do.
+    prov_types = {(s, o) for s, o in graph.subject_objects(RDF.type) if str(o).startswith(standard)}
     entailed = entail_types(workflow_to_graph(workflow))
     assert prov_types == {
-        (s, o) for s, o in entailed.subject_objects(RDF.type) if str(o).startswith(str(PROV))
+        (s, o) for s, o in entailed.subject_objects(RDF.type) if str(o).startswith(standard)
     }
     assert not list(graph.triples((None, DCTERMS.hasPart, None)))
     assert not list(graph.triples((None, PPLAN.isPrecededBy, None)))
@@ -257,6 +262,10 @@ def test_golden_failed_call_and_revision() -> None:
     assert graph.value(failed, WF.error) == Literal("ValueError: invalid SMILES 'PFOA'")
     assert graph.value(failed, PPLAN.correspondsToStep) is None
     assert str(graph.value(failed, DCTERMS.isPartOf)).endswith("#exec-0.0")
+    # No plan step, but its agent followed the workflow's plan all the same.
+    association = graph.value(failed, PROV.qualifiedAssociation)
+    assert graph.value(association, PROV.agent) == agent_iri("chem_agent")
+    assert graph.value(association, PROV.hadPlan) == workflow_iri(cases["failed-call"].id)
 
     graph = workflow_to_graph(cases["revision"])
     (revising, revised) = next(iter(graph.subject_objects(PROV.wasRevisionOf)))
