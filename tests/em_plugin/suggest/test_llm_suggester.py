@@ -184,7 +184,9 @@ def test_memory_passes_llm_and_records_prompt(tmp_path) -> None:
 
 
 # The local SmolLM2 answered this for the PFAS demo (the issue "The second day", item 4).
-GIBBERISH = "1. Listed three possible actions before the task was completed\n2. Toxicology laboratory"
+GIBBERISH = (
+    "1. Listed three possible actions before the task was completed\n2. Toxicology laboratory"
+)
 
 
 def test_llm_steps_that_name_no_crew_tool_come_last_cite_nothing_and_score_low() -> None:

@@ -1,0 +1,126 @@
+"""What a user meets on the second day: exit statuses, option positions, formats, wording.
+
+Every test drives ``em-plugin`` through click's CliRunner against real disk stores (the issue
+"The second day", items 8, 9, 10 and 14).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from sample_store import copy_store
+
+from em_plugin.cli import cli
+
+ROOT = Path(__file__).resolve().parents[3]
+SAMPLE = ROOT / "tests" / "em_plugin" / "data" / "pfas_sample.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("EM_PLUGIN_STORE", str(tmp_path / "default-store"))
+    monkeypatch.setenv("EM_PLUGIN_EMBEDDER", "fake")
+
+
+def run(*args: Any, code: int = 0, input: str | None = None) -> Result:
+    """Invoke the CLI at 80 columns; assert the exit status."""
+    result = CliRunner().invoke(cli, [str(a) for a in args], input=input, terminal_width=80)
+    assert result.exit_code == code, f"exit {result.exit_code}\n{result.output}"
+    return result
+
+
+@pytest.fixture
+def store(sample_store_template: Path, tmp_path: Path) -> Path:
+    """A disk store holding the 7 sample workflows in scope 'default'."""
+    return copy_store(sample_store_template, tmp_path / "store")
+
+
+# --------------------------------------------------------------------------- item 9: statuses
+
+
+def test_a_file_argument_that_is_missing_or_a_directory_is_bad_usage(tmp_path: Path) -> None:
+    missing = run("import", tmp_path / "nosuch.jsonl", "--store", tmp_path / "s", code=2)
+    assert "nosuch.jsonl" in missing.output and "does not exist" in missing.output
+    folder = run("import", tmp_path, "--store", tmp_path / "s", code=2)
+    assert "is a directory" in folder.output
+    # suggest and eval said the same already: one rule for every FILE argument.
+    assert run("suggest", tmp_path / "nosuch.json", code=2).exit_code == 2
+    assert not (tmp_path / "s").exists(), "nothing was created"
+
+
+def test_a_store_path_that_is_a_file_is_not_found() -> None:
+    result = run("list", "--store", "/etc/passwd", code=3)
+    assert result.output.startswith("error: no store at /etc/passwd")
+    assert "is a file" in result.output
+
+
+def test_an_unknown_query_name_is_a_bad_value_listing_the_names(store: Path) -> None:
+    result = run("query", "nosuchquery", "--store", store, code=2)
+    assert "unknown query 'nosuchquery'" in result.output and "tool-pairs" in result.output
+    assert run("query", "--store", store, code=2).exit_code == 2  # neither NAME nor --sparql
+    assert run("query", "nosuch.rq", "--store", store, code=2).exit_code == 2
+    bad_bind = run("query", "tool-pairs", "--bind", "novalue", "--store", store, code=2)
+    assert "novalue" in bad_bind.output
+
+
+# --------------------------------------------------------------------------- item 8: formats
+
+
+@pytest.mark.parametrize("fmt", ["ttl", "trig", "jsonld", "provn"])
+def test_import_of_an_rdf_export_names_the_formats_import_reads(
+    store: Path, tmp_path: Path, fmt: str
+) -> None:
+    exported = tmp_path / f"exp.{fmt}"
+    run("export", "--format", fmt, "-o", exported, "--store", store)
+    result = run("import", exported, "--store", tmp_path / "new", code=1)
+    message = result.output
+    assert "invalid JSON" not in message
+    assert f"exp.{fmt}" in message and "export" in message
+    for readable in (".jsonl", ".json", ".nq"):
+        assert readable in message
+    assert not (tmp_path / "new").exists()
+
+
+def test_import_of_a_prov_json_export_says_it_is_prov_json(store: Path, tmp_path: Path) -> None:
+    exported = tmp_path / "exp.json"
+    run("export", "--format", "provjson", "-o", exported, "--store", store)
+    result = run("import", exported, "--store", tmp_path / "new", code=1)
+    assert "PROV-JSON" in result.output and ".jsonl" in result.output
+
+
+def test_import_of_a_text_file_that_is_no_json_lists_the_formats(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello\n")
+    result = run("import", notes, "--store", tmp_path / "new", code=1)
+    assert "notes.txt:1: invalid JSON" in result.output
+    assert ".jsonl" in result.output and ".nq" in result.output
+
+
+# --------------------------------------------------------------------------- item 10: options
+
+
+def test_store_options_go_before_or_after_a_subcommand(store: Path) -> None:
+    after = run("sessions", "abandon", "--older-than", "1h", "--store", store)
+    before = run("sessions", "--store", store, "abandon", "--older-than", "1h")
+    assert after.output == before.output == "0 sessions abandoned.\n"
+    scoped = run("sessions", "abandon", "--older-than", "1h", "--scope", "nosuch", "--store", store)
+    assert scoped.output == "0 sessions abandoned.\n"
+
+
+def test_the_root_options_go_after_the_command_too(store: Path) -> None:
+    run("list", "--store", store, "--embedder", "fake", "--limit", "1")
+    # --debug after the command shows the traceback as it does before it.
+    bad = ["query", "--sparql", "SELECT * WHERE { ?s ?p }", "--store", str(store)]
+    for args in (["--debug", *bad], [*bad, "--debug"]):
+        result = CliRunner().invoke(cli, args)
+        assert type(result.exception).__name__ == "QueryError", result.output
+
+
+@pytest.mark.parametrize("bare", ["1", "0.5", "30"])
+def test_a_duration_needs_a_unit(store: Path, bare: str) -> None:
+    result = run("sessions", "--store", store, "abandon", "--older-than", bare, code=2)
+    assert f"'{bare}' has no unit" in result.output
+    assert "s, m, h or d" in result.output
