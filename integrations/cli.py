@@ -14,6 +14,7 @@ import click
 
 from em_plugin.cli import cli
 from em_plugin.cli.base import EXIT_MISSING_EXTRA
+from em_plugin.cli.exiting import run_program
 
 __all__ = ["DEMO_REQUIREMENTS", "cli", "demo", "main", "missing_demo_requirements"]
 
@@ -102,7 +103,15 @@ cli.add_command(demo)
 def main(argv: list[str] | None = None) -> None:
     """Run the ``em-plugin`` command line.
 
+    Without ``argv`` this is the program: it reads ``sys.argv`` and ends the process, reporting
+    a Ctrl-C that comes while it exits (:mod:`em_plugin.cli.exiting`). With ``argv`` it runs
+    the command and raises ``SystemExit`` with its status, leaving the process to the caller.
+
     Args:
         argv: The arguments (default: ``sys.argv[1:]``).
     """
-    cli.main(args=argv, prog_name="em-plugin")
+    if argv is not None:
+        # Called from Python with its own arguments: the caller owns the process and its exit.
+        cli.main(args=argv, prog_name="em-plugin")
+        return
+    run_program(lambda: cli.main(prog_name="em-plugin"))

@@ -72,6 +72,8 @@ EXIT_CODES: dict[int, str] = {
 """Exit statuses of every ``em-plugin`` command (documented in docs/cli.md)."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+# The variable a remote store reads its bearer token from (provenance/stores/remote.py).
+_TOKEN_VARIABLE = "EM_PLUGIN_STORE_TOKEN"
 _MEMORY_SPECS = ("memory:", "memory://", ":memory:")
 _FUNCTION = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
@@ -213,6 +215,14 @@ def _cli_advice(message: str) -> str:
             "show, stats, export, validate) work beside it; stop that process to import, "
             "delete or reindex"
         )
+    # A token endpoint (em-plugin serve --token-file): say where the CLI's token comes from.
+    if "answered HTTP 401" in message:
+        message += (
+            f"; set ${_TOKEN_VARIABLE} to a token of the server's token file (the CLI sends it "
+            "as the bearer token)"
+        )
+    elif "answered HTTP 403" in message:
+        message += f"; the token in ${_TOKEN_VARIABLE} does not grant this (its scopes or access)"
     # The store's advice for an id that several scopes hold names its Python argument.
     return message.replace("pass scope= to choose one", "add --scope to choose one")
 

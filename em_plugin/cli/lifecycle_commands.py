@@ -195,7 +195,8 @@ def procedures(
     if limit:
         found = found[:limit]
     rows = [_procedure_row(p, fmt) for p in found]
-    footer = f"{len(rows)} of {total} procedures of scope {scope!r}"
+    noun = "procedure" if total == 1 else "procedures"
+    footer = f"{len(rows)} of {total} {noun} of scope {scope!r}"
     # The table keeps what fits a terminal (the id in full, to accept one); json has it all.
     columns = _TABLE_COLUMNS if fmt == "table" else _PROCEDURE_COLUMNS
     emit_records(columns, rows, fmt, footer=footer)

@@ -213,7 +213,9 @@ def mapping_table(data: Mapping[str, Any], *, title: str | None = None) -> Table
     table.add_column("key", style="bold", no_wrap=True)
     table.add_column("value", overflow="ellipsis", no_wrap=True)
     for key, value in flatten(data):
-        table.add_row(Text(key), Text(cell(value)))
+        # An empty mapping (the scopes of an empty store) reads "none", not "{}".
+        shown = "none" if isinstance(value, Mapping) and not value else cell(value)
+        table.add_row(Text(key), Text(shown))
     return table
 
 

@@ -210,7 +210,8 @@ def list_(store_spec: str, update_url: str | None, scope: str | None, limit: int
             )
     shown = f"{len(records)} of {total}" if len(records) < total else f"{total}"
     more = " (--limit 0 lists all)" if len(records) < total else ""
-    emit_records(LIST_COLUMNS, records, fmt, footer=f"{shown} workflows{more}")
+    noun = "workflow" if total == 1 else "workflows"
+    emit_records(LIST_COLUMNS, records, fmt, footer=f"{shown} {noun}{more}")
 
 
 # --------------------------------------------------------------------------- query

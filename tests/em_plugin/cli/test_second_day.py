@@ -6,6 +6,9 @@ Every test drives ``em-plugin`` through click's CliRunner against real disk stor
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -124,3 +127,61 @@ def test_a_duration_needs_a_unit(store: Path, bare: str) -> None:
     result = run("sessions", "--store", store, "abandon", "--older-than", bare, code=2)
     assert f"'{bare}' has no unit" in result.output
     assert "s, m, h or d" in result.output
+
+
+# --------------------------------------------------------------------------- item 14: Ctrl-C
+
+_LATE_CTRL_C = """
+import atexit, os, signal, sys
+from pathlib import Path
+import click
+from em_plugin.cli.base import cli
+from em_plugin.cli.exiting import run_program
+
+marker = Path(sys.argv[1])
+
+def flush_saves():
+    # Exit work a command leaves (like the background saves' flush): Ctrl-C comes during it.
+    os.kill(os.getpid(), signal.SIGINT)
+    marker.write_text("flushed")
+
+@cli.command("work")
+def work():
+    atexit.register(flush_saves)
+    click.echo("imported 1 workflow")
+
+sys.argv = ["em-plugin", "work"]
+run_program(lambda: cli.main(prog_name="em-plugin"))
+"""
+
+
+def test_ctrl_c_while_the_program_exits_says_interrupted_and_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    marker = tmp_path / "flushed"
+    done = subprocess.run(
+        [sys.executable, "-c", _LATE_CTRL_C, str(marker)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.stdout == "imported 1 workflow\n"
+    assert done.stderr == "interrupted\n", done.stderr
+    assert done.returncode == 130
+    assert marker.read_text() == "flushed", "the exit work finished"
+
+
+# --------------------------------------------------------------------------- item 14: wording
+
+
+def test_counts_are_singular_for_one_and_an_empty_store_has_no_scopes(tmp_path: Path) -> None:
+    one = tmp_path / "one.jsonl"
+    one.write_text(SAMPLE.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    store = tmp_path / "s"
+    assert run("import", one, "--store", store).output.startswith("imported 1 workflow into")
+    assert run("list", "--store", store).output.rstrip().endswith("\n1 workflow")
+    empty = tmp_path / "empty"
+    run("import", "/dev/null", "--store", empty)
+    stats = run("stats", "--store", empty).output
+    assert "{}" not in stats and stats.rstrip().splitlines()[-1].split() == ["scopes", "none"]
