@@ -101,7 +101,7 @@ class _Group(click.Group):
         if command is None and cmd_name in _plugin_entry_points():
             command = _plugin_entry_points()[cmd_name].load()
             self.add_command(command, cmd_name)
-        if command is not None and ctx.parent is None:
+        if command is not None:
             _accept_root_options(command)
         return command
 

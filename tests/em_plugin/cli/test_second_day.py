@@ -6,6 +6,7 @@ Every test drives ``em-plugin`` through click's CliRunner against real disk stor
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -185,3 +186,75 @@ def test_counts_are_singular_for_one_and_an_empty_store_has_no_scopes(tmp_path: 
     run("import", "/dev/null", "--store", empty)
     stats = run("stats", "--store", empty).output
     assert "{}" not in stats and stats.rstrip().splitlines()[-1].split() == ["scopes", "none"]
+
+
+# --------------------------------------------------------------------------- item 6: 80 columns
+
+SOURCES = [
+    {
+        "session": "demo-beeai",
+        "time": f"2026-12-07T13:38:{10 + i}.123456+00:00",
+        "rank": i + 1,
+        "text": f"{verb} the ingredients of firestop_afff3_sds.txt for the report",
+        "tool": tool,
+        "score": 0.8523 - i / 10,
+        "workflow": f"bootstrap/00{i + 10}",
+        "title": f"PFAS report {i} for duraglide_nonstick_primer_sds.pdf",
+    }
+    for i, (verb, tool) in enumerate(
+        [("Extract", "product_extractor"), ("Classify", "pfas_classifier"), ("Assess", "hazard")]
+    )
+]
+
+
+def _rendered(columns: list[str], records: list[dict[str, Any]], width: int = 80) -> str:
+    from rich.console import Console
+
+    from em_plugin.cli.render import records_table
+
+    console = Console(width=width, record=True, file=io.StringIO())
+    console.print(records_table(columns, records, width=width))
+    return console.export_text()
+
+
+def _left_out(out: str) -> set[str]:
+    flat = " ".join(out.split())
+    if "not shown at" not in flat:
+        return set()
+    named = flat.split("columns:", 1)[1].split("(", 1)[0]
+    return {name.strip() for name in named.split(",")}
+
+
+@pytest.mark.parametrize("width", [80, 60])
+def test_a_table_at_80_columns_wraps_prose_and_never_cuts_a_value(width: int) -> None:
+    columns = list(SOURCES[0])
+    out = _rendered(columns, SOURCES, width)
+    lines = out.rstrip("\n").splitlines()
+    assert all(len(line) <= width for line in lines), out
+    assert "…" not in out
+    words = {w.rstrip(",") for w in out.split()}
+    left_out = _left_out(out)
+    for record in SOURCES:
+        for column in set(columns) - left_out:
+            value = record[column]
+            value = f"{value:.4g}" if isinstance(value, float) else str(value)
+            # Whole, or (prose) every word whole on some line.
+            assert set(value.split()) <= words, f"{column} {value!r} cut or missing:\n{out}"
+    assert {"score", "tool", "workflow"}.isdisjoint(left_out) or width < 80, out
+
+
+def test_columns_that_cannot_fit_are_named_not_cut() -> None:
+    out = _rendered(list(SOURCES[0]), SOURCES, width=40)
+    assert "…" not in out and _left_out(out)
+    assert all(len(line) <= 40 for line in out.rstrip("\n").splitlines()), out
+
+
+def test_the_workflow_steps_query_at_80_columns(store: Path) -> None:
+    bound = ["--bind", "workflow=sample/pfas-1"]
+    out = run("query", "workflow-steps", *bound, "--store", store).output
+    lines = out.rstrip("\n").splitlines()
+    assert all(len(line) <= 80 for line in lines), out
+    assert "…" not in out
+    words = out.split()
+    assert words.count("instruction") >= 1 and "inst…" not in out
+    assert "product_extractor" in words and "pfas_classifier" in words
