@@ -13,8 +13,8 @@ import importlib.util
 import click
 
 from em_plugin.cli import cli
-from em_plugin.cli.base import EXIT_MISSING_EXTRA
 from em_plugin.cli.exiting import run_program
+from em_plugin.errors import MissingExtraError
 
 __all__ = ["DEMO_REQUIREMENTS", "cli", "demo", "main", "missing_demo_requirements"]
 
@@ -39,12 +39,6 @@ def missing_demo_requirements() -> list[str]:
 
 def _installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
-
-
-class MissingExtraError(click.ClickException):
-    """An optional extra the command needs is not installed."""
-
-    exit_code = EXIT_MISSING_EXTRA
 
 
 @click.command()
