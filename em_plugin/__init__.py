@@ -9,7 +9,10 @@ Example:
     >>> memory = EpisodicMemory(store="memory:", embedder=FakeEmbedder())
 
 The integrations (``integrations.langgraph``, ``integrations.beeai``) take their session settings
-as one ``policy=SessionPolicy(...)``, imported from here beside ``EpisodicMemory``.
+as one ``policy=SessionPolicy(...)``, imported from here beside ``EpisodicMemory``. The errors a
+user catches import from here too (the roots ``EpisodicMemoryError`` and ``ProvenanceError``,
+``ConfigurationError``, ``StoreError``, ``WorkflowNotFound``); :mod:`em_plugin.errors` draws the
+whole tree and serves every one of them.
 
 Names are imported on first use, so ``import em_plugin`` stays fast and never imports torch.
 ``Trajectory`` and ``format_suggestions`` left ``__all__`` in this release: importing them from
@@ -24,7 +27,7 @@ from em_plugin._deprecation import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from em_plugin.embedding.embedders import Embedder, FakeEmbedder
-    from em_plugin.errors import EpisodicMemoryError
+    from em_plugin.errors import ConfigurationError, EpisodicMemoryError
     from em_plugin.lifecycle.types import Procedure, WorkflowVersion
     from em_plugin.memory import EpisodicMemory
     from em_plugin.retrieval.reference import Match
@@ -32,11 +35,13 @@ if typing.TYPE_CHECKING:
     from em_plugin.settings import RankingSettings, RetrievalSettings
     from em_plugin.suggest.crew import CrewDescription
     from em_plugin.suggest.types import Suggestion
+    from provenance.errors import ProvenanceError, StoreError, WorkflowNotFound
     from provenance.model import CallStep, InstructionStep, Workflow
     from provenance.stores import open_store
 
 __all__ = [
     "CallStep",
+    "ConfigurationError",
     "CrewDescription",
     "Embedder",
     "EpisodicMemory",
@@ -45,17 +50,21 @@ __all__ = [
     "InstructionStep",
     "Match",
     "Procedure",
+    "ProvenanceError",
     "RankingSettings",
     "RetrievalSettings",
     "SessionPolicy",
+    "StoreError",
     "Suggestion",
     "Workflow",
+    "WorkflowNotFound",
     "WorkflowVersion",
     "open_store",
 ]
 
 _WHERE = {
     "CallStep": "provenance.model",
+    "ConfigurationError": "em_plugin.errors",
     "CrewDescription": "em_plugin.suggest.crew",
     "Embedder": "em_plugin.embedding",
     "EpisodicMemory": "em_plugin.memory",
@@ -64,11 +73,14 @@ _WHERE = {
     "InstructionStep": "provenance.model",
     "Match": "em_plugin.retrieval.reference",
     "Procedure": "em_plugin.lifecycle.types",
+    "ProvenanceError": "em_plugin.errors",
     "RankingSettings": "em_plugin.settings",
     "RetrievalSettings": "em_plugin.settings",
     "SessionPolicy": "em_plugin.session.policy",
+    "StoreError": "em_plugin.errors",
     "Suggestion": "em_plugin.suggest.types",
     "Workflow": "provenance.model",
+    "WorkflowNotFound": "em_plugin.errors",
     "WorkflowVersion": "em_plugin.lifecycle.types",
     "open_store": "provenance.stores",
 }

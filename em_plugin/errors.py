@@ -1,21 +1,73 @@
-"""Errors raised by the engine layer.
+"""Every error a user of em-plugin catches, in one tree with two roots; import them from here.
 
-The tree::
+``EpisodicMemoryError`` is the root of the engine's errors (and of the integrations' ones);
+``ProvenanceError`` is the root of the store's and the workflow model's, re-exported here so one
+import serves both (``from em_plugin.errors import WorkflowNotFound, ConfigurationError``; the
+most common also import from :mod:`em_plugin` itself)::
 
-    EpisodicMemoryError
+    EpisodicMemoryError                   em_plugin and the integrations
     ├── ConfigurationError (ValueError)   bad constructor arguments or settings; raised at once
     │   ├── EmbedderMismatchError         the store was indexed with another embedder
     │   └── MissingExtraError             an optional extra (e.g. ``minilm``) is not installed
     ├── EmbedderError                     the embedding model could not load or embed
     ├── IndexStaleError                   the persisted step index does not fit the store/embedder
     ├── SuggestionError                   a suggester (e.g. the LLM) failed
-    └── TrajectoryError (ValueError)      trajectory events that do not form a workflow
+    ├── TrajectoryError (ValueError)      trajectory events that do not form a workflow
+    ├── AccessDenied                      a served store refused a token (em_plugin.access)
+    └── PanelError                        a request the memory panel refuses (integrations.panel)
 
-Errors from :mod:`provenance` (``ProvenanceError``) pass through unchanged: they already name the
-workflow, line or store that is wrong.
+    ProvenanceError                       provenance: the workflow model and the stores
+    ├── WorkflowFormatError (ValueError)  a malformed workflow (file and line when known)
+    │   └── LimitError                    a workflow over a size limit
+    ├── WorkflowNotFound (LookupError)    no workflow with that id (in that scope)
+    ├── StoreError                        a store backend failed (the cause is chained)
+    │   ├── StoreOutcomeUnknown           a write that may or may not have been committed
+    │   └── StoreConfigError (ValueError) a store spec or option that cannot work
+    ├── QueryError (ValueError)           bad SPARQL, an update where a query belongs, bad bindings
+    └── MappingError (ValueError)         RDF that does not map back to a workflow
+
+Errors from :mod:`provenance` pass through the engine unchanged: they already name the
+workflow, line or store that is wrong. The command line turns each into one ``error:`` line with
+an exit status (docs/cli.md).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from provenance.errors import (
+    LimitError,
+    MappingError,
+    ProvenanceError,
+    QueryError,
+    StoreError,
+    StoreOutcomeUnknown,
+    WorkflowFormatError,
+    WorkflowNotFound,
+)
+
+if TYPE_CHECKING:
+    from provenance.stores.base import StoreConfigError
+
+__all__ = [
+    "ConfigurationError",
+    "EmbedderError",
+    "EmbedderMismatchError",
+    "EpisodicMemoryError",
+    "IndexStaleError",
+    "LimitError",
+    "MappingError",
+    "MissingExtraError",
+    "ProvenanceError",
+    "QueryError",
+    "StoreConfigError",
+    "StoreError",
+    "StoreOutcomeUnknown",
+    "SuggestionError",
+    "TrajectoryError",
+    "WorkflowFormatError",
+    "WorkflowNotFound",
+]
 
 
 class EpisodicMemoryError(Exception):
@@ -48,3 +100,21 @@ class SuggestionError(EpisodicMemoryError):
 
 class TrajectoryError(EpisodicMemoryError, ValueError):
     """Trajectory events are inconsistent (e.g. a call end without its start)."""
+
+
+# Defined beside the code that raises it (a store's settings), served from here on first use:
+# importing it eagerly would load the stores. AccessDenied stays in em_plugin.access and PanelError
+# in integrations.panel, which import this module (it must not import them back).
+_ELSEWHERE = {
+    "StoreConfigError": "provenance.stores.base",
+}
+
+
+def __getattr__(name: str) -> type[Exception]:
+    import importlib
+
+    module = _ELSEWHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'em_plugin.errors' has no attribute {name!r}")
+    error: type[Exception] = getattr(importlib.import_module(module), name)
+    return error

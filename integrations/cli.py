@@ -13,7 +13,8 @@ import importlib.util
 import click
 
 from em_plugin.cli import cli
-from em_plugin.cli.base import EXIT_MISSING_EXTRA
+from em_plugin.cli.exiting import run_program
+from em_plugin.errors import MissingExtraError
 
 __all__ = ["DEMO_REQUIREMENTS", "cli", "demo", "main", "missing_demo_requirements"]
 
@@ -38,12 +39,6 @@ def missing_demo_requirements() -> list[str]:
 
 def _installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
-
-
-class MissingExtraError(click.ClickException):
-    """An optional extra the command needs is not installed."""
-
-    exit_code = EXIT_MISSING_EXTRA
 
 
 @click.command()
@@ -102,7 +97,15 @@ cli.add_command(demo)
 def main(argv: list[str] | None = None) -> None:
     """Run the ``em-plugin`` command line.
 
+    Without ``argv`` this is the program: it reads ``sys.argv`` and ends the process, reporting
+    a Ctrl-C that comes while it exits (:mod:`em_plugin.cli.exiting`). With ``argv`` it runs
+    the command and raises ``SystemExit`` with its status, leaving the process to the caller.
+
     Args:
         argv: The arguments (default: ``sys.argv[1:]``).
     """
-    cli.main(args=argv, prog_name="em-plugin")
+    if argv is not None:
+        # Called from Python with its own arguments: the caller owns the process and its exit.
+        cli.main(args=argv, prog_name="em-plugin")
+        return
+    run_program(lambda: cli.main(prog_name="em-plugin"))

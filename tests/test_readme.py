@@ -141,6 +141,17 @@ def test_install_lines_name_real_targets_and_extras() -> None:
             assert set(group.split(",")) <= extras, group
 
 
+def test_the_extras_table_names_every_extra_and_serve_brings_its_server() -> None:
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `(\w+)` \|", text, re.MULTILINE))
+    assert listed == set(extras), f"extras missing from the README's table: {set(extras) - listed}"
+    # `em-plugin serve` runs the oxigraph server binary of the oxigraph package.
+    assert any(d.startswith("oxigraph") for d in extras["serve"])
+
+
 def test_the_matcher_treats_the_ellipsis_as_any_text() -> None:
     assert matches("imported 64 workflows into /x in … s", "imported 64 workflows into /x in 9.1 s")
     assert matches("a   cut…", "a   cut…   ")

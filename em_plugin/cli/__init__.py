@@ -34,6 +34,7 @@ from em_plugin.cli import (  # noqa: F401
     store_commands,
 )
 from em_plugin.cli.base import DEFAULT_STORE, cli
+from em_plugin.cli.exiting import run_program
 
 __all__ = ["DEFAULT_STORE", "cli", "main"]
 
@@ -41,7 +42,15 @@ __all__ = ["DEFAULT_STORE", "cli", "main"]
 def main(argv: list[str] | None = None) -> None:
     """Run the ``em-plugin`` command line.
 
+    Without ``argv`` this is the program: it reads ``sys.argv`` and ends the process, reporting
+    a Ctrl-C that comes while it exits (:mod:`em_plugin.cli.exiting`). With ``argv`` it runs
+    the command and raises ``SystemExit`` with its status, leaving the process to the caller.
+
     Args:
         argv: The arguments (default: ``sys.argv[1:]``).
     """
-    cli.main(args=argv, prog_name="em-plugin")
+    if argv is not None:
+        # Called from Python with its own arguments: the caller owns the process and its exit.
+        cli.main(args=argv, prog_name="em-plugin")
+        return
+    run_program(lambda: cli.main(prog_name="em-plugin"))

@@ -39,12 +39,15 @@ __all__ = [
     "check_scope",
     "cli",
     "owning_scope",
+    "remember_group_store",
     "embedder_setting",
+    "group_store",
     "is_memory_spec",
     "open_cli_memory",
     "open_cli_store",
     "store_options",
     "store_path",
+    "subcommand_store_options",
 ]
 
 DEFAULT_STORE = "~/.em-plugin/store"
@@ -69,6 +72,8 @@ EXIT_CODES: dict[int, str] = {
 """Exit statuses of every ``em-plugin`` command (documented in docs/cli.md)."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+# The variable a remote store reads its bearer token from (provenance/stores/remote.py).
+_TOKEN_VARIABLE = "EM_PLUGIN_STORE_TOKEN"
 _MEMORY_SPECS = ("memory:", "memory://", ":memory:")
 _FUNCTION = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
@@ -96,6 +101,8 @@ class _Group(click.Group):
         if command is None and cmd_name in _plugin_entry_points():
             command = _plugin_entry_points()[cmd_name].load()
             self.add_command(command, cmd_name)
+        if command is not None:
+            _accept_root_options(command)
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -138,6 +145,42 @@ class _Group(click.Group):
         sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 
+def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.find_root().params["debug"] = True
+        ctx.find_object(_Settings).debug = True  # type: ignore[union-attr]
+
+
+def _set_embedder(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        ctx.find_object(_Settings).embedder = value  # type: ignore[union-attr]
+
+
+def _accept_root_options(command: click.Command) -> None:
+    """Let ``--debug`` and ``--embedder`` follow the command too (``list --debug``).
+
+    They are the group's options; each command (and subcommand) gets hidden twins that set the
+    same settings, so a user need not know where a global option goes.
+    """
+    if getattr(command, "_root_options", False):
+        return
+    names = {name for param in command.params for name in getattr(param, "opts", ())}
+    if "--debug" not in names:
+        command.params.append(
+            click.Option(
+                ["--debug"], is_flag=True, hidden=True, expose_value=False, callback=_set_debug
+            )
+        )
+    if "--embedder" not in names:
+        command.params.append(
+            click.Option(["--embedder"], hidden=True, expose_value=False, callback=_set_embedder)
+        )
+    command._root_options = True  # type: ignore[attr-defined]
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _accept_root_options(sub)
+
+
 def _fail(message: str, code: int) -> None:
     click.echo(f"error: {' '.join(message.split())}", err=True)
     sys.exit(code)
@@ -172,6 +215,14 @@ def _cli_advice(message: str) -> str:
             "show, stats, export, validate) work beside it; stop that process to import, "
             "delete or reindex"
         )
+    # A token endpoint (em-plugin serve --token-file): say where the CLI's token comes from.
+    if "answered HTTP 401" in message:
+        message += (
+            f"; set ${_TOKEN_VARIABLE} to a token of the server's token file (the CLI sends it "
+            "as the bearer token)"
+        )
+    elif "answered HTTP 403" in message:
+        message += f"; the token in ${_TOKEN_VARIABLE} does not grant this (its scopes or access)"
     # The store's advice for an id that several scopes hold names its Python argument.
     return message.replace("pass scope= to choose one", "add --scope to choose one")
 
@@ -233,6 +284,45 @@ def store_options(function: _F) -> _F:
     )(function)
 
 
+_GROUP_STORE = "em_plugin.group_store"
+
+
+def remember_group_store(
+    ctx: click.Context, store_spec: str, update_url: str | None, scope: str | None
+) -> None:
+    """Keep a command group's store options for its subcommands (:func:`group_store`)."""
+    ctx.meta[_GROUP_STORE] = (store_spec, update_url, scope)
+
+
+def subcommand_store_options(function: _F) -> _F:
+    """Add ``--store``, ``--update-url`` and ``--scope`` to a group's subcommand.
+
+    With these, ``sessions abandon --store S`` means what ``sessions --store S abandon`` does;
+    :func:`group_store` reads whichever was given.
+    """
+    function = click.option("--scope", default=None, help="The scope (default: the group's).")(
+        function
+    )
+    return store_options(function)
+
+
+def group_store(ctx: click.Context) -> tuple[str, str | None, str | None]:
+    """The store, update URL and scope of a subcommand: its own options, else its group's.
+
+    Only a value typed after the subcommand overrides the group's: ``$EM_PLUGIN_STORE`` fills
+    both, and must not undo a ``--store`` typed before the subcommand.
+    """
+    spec, url, scope = ctx.meta[_GROUP_STORE]
+    typed = click.core.ParameterSource.COMMANDLINE
+    if ctx.get_parameter_source("store_spec") == typed:
+        spec = ctx.params["store_spec"]
+    if ctx.params.get("update_url") is not None:
+        url = ctx.params["update_url"]
+    if ctx.params.get("scope") is not None:
+        scope = ctx.params["scope"]
+    return spec, url, scope
+
+
 def store_path(store_spec: str) -> str:
     """Expand a leading ``~`` in a store spec."""
     return str(Path(store_spec).expanduser()) if store_spec.startswith("~") else store_spec
@@ -255,6 +345,11 @@ def _require_existing(spec: str) -> None:
         raise NotFoundError(
             f"no store at {path} (check --store or $EM_PLUGIN_STORE; "
             f"'em-plugin import FILE --store PATH' creates one){hint}"
+        )
+    if path.is_file():
+        raise NotFoundError(
+            f"no store at {path}: it is a file, and a store is a directory (check --store or "
+            f"$EM_PLUGIN_STORE; 'em-plugin import FILE --store PATH' creates one)"
         )
     if path.is_dir() and not (path / "CURRENT").is_file():
         what = "is empty" if not any(path.iterdir()) else "holds no Oxigraph store"

@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     from provenance.stores import WorkflowStore
 
 __all__ = [
+    "IMPORT_FORMATS",
     "NumberedWorkflow",
+    "check_import_format",
     "check_shapes",
     "export_text",
     "jsonl_text",
@@ -35,6 +37,51 @@ __all__ = [
 
 NumberedWorkflow = tuple[int, Workflow]
 """A workflow with the 1-based line it was read from."""
+
+
+IMPORT_FORMATS = (
+    "Workflow JSON (.jsonl: one workflow per line; .json: one workflow or a list of them) "
+    "and a full backup (.nq, from 'em-plugin export --format nq')"
+)
+"""What ``em-plugin import`` reads, named by every error about a file of another format."""
+
+# Export formats import cannot read back (PROV graphs lose the Workflow JSON fields), by suffix.
+_RDF_SUFFIXES = {
+    ".ttl": "Turtle",
+    ".turtle": "Turtle",
+    ".trig": "TriG",
+    ".jsonld": "JSON-LD",
+    ".json-ld": "JSON-LD",
+    ".provn": "PROV-N",
+    ".provjson": "PROV-JSON",
+    ".nt": "N-Triples",
+    ".n3": "N3",
+    ".rdf": "RDF/XML",
+    ".owl": "RDF/XML",
+    ".xml": "XML",
+}
+_EXPORT_ADVICE = "export with --format jsonl (the workflows) or nq (a full backup) to re-import"
+
+
+def check_import_format(path: Path) -> None:
+    """Refuse a file whose suffix names a format ``em-plugin import`` does not read.
+
+    Raises:
+        WorkflowFormatError: For an RDF or PROV serialisation (what ``export`` writes besides
+            ``jsonl`` and ``nq``); the message names :data:`IMPORT_FORMATS`.
+    """
+    kind = _RDF_SUFFIXES.get(path.suffix.lower())
+    if kind is not None:
+        raise WorkflowFormatError(
+            f"this is {kind}, which import does not read: import reads {IMPORT_FORMATS}; "
+            f"{_EXPORT_ADVICE}",
+            file=str(path),
+        )
+
+
+def _not_json(error: WorkflowFormatError) -> WorkflowFormatError:
+    """``error`` with the formats import reads, for a file that is no JSON from its start."""
+    return WorkflowFormatError(f"{error.reason}; import reads {IMPORT_FORMATS}", file=error.file)
 
 
 def read_workflows(
@@ -84,6 +131,8 @@ def read_workflows(
         except WorkflowFormatError as exc:
             located = exc.at(file=name, line=number)
             if not skip_invalid:
+                if not workflows and exc.reason.startswith("invalid JSON"):
+                    located = _not_json(located).at(line=number)
                 raise located from None
             skipped.append(located)
             continue
@@ -100,11 +149,20 @@ def _read_document(
     except UnicodeDecodeError as exc:
         raise WorkflowFormatError(f"not UTF-8 text: {exc.reason}", file=name) from None
     except json.JSONDecodeError as exc:
-        raise WorkflowFormatError(
-            f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", file=name
+        raise _not_json(
+            WorkflowFormatError(
+                f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", file=name
+            )
         ) from None
     except RecursionError:
         raise WorkflowFormatError("invalid JSON: nested too deeply", file=name) from None
+    if isinstance(document, dict) and "prefix" in document and "id" not in document:
+        # PROV-JSON (export --format provjson) keys its top level by PROV relation.
+        raise WorkflowFormatError(
+            f"this is PROV-JSON, which import does not read: import reads {IMPORT_FORMATS}; "
+            f"{_EXPORT_ADVICE}",
+            file=name,
+        )
     if isinstance(document, dict):
         items = [document]
     elif isinstance(document, list):

@@ -14,9 +14,12 @@ from em_plugin.cli.base import (
     check_scope,
     cli,
     embedder_setting,
+    group_store,
     open_cli_memory,
     open_cli_store,
+    remember_group_store,
     store_options,
+    subcommand_store_options,
 )
 from em_plugin.cli.output import emit_records, format_option
 
@@ -182,7 +185,7 @@ def procedures(
       em-plugin procedures --store pfas-store
       em-plugin procedures accept p-1a2b3c4d5e6f --name "PFAS report"
     """
-    ctx.meta["lifecycle"] = (store_spec, update_url, scope)
+    remember_group_store(ctx, store_spec, update_url, scope)
     if ctx.invoked_subcommand is not None:
         return
     with open_cli_memory(ctx, store_spec, update_url, scope=scope, must_exist=True) as memory:
@@ -192,30 +195,11 @@ def procedures(
     if limit:
         found = found[:limit]
     rows = [_procedure_row(p, fmt) for p in found]
-    footer = f"{len(rows)} of {total} procedures of scope {scope!r}"
+    noun = "procedure" if total == 1 else "procedures"
+    footer = f"{len(rows)} of {total} {noun} of scope {scope!r}"
     # The table keeps what fits a terminal (the id in full, to accept one); json has it all.
     columns = _TABLE_COLUMNS if fmt == "table" else _PROCEDURE_COLUMNS
     emit_records(columns, rows, fmt, footer=footer)
-
-
-def _where(ctx: click.Context) -> tuple[str, str | None, str]:
-    """The store and scope: the subcommand's own options, else the group's."""
-    spec, url, scope = ctx.meta["lifecycle"]
-    source = click.core.ParameterSource.DEFAULT
-    if ctx.get_parameter_source("store_spec") not in (source, None):
-        spec = ctx.params["store_spec"]
-    if ctx.params.get("update_url") is not None:
-        url = ctx.params["update_url"]
-    if ctx.params.get("scope") is not None:
-        scope = ctx.params["scope"]
-    return spec, url, scope
-
-
-def _sub_options(function: Any) -> Any:
-    function = click.option("--scope", default=None, help="The scope (default: the group's).")(
-        function
-    )
-    return store_options(function)
 
 
 def _procedure_change(name: str, option: Any, who: str) -> Callable[[Callable[..., Any]], Any]:
@@ -232,7 +216,7 @@ def _procedure_change(name: str, option: Any, who: str) -> Callable[[Callable[..
     """
     agent = click.option("--agent", default="user", show_default=True, help=who)
     id_argument = click.argument("procedure_id", metavar="ID")
-    decorators = (procedures.command(name), id_argument, option, agent, _sub_options)
+    decorators = (procedures.command(name), id_argument, option, agent, subcommand_store_options)
 
     def declare(function: Callable[..., Any]) -> Any:
         function = click.pass_context(format_option()(function))
@@ -245,7 +229,7 @@ def _procedure_change(name: str, option: Any, who: str) -> Callable[[Callable[..
 
 def _change(ctx: click.Context, fmt: str, change: Callable[[Any], Any]) -> None:
     """Apply ``change`` to the memory of the subcommand's store and scope; print the procedure."""
-    store_spec, update_url, scope = _where(ctx)
+    store_spec, update_url, scope = group_store(ctx)
     with open_cli_memory(ctx, store_spec, update_url, scope=scope, must_exist=True) as memory:
         procedure = change(memory)
     columns = _TABLE_COLUMNS if fmt == "table" else _PROCEDURE_COLUMNS

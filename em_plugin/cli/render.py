@@ -95,9 +95,12 @@ def records_table(
 ) -> Table:
     """Return a rich table of records that fits in ``width`` columns (``None`` shown blank).
 
-    Cells never wrap: the widest columns are cut first, with an ellipsis, so one record stays one
-    line, and no column is cut narrower than its header. Columns empty in every row are left
-    out (the machine-readable formats keep them).
+    No value is ever cut. A column whose values are single words (numbers, times, ids, tool
+    names, kinds) keeps its full width; prose (values with spaces) wraps at word boundaries.
+    When the words and a readable width of prose do not fit, a column with one value in every
+    row moves into the title, then columns are left out, the widest word column first, and the
+    caption names them (``--format json`` has every column). Columns empty in every row are
+    left out too (the machine-readable formats keep them).
 
     Args:
         columns: The columns, in display order.
@@ -108,46 +111,115 @@ def records_table(
     records = list(records)
     if records:
         columns = [c for c in columns if any(r.get(c) not in (None, "") for r in records)]
-    if len(records) > 1 and _floors_width(columns, records) > width:
-        # Not even the headers and readable prose fit: a column with one value in every row (the
-        # workflow a query was bound to) goes into the title, leaving its room to the others.
+    if len(records) > 1 and _needed_width(columns, records) > width:
+        # A column with one value in every row (the workflow a query was bound to) goes into
+        # the title, leaving its room to the others.
         same = [c for c in columns if len({cell(r.get(c)) for r in records}) == 1]
         if same and len(same) < len(columns):
             fixed = ", ".join(f"{c} {cell(records[0].get(c))}" for c in same)
             title = f"{title} ({fixed})" if title else fixed
             columns = [c for c in columns if c not in same]
-    rows = [[cell(record.get(c)) for c in columns] for record in records]
-    natural = [max([len(c), *(len(row[i]) for row in rows)]) for i, c in enumerate(columns)]
-    # Prose columns keep a readable width before the others are cut to their headers.
-    floors = [_floor(c, n) for c, n in zip(columns, natural, strict=True)]
-    caps = fit_widths(natural, width - 3 * max(len(columns) - 1, 0), floors=floors)
-    table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for column, cap in zip(columns, caps, strict=True):
-        table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=max(cap, len(column)))
-    for row in rows:
-        table.add_row(*(Text(_cut(value, cap)) for value, cap in zip(row, caps, strict=True)))
+    columns = list(columns)
+    # Columns two spaces apart; one when that makes the table fit without leaving one out.
+    gap = 2 if _needed_width(columns, records, 2) <= width else 1
+    left_out: list[str] = []
+    while len(columns) > 1 and _needed_width(columns, records, gap) > width:
+        drop = _first_to_leave_out(columns, records)
+        columns.remove(drop)
+        left_out.append(drop)
+    layout = _layout(columns, records)
+    whole = sum(natural for _, natural, prose, _ in layout if not prose)
+    available = width - gap * max(len(columns) - 1, 0) - whole
+    prose_widths = iter(
+        fit_widths(
+            [natural for _, natural, prose, _ in layout if prose],
+            available,
+            floors=[floor for *_, prose, floor in layout if prose],
+        )
+    )
+    caption = None
+    if left_out:
+        caption = (
+            f"not shown at {width} columns: {', '.join(left_out)} "
+            "(a wider terminal or --format json shows them)"
+        )
+    table = Table(
+        title=title,
+        caption=caption,
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, gap - 1, 0, 0),
+        caption_justify="left",
+    )
+    for column, natural, prose, _ in layout:
+        if prose:
+            table.add_column(column, width=next(prose_widths), overflow="fold")
+        else:
+            # Whole, on one line: a number or a time cut short says nothing.
+            table.add_column(column, width=natural, no_wrap=True, overflow="fold")
+    for record in records:
+        table.add_row(*(Text(cell(record.get(c))) for c in columns))
     return table
 
 
-_PROSE = frozenset({"text", "title", "instruction", "description"})
-_PROSE_FLOOR = 24
-_IDS = frozenset({"workflow", "id"})
-_ID_FLOOR = 32
+_PROSE_FLOOR = 16
+# Columns that name what a row is about: left out last.
+_IDENTIFIERS = frozenset({"id", "workflow", "name"})
+_LONGEST_WORD = 40
 
 
-def _floor(column: str, natural: int) -> int:
-    """The width a column keeps before the others are cut to their headers."""
-    if column in _IDS:
-        return min(natural, _ID_FLOOR)  # an identifier cut short names nothing
-    if column in _PROSE:
-        return min(natural, _PROSE_FLOOR)
-    return len(column)
+def _is_prose(values: Iterable[str]) -> bool:
+    """Whether a column holds prose (a value with a space): it may wrap at its words."""
+    return any(" " in value.strip() for value in values)
 
 
-def _floors_width(columns: Sequence[str], records: Sequence[Mapping[str, Any]]) -> int:
-    """The width of the narrowest readable table: headers, identifiers and prose at floor."""
-    widths = [_floor(c, max([len(c), *(len(cell(r.get(c))) for r in records)])) for c in columns]
-    return sum(widths) + 3 * max(len(columns) - 1, 0)
+def _layout(
+    columns: Sequence[str], records: Sequence[Mapping[str, Any]]
+) -> list[tuple[str, int, bool, int]]:
+    """Each column's name, widest value (or header), whether it is prose, and its floor.
+
+    A prose column's floor keeps its longest word whole (up to 40 characters) and lines
+    readable; a word column's floor is its full width.
+    """
+    out = []
+    for column in columns:
+        values = [cell(r.get(column)) for r in records]
+        natural = max([len(column), *(len(v) for v in values)])
+        prose = _is_prose(values)
+        if prose:
+            word = max((len(w) for v in values for w in v.split()), default=0)
+            floor = min(natural, max(_PROSE_FLOOR, len(column), min(word, _LONGEST_WORD)))
+        else:
+            floor = natural
+        out.append((column, natural, prose, floor))
+    return out
+
+
+def _needed_width(
+    columns: Sequence[str], records: Sequence[Mapping[str, Any]], gap: int = 1
+) -> int:
+    """The narrowest the table can be: word columns whole, prose at its floor."""
+    floors = [floor for *_, floor in _layout(columns, records)]
+    return sum(floors) + gap * max(len(columns) - 1, 0)
+
+
+def _first_to_leave_out(columns: Sequence[str], records: Sequence[Mapping[str, Any]]) -> str:
+    """Which column goes first when the table does not fit.
+
+    A prose column after the first prose column (the arguments beside the text), then the
+    widest word column (the rightmost of equals) that is no identifier, then the last.
+    """
+    layout = _layout(columns, records)
+    prose = [c for c, _, is_prose, _ in layout if is_prose]
+    if len(prose) > 1:
+        return prose[-1]
+    words = [
+        (n, i, c)
+        for i, (c, n, is_prose, _) in enumerate(layout)
+        if not is_prose and c not in _IDENTIFIERS
+    ]
+    return max(words)[2] if words else columns[-1]
 
 
 def fit_widths(
@@ -182,10 +254,6 @@ def fit_widths(
     return [max(min(w, cap), f) for w, f in zip(widths, floors, strict=True)]
 
 
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
-
-
 def query_listing(records: Iterable[Mapping[str, Any]]) -> Group:
     """Return the named queries as readable entries: name and columns, description, parameters.
 
@@ -211,9 +279,11 @@ def mapping_table(data: Mapping[str, Any], *, title: str | None = None) -> Table
     """Return a two-column key/value table; nested mappings are flattened with dotted keys."""
     table = Table(title=title, show_header=False, box=box.SIMPLE, show_edge=False, pad_edge=False)
     table.add_column("key", style="bold", no_wrap=True)
-    table.add_column("value", overflow="ellipsis", no_wrap=True)
+    table.add_column("value", overflow="fold")
     for key, value in flatten(data):
-        table.add_row(Text(key), Text(cell(value)))
+        # An empty mapping (the scopes of an empty store) reads "none", not "{}".
+        shown = "none" if isinstance(value, Mapping) and not value else cell(value)
+        table.add_row(Text(key), Text(shown))
     return table
 
 

@@ -7,7 +7,15 @@ from datetime import timedelta
 
 import click
 
-from em_plugin.cli.base import cli, open_cli_memory, open_cli_store, store_options
+from em_plugin.cli.base import (
+    cli,
+    group_store,
+    open_cli_memory,
+    open_cli_store,
+    remember_group_store,
+    store_options,
+    subcommand_store_options,
+)
 
 __all__ = ["sessions"]
 
@@ -17,12 +25,18 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 
 def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> timedelta:
     match = _DURATION.match(value)
+    if match is not None and not match.group(2):
+        # A bare number is ambiguous (seconds? hours?): say so instead of guessing.
+        raise click.BadParameter(
+            f"{value!r} has no unit; add s, m, h or d ({value.strip()}h for hours, "
+            f"{value.strip()}d for days)"
+        )
     if match is None:
         raise click.BadParameter(
             f"{value!r} is not a duration; use a number with s, m, h or d (90s, 30m, 1h, 2d)"
         )
     number, unit = match.groups()
-    return timedelta(seconds=float(number) * _UNITS[unit or "s"])
+    return timedelta(seconds=float(number) * _UNITS[unit])
 
 
 @cli.group("sessions", invoke_without_command=True)
@@ -42,7 +56,7 @@ def sessions(
       em-plugin sessions
       em-plugin sessions abandon --older-than 1h
     """
-    ctx.meta["sessions"] = (store_spec, update_url, scope)
+    remember_group_store(ctx, store_spec, update_url, scope)
     if ctx.invoked_subcommand is not None:
         return
     from em_plugin.session.journal import SessionJournal
@@ -59,6 +73,7 @@ def sessions(
 
 
 @sessions.command("abandon")
+@subcommand_store_options
 @click.option(
     "--older-than",
     required=True,
@@ -67,7 +82,7 @@ def sessions(
     help="Idle time: a number with s, m, h or d (90s, 30m, 1h, 2d).",
 )
 @click.pass_context
-def abandon(ctx: click.Context, older_than: timedelta) -> None:
+def abandon(ctx: click.Context, older_than: timedelta, **_: object) -> None:
     """Save each unsaved session idle longer than DURATION as a workflow with outcome abandoned.
 
     The workflow gets the id a /save gives (session/<session id>); the session then counts as
@@ -77,7 +92,7 @@ def abandon(ctx: click.Context, older_than: timedelta) -> None:
     Example:
       em-plugin sessions abandon --older-than 1h
     """
-    store_spec, update_url, scope = ctx.meta["sessions"]
+    store_spec, update_url, scope = group_store(ctx)
     with open_cli_memory(ctx, store_spec, update_url, must_exist=True) as memory:
         saved = memory.abandon_idle(older_than=older_than, scope=scope)
     for workflow_id in saved:

@@ -22,6 +22,7 @@ from em_plugin.cli.base import (
 )
 from em_plugin.cli.output import echo_json, emit_mapping, emit_records, format_option
 from em_plugin.cli.progress import progress_bar
+from provenance.errors import QueryError
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -39,7 +40,7 @@ __all__ = [
 
 
 @cli.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @store_options
 @click.option("--scope", default=None, help="Put every imported workflow in this scope.")
 @click.option("--skip-invalid", is_flag=True, help="Import the valid workflows, list the bad ones.")
@@ -57,7 +58,9 @@ def import_(
     """Import workflows from a Workflow JSON file (docs/workflow-json.md), or a backup.
 
     FILE is .jsonl (one workflow per line) or a .json document holding one workflow or a list
-    of them. A malformed workflow stops the import before anything is stored and is reported as
+    of them. The other export formats (Turtle, TriG, JSON-LD, PROV-JSON, PROV-N) are not read
+    back: export --format jsonl or nq for a file import reads. A malformed workflow stops the
+    import before anything is stored and is reported as
     file:line: reason (file:[index] in a .json list); with --skip-invalid the valid ones are
     imported and the skipped ones listed on stderr. Saving an id that exists replaces that
     workflow. Secrets in tool args (API keys, tokens, passwords) are redacted before anything
@@ -71,9 +74,10 @@ def import_(
       em-plugin import backup.nq --store ~/restored-store
     """
     from em_plugin.cli.backup import BACKUP_SUFFIXES, restore
-    from em_plugin.cli.io import check_shapes, read_workflows
+    from em_plugin.cli.io import check_import_format, check_shapes, read_workflows
 
     start = time.perf_counter()
+    check_import_format(file)
     if file.suffix.lower() in BACKUP_SUFFIXES:
         with open_cli_memory(ctx, store_spec, update_url) as memory:
             count, records = restore(file, memory, scope=scope)
@@ -206,7 +210,8 @@ def list_(store_spec: str, update_url: str | None, scope: str | None, limit: int
             )
     shown = f"{len(records)} of {total}" if len(records) < total else f"{total}"
     more = " (--limit 0 lists all)" if len(records) < total else ""
-    emit_records(LIST_COLUMNS, records, fmt, footer=f"{shown} workflows{more}")
+    noun = "workflow" if total == 1 else "workflows"
+    emit_records(LIST_COLUMNS, records, fmt, footer=f"{shown} {noun}{more}")
 
 
 # --------------------------------------------------------------------------- query
@@ -257,8 +262,11 @@ def query(
     if list_:
         _list_queries(fmt)
         return
-    text, named = resolve_query(name, sparql)
-    bindings = dict(parse_binding(b, named) for b in binds)
+    try:
+        text, named = resolve_query(name, sparql)
+        bindings = dict(parse_binding(b, named) for b in binds)
+    except QueryError as exc:  # a bad NAME, FILE.rq or --bind value: bad usage (exit 2)
+        raise click.UsageError(str(exc)) from None
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         check_scope(store, scope)
         if named is not None and sparql is None and not Path(name or "").suffix == ".rq":

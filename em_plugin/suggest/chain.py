@@ -14,6 +14,10 @@ output then goes through the same three steps: the evidence rules
 (:mod:`em_plugin.suggest.evidence`), the lift to the user's level
 (:mod:`em_plugin.suggest.user_level`) and argument binding (:mod:`em_plugin.suggest.arguments`).
 
+A remote suggester's suggestion that names no tool and cites no workflow (an LLM's free text,
+:func:`~em_plugin.suggest.llm.is_grounded`) never outranks evidence: it is held back until every
+suggester has run, and fills only the places left.
+
 When the LLM suggester fails, the chain logs the failure and goes on with the deterministic
 suggesters, unless ``raise_suggester_errors`` is set (then the :class:`SuggestionError`
 propagates; ``EpisodicMemory(raise_suggester_errors=...)`` spells it the same way). It was
@@ -37,7 +41,7 @@ from em_plugin.suggest.cited import CitedWorkflows
 from em_plugin.suggest.episodic import EpisodicSuggester, cite
 from em_plugin.suggest.evidence import admissible, repeat_needs_support
 from em_plugin.suggest.fallback import FallbackSuggester
-from em_plugin.suggest.llm import LLMSuggester
+from em_plugin.suggest.llm import LLMSuggester, is_grounded
 from em_plugin.suggest.outcomes import weigh_outcomes
 from em_plugin.suggest.paper import PaperSuggester
 from em_plugin.suggest.procedural import ProceduralSuggester
@@ -147,22 +151,23 @@ class SuggestionChain:
                 the LLM), e.g. the memory's lock; a slow chat model then blocks nobody.
         """
         merged: dict[tuple[str, str], Suggestion] = {}
+        held: list[Suggestion] = []
         last = repeat_needs_support(request)
         routes = self._routes(request)
         for suggester in self.suggesters:
             if limit is not None and len(merged) >= limit:
                 break
             if guard is None:
-                self._merge(
-                    merged,
-                    self._refine(request, self._call(suggester, request, limit), last, routes),
-                )
+                refined = self._refine(request, self._call(suggester, request, limit), last, routes)
+                self._merge(merged, _hold_back(suggester, refined, held))
                 continue
             found = self._call(suggester, request, limit) if suggester.remote else None
             with guard:
                 if found is None:
                     found = self._call(suggester, request, limit)
-                self._merge(merged, self._refine(request, found, last, routes))
+                refined = self._refine(request, found, last, routes)
+                self._merge(merged, _hold_back(suggester, refined, held))
+        self._merge(merged, held)
         if guard is None:
             ranked = weigh_outcomes(request, list(merged.values()))
         else:
@@ -184,6 +189,7 @@ class SuggestionChain:
         through ``offload`` when given (e.g. in a worker thread holding the memory's lock).
         """
         merged: dict[tuple[str, str], Suggestion] = {}
+        held: list[Suggestion] = []
         last = repeat_needs_support(request)
         routes = self._routes(request)
         for suggester in self.suggesters:
@@ -205,7 +211,8 @@ class SuggestionChain:
                 )
             else:
                 found = self._called_refined(suggester, request, limit, last, routes)
-            self._merge(merged, found)
+            self._merge(merged, _hold_back(suggester, found, held))
+        self._merge(merged, held)
         values = list(merged.values())
         ranked = (
             await offload(partial(weigh_outcomes, request, values))
@@ -296,6 +303,16 @@ class SuggestionChain:
     def _merge(merged: dict[tuple[str, str], Suggestion], found: list[Suggestion]) -> None:
         for suggestion in found:
             merged.setdefault(_key(suggestion), suggestion)
+
+
+def _hold_back(
+    suggester: Suggester, found: list[Suggestion], held: list[Suggestion]
+) -> list[Suggestion]:
+    """Return what ranks now; put a remote suggester's ungrounded suggestions on ``held``."""
+    if not suggester.remote:
+        return found
+    held.extend(s for s in found if not is_grounded(s))
+    return [s for s in found if is_grounded(s)]
 
 
 def _renamed_strict(owner: str, raise_suggester_errors: bool, strict: bool | None) -> bool:

@@ -7,6 +7,13 @@ continuations marked); with none, the fallback prompt shows the crew description
 reached through :class:`~em_plugin.suggest.chat.ChatModel`: LangChain and BeeAI chat models are
 adapted by their integrations (see :mod:`em_plugin.suggest.chat`). A failing model or an answer
 without a numbered list raises :class:`~em_plugin.errors.SuggestionError`.
+
+Only a step that names a tool of the crew (or of the scope's memory, or one the current workflow
+called) is *grounded*: it cites the retrieved workflows and is scored ``1 / rank``. A step that
+names no such tool is the model's free text, which a small model fills with anything ("Toxicology
+laboratory"): it comes after the grounded steps, cites nothing, scores a tenth of what its rank
+would give (:data:`UNGROUNDED_WEIGHT`, so at most 0.1), and the chain ranks it after every
+suggestion that has evidence or a tool (:mod:`em_plugin.suggest.chain`).
 """
 
 from __future__ import annotations
@@ -25,7 +32,10 @@ from em_plugin.suggest.prompts import (
 from em_plugin.suggest.types import Evidence, Suggestion
 from provenance.model import CallStep, InstructionStep, Workflow
 
-__all__ = ["LLMSuggester"]
+__all__ = ["UNGROUNDED_WEIGHT", "LLMSuggester", "is_grounded"]
+
+#: The score of a step that names no known tool, as a share of ``1 / rank``.
+UNGROUNDED_WEIGHT = 0.1
 
 
 class LLMSuggester(BaseSuggester):
@@ -105,18 +115,35 @@ class LLMSuggester(BaseSuggester):
         if request.view is not None:
             known.update(request.view.tools())
         known.update(request.called)
-        steps = parse_numbered(answer, known)
+        # Nothing known: every bracketed name would be taken, so none may ground a step.
+        steps = parse_numbered(answer, known or {""})
         evidence = tuple(
             Evidence(m.workflow_id, m.end + 1, round(m.score, 6))
             for m in request.matches[: self.max_workflows]
         )
+        grounded = [s for s in steps if s.tool is not None]
         return first(
             [
                 Suggestion(step.text, step.tool, None, 1.0 / rank, "llm", evidence)
-                for rank, step in enumerate(steps, start=1)
+                for rank, step in enumerate(grounded, start=1)
+            ]
+            + [
+                Suggestion(step.text, None, None, UNGROUNDED_WEIGHT / rank, "llm")
+                for rank, step in enumerate(
+                    (s for s in steps if s.tool is None), start=len(grounded) + 1
+                )
             ],
             limit or self.limit,
         )
+
+
+def is_grounded(suggestion: Suggestion) -> bool:
+    """Tell whether a suggestion names a tool or cites a stored workflow.
+
+    An LLM step that does neither is the model's free text (see the module doc): it must never
+    rank above evidence.
+    """
+    return suggestion.tool is not None or bool(suggestion.evidence)
 
 
 def _from_episode(request: SuggestionRequest, workflow_id: str) -> Workflow | None:

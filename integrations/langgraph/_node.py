@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, Remove
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.types import Command
 
+from em_plugin._deprecation import deprecated
 from em_plugin.session import (
     DEFAULT_MAX_SESSIONS,
     SEPARATOR,
@@ -139,6 +140,25 @@ class EpisodicMemoryNode(CrewNameAlias, MemoryIntegration, Runnable[dict, dict |
         if _last_human(messages) is None:
             return False
         return any(is_memory_traffic(m, self.policy.command_of) for m in messages[:-1])
+
+    def attach(self, graph: Any) -> Any:
+        """Deprecated: return ``graph`` unchanged (capture needs no attach step any more).
+
+        The last release's node recorded the crew through a callback handler that ``attach``
+        added to the graph; the node now reads the run hierarchy itself, on every graph. Warns
+        :class:`DeprecationWarning`; removed in the next release.
+
+        Args:
+            graph: The compiled graph holding this node.
+
+        Returns:
+            The same graph.
+        """
+        deprecated(
+            "EpisodicMemoryNode.attach(graph)",
+            "the graph as it is (the node captures the crew's runs without it)",
+        )
+        return graph
 
     def router(self, crew_node: str, *, memory_node: str | None = None) -> Callable[[dict], str]:
         """Return a conditional-edge function: commands go to this node, the rest to the crew.

@@ -76,11 +76,20 @@ def create_app(settings: PanelSettings, *, store: WorkflowStore | None = None) -
         Route("/tools", pages.tools_page),
         Mount("/static", app=StaticFiles(packages=[("integrations.panel", "static")])),
     ]
-    app = Starlette(
-        routes=routes,
-        lifespan=lifespan,
-        exception_handlers={Exception: _error_page, HTTPException: _error_page},
+    # The errors the panel expects get their own handlers: Starlette answers those and is done.
+    # Only what no handler names reaches the Exception handler, whose response Starlette sends
+    # before re-raising for the server to log the traceback (docs/ui.md: tracebacks for 500s).
+    expected = (
+        HTTPException,
+        PanelError,
+        WorkflowNotFound,
+        QueryError,
+        ValueError,
+        ProvenanceError,
+        EpisodicMemoryError,
     )
+    handlers = {kind: _error_page for kind in (Exception, *expected)}
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
     app.state.templates = templates
     app.state.settings = settings
     app.add_middleware(PanelAccess, token=settings.token)
@@ -102,14 +111,19 @@ async def _error_page(request: Request, exc: Exception) -> Response:
     status, message = _status_and_message(exc)
     if status >= 500:
         log.error("panel request %s failed", request.url.path, exc_info=exc)
+    elif status != 404:
+        log.info("panel request %s answered %d: %s", request.url.path, status, message)
     templates: Jinja2Templates = request.app.state.templates
+    settings = request.app.state.settings
+    context = {
+        "message": message,
+        "status": status,
+        "settings": settings,
+        # The header says the panel's mode on every page, its error pages included.
+        "read_only": not settings.allow_write,
+    }
     try:
-        return templates.TemplateResponse(
-            request,
-            "error.html",
-            {"message": message, "status": status, "settings": request.app.state.settings},
-            status_code=status,
-        )
+        return templates.TemplateResponse(request, "error.html", context, status_code=status)
     except Exception:  # the error page itself failed: a plain line still says what happened  # noqa: BLE001
         return HTMLResponse(f"<p>error: {_escape(message)}</p>", status_code=status)
 

@@ -12,7 +12,7 @@ import click
 
 from em_plugin.cli import cli
 from em_plugin.cli.base import embedder_setting, is_memory_spec, store_options, store_path
-from integrations.cli import MissingExtraError
+from em_plugin.errors import MissingExtraError
 
 __all__ = ["UI_REQUIREMENTS", "missing_ui_requirements", "ui"]
 

@@ -74,6 +74,16 @@ def _scope(request: Request, state: PanelState, value: str | None = None) -> str
     )
 
 
+def _known_scope(request: Request, state: PanelState) -> str:
+    """The scope a read page shows: one that holds workflows, else 404 naming those there are."""
+    scope = _scope(request, state)
+    found = [s.scope for s in state.catalog.scopes()]
+    if scope in found:
+        return scope
+    existing = ", ".join(repr(s) for s in found) if found else "none: the store is empty"
+    raise PanelError(f"scope {scope!r} has no workflows; existing scopes: {existing}", 404)
+
+
 def _int_param(request: Request, name: str, default: int, minimum: int = 0) -> int:
     raw = _param(request, name)
     if not raw:
@@ -123,7 +133,7 @@ async def workflows_page(request: Request) -> Response:
     """A page of a scope's workflows: filtered, sorted and paged in the store."""
     state = panel_state(request)
     await _run(state.refresh)
-    scope = await _run(_scope, request, state)
+    scope = await _run(_known_scope, request, state)
     where = WorkflowFilter(
         text=_param(request, "q"),
         tool=_param(request, "tool"),
@@ -398,7 +408,7 @@ def _leaf_label(step: Any) -> str:
 async def procedures_page(request: Request) -> Response:
     """Candidate, active and retired procedures with support, success rate and sources."""
     state = panel_state(request)
-    scope = await _run(_scope, request, state)
+    scope = await _run(_known_scope, request, state)
     status = _param(request, "status") or None
     context: dict[str, Any] = {"page": "procedures", "scope": scope, "status": status}
     if status is not None and status not in PROCEDURE_STATUSES:
@@ -532,6 +542,6 @@ async def tools_page(request: Request) -> Response:
     """Each tool's calls, failure rate, and the tools called before and after it."""
     state = panel_state(request)
     await _run(state.refresh)
-    scope = await _run(_scope, request, state)
+    scope = await _run(_known_scope, request, state)
     tools = await _run(state.catalog.tools, scope)
     return render(request, "tools.html", {"page": "tools", "scope": scope, "tools": tools})

@@ -8,12 +8,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
+from em_plugin.errors import EpisodicMemoryError
 from integrations.panel.state import PanelState
 
 __all__ = ["PanelError", "panel_state", "render"]
 
 
-class PanelError(Exception):
+class PanelError(EpisodicMemoryError):
     """A request the panel refuses, with the status to answer and a message for the page.
 
     Args:

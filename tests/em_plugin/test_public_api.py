@@ -30,7 +30,9 @@ def test_all_is_the_sorted_public_names(package: str) -> None:
 
 
 def test_all_is_small() -> None:
-    assert 8 <= len(em_plugin.__all__) <= 16
+    # About a dozen names, plus the five errors a user catches (the two roots, configuration,
+    # store, not found), so that catching them needs no second package.
+    assert 8 <= len(em_plugin.__all__) <= 21
     assert len(importlib.import_module("provenance").__all__) <= 15
 
 

@@ -370,3 +370,18 @@ def test_shown_suggestions_are_recorded_as_provenance_queryable_with_sparql(memo
         rows[0].items()
     )
     assert rows[0]["rank"] == "1"
+
+
+def test_attach_from_the_last_release_warns_and_keeps_the_graph_working(memory) -> None:
+    # Last release's README: node.attach(graph) added the node's recorder to the graph's
+    # callbacks. Capture needs no attach step now: it warns and hands back the same graph.
+    model = ScriptedChatModel(messages=iter([]))
+    node = EpisodicMemoryNode(memory)
+    graph = with_memory(agent_crew(model), node)
+    with pytest.warns(DeprecationWarning, match=r"EpisodicMemoryNode.attach\(graph\)"):
+        attached = node.attach(graph)
+    assert attached is graph
+    model.load(extract_turn())
+    assert ask(attached, EXTRACT, thread("attached")) == "acme.pdf contains PFOA and water."
+    assert ask(attached, "/save", thread("attached")).startswith("Saved workflow session/attached")
+    assert leaf_names(memory.load("session/attached")) == ["product_extractor"]

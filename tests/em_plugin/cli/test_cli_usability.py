@@ -151,13 +151,13 @@ def test_list_with_scope_and_limit(store: Path, tmp_path: Path) -> None:
     assert team_b == [{"id": "o1", "scope": "team-b", "steps": 1, "calls": 1, "title": "other"}]
 
 
-def test_tables_fit_80_columns_one_line_per_row(store: Path) -> None:
+def test_tables_fit_80_columns_and_wrap_prose_instead_of_cutting(store: Path) -> None:
     out = run("query", "workflows", "--store", store).stdout
     lines = out.rstrip("\n").splitlines()
 
     assert all(len(line) <= 80 for line in lines), out
-    assert sum("sample/pfas-" in line for line in lines) == 7  # no row wrapped onto two lines
-    assert "…" in out  # long titles are cut, not wrapped
+    assert sum("sample/pfas-" in line for line in lines) == 7  # ids whole, once per row
+    assert "…" not in out  # long titles wrap at their words, nothing is cut
     header = next(line for line in lines if line.strip())
     assert header.split()[:2] == ["workflow", "id"] or "workflow" in header
 

@@ -295,3 +295,23 @@ def test_a_bad_token_file_stops_serve_with_the_entry_named(tmp_path: Path) -> No
     )
     assert result.exit_code == 2
     assert "--token-file" in result.output and "entry 'ops'" in result.output
+
+
+def test_the_cli_names_the_token_variable_on_401_and_the_grant_on_403(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from em_plugin.cli import cli
+
+    monkeypatch.delenv("EM_PLUGIN_STORE_TOKEN", raising=False)
+    monkeypatch.setenv("EM_PLUGIN_EMBEDDER", "fake")
+    refused = CliRunner().invoke(cli, ["list", "--store", url])
+    assert refused.exit_code == 1
+    assert "HTTP 401" in refused.stderr and "$EM_PLUGIN_STORE_TOKEN" in refused.stderr
+    monkeypatch.setenv("EM_PLUGIN_STORE_TOKEN", READER_A)
+    read = CliRunner().invoke(cli, ["list", "--store", url, "--format", "json"])
+    assert read.exit_code == 0 and [r["id"] for r in json.loads(read.stdout)] == ["a1"]
+    beyond = CliRunner().invoke(cli, ["delete", "a1", "--scope", "a", "--yes", "--store", url])
+    assert beyond.exit_code == 1, beyond.output
+    assert "HTTP 403" in beyond.stderr and "$EM_PLUGIN_STORE_TOKEN" in beyond.stderr

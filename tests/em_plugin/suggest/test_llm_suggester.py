@@ -151,9 +151,11 @@ def test_model_failures_become_suggestion_errors() -> None:
 
 
 def test_chain_with_llm_first_then_deterministic_fill() -> None:
-    model = ScriptedChatModel("1. Summarise the findings")
+    model = ScriptedChatModel("1. Classify them [pfas_classifier]\n2. Summarise the findings")
     found = default_chain(model).suggest(request([Match("past-1", 0.8, (0,))]), limit=3)
-    assert found[0].source == "llm" and found[1].tool == "pfas_classifier"
+    assert (found[0].source, found[0].tool) == ("llm", "pfas_classifier")
+    # The step without a tool cites nothing: it comes after every suggestion that does.
+    assert found[-1].text == "Summarise the findings" and found[-1].evidence == ()
     failing = ScriptedChatModel("no list")
     assert default_chain(failing).suggest(request(), limit=1)[0].source != "llm"
 
@@ -179,3 +181,39 @@ def test_memory_passes_llm_and_records_prompt(tmp_path) -> None:
         assert found[0].source == "llm" and found[0].tool == "pfas_classifier"
         assert asyncio.run(memory.asuggest(CURRENT))[0].source == "llm"
     assert invoke_chat(as_chat_model(lambda messages: "1. x"), [("human", "hi")]) == "1. x"
+
+
+# The local SmolLM2 answered this for the PFAS demo (the issue "The second day", item 4).
+GIBBERISH = (
+    "1. Listed three possible actions before the task was completed\n2. Toxicology laboratory"
+)
+
+
+def test_llm_steps_that_name_no_crew_tool_come_last_cite_nothing_and_score_low() -> None:
+    found = LLMSuggester(ScriptedChatModel(GIBBERISH + "\n3. Classify [pfas_classifier]")).suggest(
+        request([Match("past-1", 0.8, (0,))])
+    )
+    assert (found[0].tool, found[0].score) == ("pfas_classifier", 1.0) and found[0].evidence
+    assert [(s.tool, s.evidence) for s in found[1:]] == [(None, ())] * 2
+    assert [round(s.score, 3) for s in found[1:]] == [0.05, 0.033]
+
+
+def test_llm_steps_with_an_unknown_tool_are_not_grounded() -> None:
+    found = LLMSuggester(ScriptedChatModel("1. Ask the oracle about it [oracle]")).suggest(
+        request([Match("past-1", 0.8, (0,))])
+    )
+    assert [(s.tool, s.score, s.evidence) for s in found] == [(None, 0.1, ())]
+
+
+@pytest.mark.parametrize("run", ["sync", "async"])
+def test_an_llm_answer_naming_no_tool_never_outranks_evidence(run: str) -> None:
+    chain = default_chain(ScriptedChatModel(GIBBERISH))
+    asked = request([Match("past-1", 0.8, (0,))])
+    if run == "sync":
+        found = chain.suggest(asked, limit=3)
+    else:
+        found = asyncio.run(chain.asuggest(asked, limit=3))
+    assert found[0].tool == "pfas_classifier" and found[0].evidence
+    llm = [i for i, s in enumerate(found) if s.source == "llm"]
+    assert all(i > 0 for i in llm)
+    assert all(0 < found[i].score <= 0.1 and not found[i].evidence for i in llm)

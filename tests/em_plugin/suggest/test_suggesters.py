@@ -274,10 +274,10 @@ def test_remote_suggesters_are_awaited_and_called_outside_the_guard() -> None:
 
         def suggest(self, request, limit=None):
             held.append(("remote", Held.held))
-            return [Suggestion("sync", score=1.0, source="remote")]
+            return [Suggestion("sync", tool="pfas_classifier", score=1.0, source="remote")]
 
         async def asuggest(self, request, limit=None):
-            return [Suggestion("async", score=1.0, source="remote")]
+            return [Suggestion("async", tool="pfas_classifier", score=1.0, source="remote")]
 
     class Local(BaseSuggester):
         name = "local"
