@@ -63,9 +63,7 @@ def _procedure_row(procedure: Any, fmt: str) -> dict[str, Any]:
 @cli.command()
 @click.argument("workflow_id", metavar="ID")
 @store_options
-@click.option(
-    "--scope", default=None, help="The workflow's scope (needed when ID is in several)."
-)
+@click.option("--scope", default=None, help="The workflow's scope (needed when ID is in several).")
 @format_option()
 @click.pass_context
 def history(
@@ -96,9 +94,7 @@ def history(
 @click.argument("workflow_id", metavar="ID")
 @store_options
 @click.option("--reason", required=True, help="Why it is retired (recorded as PROV).")
-@click.option(
-    "--scope", default=None, help="The workflow's scope (needed when ID is in several)."
-)
+@click.option("--scope", default=None, help="The workflow's scope (needed when ID is in several).")
 @click.option("--agent", default="user", show_default=True, help="Who retires it.")
 @click.pass_context
 def retire(
@@ -129,9 +125,7 @@ def retire(
 @cli.command()
 @click.argument("workflow_id", metavar="ID")
 @store_options
-@click.option(
-    "--scope", default=None, help="The workflow's scope (needed when ID is in several)."
-)
+@click.option("--scope", default=None, help="The workflow's scope (needed when ID is in several).")
 @click.option("--agent", default="user", show_default=True, help="Who restores it.")
 @click.pass_context
 def restore(
