@@ -217,8 +217,12 @@ class EpisodicMemory:
             The workflow as stored (scoped, redacted; the stored one when it was kept).
 
         Raises:
-            WorkflowFormatError: When validation fails.
-            StoreError: When the store fails (nothing is stored).
+            WorkflowFormatError: When validation fails (nothing is stored).
+            StoreOutcomeUnknown: When the store failed mid-write and cannot tell whether it
+                committed (a server that died before answering). Whatever it committed is
+                indexed at this memory's next read; saving the workflow again is safe (an
+                unchanged save keeps the stored one).
+            StoreError: Any other store failure: nothing is stored.
         """
         return self.save_many([workflow], validate=validate)[0]
 
@@ -250,7 +254,12 @@ class EpisodicMemory:
 
         Raises:
             WorkflowFormatError: When validation fails (the batches before are stored).
-            StoreError: When the store fails (the batches before are stored).
+            StoreOutcomeUnknown: When the store failed mid-write and cannot tell whether the
+                batch was committed (a server that died before answering): the batches before
+                are stored, and whatever the store committed of that one is indexed at this
+                memory's next read; saving the same workflows again is safe.
+            StoreError: Any other store failure: the batches before are stored, not the
+                failing one or those after it.
         """
         check = self.validate if validate is None else validate
         done = 0

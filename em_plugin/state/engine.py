@@ -219,14 +219,17 @@ class MemoryEngine:
             if not (force or self.unsettled or now - self._polled >= self.poll_interval):
                 return
             self._polled = now
-            self.unsettled = False
+            # Unsettled (a write whose outcome is unknown) until a reconcile has gone through:
+            # a read failing meanwhile (the server still down) leaves the next one to settle,
+            # whatever the poll interval.
             self.store.refresh()
-            if scope is None:
+            if scope is None or self.unsettled:  # an unsettled write may span scopes
                 markers = self.store.markers()
                 for name in sorted(set(markers) | set(self.index.markers)):
                     self._reconcile(self.index, name, markers.get(name))
             else:
                 self._reconcile(self.index, scope, self.store.position(scope))
+            self.unsettled = False
 
     def scope_memory(self, scope: str) -> ScopeMemory:
         """Return a scope's suggestion models, built over its state on first use."""

@@ -25,7 +25,7 @@ from em_plugin.lifecycle import PROCEDURE_STATUSES, WorkflowVersion
 from integrations.panel.catalog import OUTCOME_CHOICES, RETIRED_CHOICES, SORT_KEYS, WorkflowFilter
 from integrations.panel.provgraph import prov_drawing
 from integrations.panel.state import PanelState
-from integrations.panel.web import PanelError, panel_state, render
+from integrations.panel.web import PanelError, ScopeChoice, panel_state, render
 from provenance.errors import WorkflowFormatError
 from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import QueryResult
@@ -63,15 +63,17 @@ def _param(request: Request, name: str, default: str = "") -> str:
 
 
 def _scope(request: Request, state: PanelState, value: str | None = None) -> str:
+    """The page's scope: given, else the store's only one; several or none: the chooser."""
     scope = value if value is not None else _param(request, "scope")
+    if scope and not state.warmed.is_set():
+        return scope  # the scope list waits for the warm-up's tables: no chooser meanwhile
+    found = [s.scope for s in state.catalog.scopes()]
+    request.state.scope_names = found  # for the header's chooser
     if scope:
         return scope
-    found = [s.scope for s in state.catalog.scopes()]
     if len(found) == 1:
         return found[0]
-    raise PanelError(
-        f"choose a scope: {', '.join(found) if found else 'the store holds no workflows'}"
-    )
+    raise ScopeChoice(found)
 
 
 def _known_scope(request: Request, state: PanelState) -> str:

@@ -78,6 +78,34 @@ def test_retire_and_restore(tmp_path: Path) -> None:
     assert no_reason.exit_code == 2 and "--reason" in no_reason.output
 
 
+def test_id_commands_find_the_only_scope_that_holds_the_id(tmp_path: Path) -> None:
+    """history, retire and restore find an id's scope like show does; an id of several
+    scopes names them."""
+    path = tmp_path / "a.jsonl"
+    path.write_text(dumps_workflow(_session("extract", "classify")) + "\n")
+    assert run("import", str(path), "--scope", "air").exit_code == 0
+
+    listed = run("history", "session/t1", "--format", "json")
+    assert listed.exit_code == 0, listed.output
+    assert [r["id"] for r in json.loads(listed.output)] == ["session/t1"]
+    retired = run("retire", "session/t1", "--reason", "wrong classifier")
+    assert retired.exit_code == 0, retired.output
+    assert "retired session/t1 (scope 'air')" in retired.output
+    assert json.loads(run("history", "session/t1", "--format", "json").output)[-1]["retired"]
+    restored = run("restore", "session/t1")
+    assert restored.output.strip() == "restored session/t1 (scope 'air')"
+
+    assert run("import", str(path), "--scope", "sea").exit_code == 0
+    for args in (["history"], ["retire", "--reason", "x"], ["restore"]):
+        ambiguous = CliRunner().invoke(cli, [*args, "session/t1"])
+        assert ambiguous.exit_code == 2, ambiguous.output
+        assert "several scopes ('air', 'sea'); add --scope" in ambiguous.output
+    chosen = run("history", "session/t1", "--scope", "sea", "--format", "json")
+    assert chosen.exit_code == 0, chosen.output
+    wrong = CliRunner().invoke(cli, ["retire", "session/t1", "--scope", "land", "--reason", "x"])
+    assert wrong.exit_code == 3 and "scope 'land' has no workflows" in wrong.output
+
+
 def test_procedures_on_the_pfas_bootstrap_data() -> None:
     assert run("import", str(BOOTSTRAP)).exit_code == 0
     result = run("procedures", "--format", "json", "--limit", "0")
