@@ -27,7 +27,7 @@ class PanelError(EpisodicMemoryError):
         self.status = status
 
 
-class ScopeChoice(Exception):
+class ScopeChoice(EpisodicMemoryError):
     """A page needs a scope and the store holds several (or none): the panel asks which.
 
     Answered with the scope chooser (status 200): a link per scope to the same page.
