@@ -87,8 +87,8 @@ def test_the_errors_users_catch_import_from_em_plugin() -> None:
     tree = em_plugin.errors.__doc__ or ""
     for error in ERRORS:
         # Every public error is drawn in the tree; the engine's and the store's import from
-        # em_plugin.errors. The servers' and the access layer's stay beside their code, which imports
-        # em_plugin.errors (the tree names where they live).
+        # em_plugin.errors. The servers' and the access layer's stay beside their code, which
+        # imports em_plugin.errors (the tree names where they live).
         if error.__name__.startswith("_") or error.__name__ == "TermError":  # see _marked
             continue
         assert error.__name__ in tree, error
