@@ -84,7 +84,7 @@ def history(
     """
     with _reader(ctx, store_spec, update_url, scope) as memory:
         check_scope(memory.store, scope)
-        versions = memory.history(workflow_id)
+        versions = memory.lifecycle.history(workflow_id)
     rows = [dataclasses.asdict(v) for v in versions]
     columns = ["version", "id", "created", "leaves", "superseded_by", "retired", "reason"]
     emit_records(columns, rows, fmt, title=f"versions of {workflow_id}")
@@ -120,7 +120,7 @@ def retire(
         check_scope(memory.store, scope)
         if workflow_id not in memory.store.ids(scope):
             raise NotFoundError(f"no workflow {workflow_id!r} in scope {scope!r}")
-        memory.retire(workflow_id, reason=reason, agent=agent)
+        memory.lifecycle.retire(workflow_id, reason=reason, agent=agent)
     click.echo(f"retired {workflow_id} (scope {scope!r}): {reason}")
 
 
@@ -148,7 +148,7 @@ def restore(
         check_scope(memory.store, scope)
         if workflow_id not in memory.store.ids(scope):
             raise NotFoundError(f"no workflow {workflow_id!r} in scope {scope!r}")
-        memory.restore(workflow_id, agent=agent)
+        memory.lifecycle.restore(workflow_id, agent=agent)
     click.echo(f"restored {workflow_id} (scope {scope!r})")
 
 
@@ -190,7 +190,7 @@ def procedures(
         return
     with open_cli_memory(ctx, store_spec, update_url, scope=scope, must_exist=True) as memory:
         check_scope(memory.store, scope)
-        found = memory.procedures(status=status)
+        found = memory.lifecycle.procedures(status=status)
     total = len(found)
     if limit:
         found = found[:limit]
@@ -250,7 +250,11 @@ def accept(
     Example:
       em-plugin procedures accept p-1a2b3c4d5e6f --name "PFAS report"
     """
-    _change(ctx, fmt, lambda memory: memory.accept_procedure(procedure_id, name=name, agent=agent))
+    _change(
+        ctx,
+        fmt,
+        lambda memory: memory.lifecycle.accept_procedure(procedure_id, name=name, agent=agent),
+    )
 
 
 @_procedure_change(
@@ -268,5 +272,7 @@ def retire_procedure(
       em-plugin procedures retire p-1a2b3c4d5e6f --reason "replaced by a new classifier"
     """
     _change(
-        ctx, fmt, lambda memory: memory.retire_procedure(procedure_id, reason=reason, agent=agent)
+        ctx,
+        fmt,
+        lambda memory: memory.lifecycle.retire_procedure(procedure_id, reason=reason, agent=agent),
     )

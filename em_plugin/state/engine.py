@@ -107,8 +107,6 @@ class MemoryEngine:
         self.copies: WorkflowCopies | None = None
         # Retired workflows and superseded versions stay stored but are never indexed.
         self.versions = Versions(self.store)
-        # Per scope, (when read, active procedures) for suggestions (em_plugin/lifecycle/api.py).
-        self.active_procedures: dict[str, tuple[float, list[Any]]] = {}
         try:
             directory = self.store.derived_dir
             self.embedder = open_cache(
@@ -386,10 +384,6 @@ class MemoryEngine:
                 self.apply(scope, [self.store.load(workflow_id, scope=scope)])
             self.advance(markers)
             return True
-
-    def procedures_changed(self, scope: str) -> None:
-        """Drop the cached active procedures of a scope (re-read at the next suggestion)."""
-        self.active_procedures.pop(scope, None)
 
     def discard(self, texts: Iterable[str]) -> None:
         """Drop cached vectors of texts that no scope's index or suggestion state uses."""
