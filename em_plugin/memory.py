@@ -204,7 +204,11 @@ class EpisodicMemory:
         if scope is None:
             scope = self.scope
         else:
-            deprecated("scope_memory(scope)", "with_scope(scope).scope_memory()", stacklevel=3)
+            deprecated(
+                "EpisodicMemory.scope_memory(scope)",
+                "memory.with_scope(scope).scope_memory()",
+                stacklevel=3,
+            )
         self._engine.sync(scope)
         return self._engine.scope_memory(scope)
 
