@@ -1,5 +1,5 @@
 """Outcomes in suggestions: "failed here before" evidence, no ranking on mostly failures, and
-``EpisodicMemory.set_outcome``."""
+``Lifecycle.set_outcome`` (``memory.lifecycle``)."""
 
 from __future__ import annotations
 
