@@ -20,7 +20,7 @@ from em_plugin.lifecycle.types import PROCEDURE_STATUSES, Procedure, WorkflowVer
 from em_plugin.lifecycle.versions import DEFAULT_AGENT, now
 from em_plugin.state.engine import MemoryEngine
 from em_plugin.suggest.types import Evidence, Suggestion
-from provenance.errors import StoreError
+from provenance.errors import StoreError, WorkflowNotFound
 from provenance.lifecycle import (
     AUTOMATIC_AGENT,
     LifecycleEvent,
@@ -134,13 +134,46 @@ def history(engine: MemoryEngine, workflow_id: str, scope: str) -> list[Workflow
 def set_retired(
     engine: MemoryEngine, workflow_id: str, scope: str, *, reason: str | None, agent: str | None
 ) -> bool:
-    """Retire (``reason`` given) or restore (``reason=None``) a workflow."""
+    """Retire (``reason`` given) or restore (``reason=None``) a workflow.
+
+    Records it, then drops it from (or puts it back in) the index, the suggestion state and
+    the copies.
+
+    Returns:
+        Whether its status changed.
+
+    Raises:
+        WorkflowNotFound: When the scope holds no such workflow.
+        ConfigurationError: When the reason is empty, or the id names an older version
+            (``ID@vN``).
+    """
     retire = reason is not None
     if retire and (not isinstance(reason, str) or not reason.strip()):
         raise ConfigurationError("retire() needs a non-empty reason")
-    return engine.set_retired(
-        workflow_id, scope, retire=retire, reason=reason, agent=agent or DEFAULT_AGENT
-    )
+    with engine.lock:
+        engine.sync(scope, force=True)
+        if (scope, workflow_id) not in engine.store:
+            raise WorkflowNotFound(f"no workflow {workflow_id!r} in scope {scope!r}")
+        record, _ = engine.versions.record(workflow_id, scope)
+        # Hidden without being retired itself: an older version, ID@vN.
+        if workflow_id in engine.versions.hidden(scope) and not record.retired:
+            raise ConfigurationError(
+                f"{workflow_id!r} is an older version; retire or restore the workflow "
+                "it belongs to (its id without @vN)"
+            )
+        change = engine.versions.retirement(
+            workflow_id, scope, reason=reason, agent=agent or DEFAULT_AGENT, retire=retire
+        )
+        if change is None:
+            return False
+        markers, _ = engine.store.commit(records=[change], touched=[(scope, workflow_id)])
+        engine.versions.forget(scope)
+        if retire:
+            engine.apply(scope, [], [workflow_id])
+        else:
+            engine.apply(scope, [engine.store.load(workflow_id, scope=scope)])
+        engine.advance(markers)
+        return True
 
 
 # ------------------------------------------------------------------------------ procedures

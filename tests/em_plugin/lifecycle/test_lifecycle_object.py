@@ -48,6 +48,7 @@ def test_the_engine_keeps_no_procedure_cache_and_views_share_the_lifecycle_one(
     engine = memory._engine
     assert not hasattr(engine, "active_procedures")
     assert not hasattr(engine, "procedures_changed")
+    assert not hasattr(engine, "set_retired")  # retirement is the lifecycle's
     reader = memory.with_scope("ops").with_scope("lab")  # another view of the same scope
     reader.save_many([_wf(f"w{i}", "fetch", "parse", "report") for i in range(3)])
     assert all(s.source != "procedure" for s in reader.suggest(NOW, limit=None))  # now cached
