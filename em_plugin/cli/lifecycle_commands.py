@@ -87,7 +87,7 @@ def history(
       em-plugin history session/thread-42
     """
     with _reader(ctx, store_spec, update_url, workflow_id, scope) as memory:
-        versions = memory.history(workflow_id)
+        versions = memory.lifecycle.history(workflow_id)
     rows = [dataclasses.asdict(v) for v in versions]
     columns = ["version", "id", "created", "leaves", "superseded_by", "retired", "reason"]
     emit_records(columns, rows, fmt, title=f"versions of {workflow_id}")
@@ -121,7 +121,7 @@ def retire(
     """
     with open_cli_memory(ctx, store_spec, update_url, must_exist=True) as memory:
         scope = owning_scope(memory.store, store_spec, workflow_id, scope)
-        memory.retire(workflow_id, reason=reason, agent=agent, scope=scope)
+        memory.with_scope(scope).lifecycle.retire(workflow_id, reason=reason, agent=agent)
     click.echo(f"retired {workflow_id} (scope {scope!r}): {reason}")
 
 
@@ -147,7 +147,7 @@ def restore(
     """
     with open_cli_memory(ctx, store_spec, update_url, must_exist=True) as memory:
         scope = owning_scope(memory.store, store_spec, workflow_id, scope)
-        memory.restore(workflow_id, agent=agent, scope=scope)
+        memory.with_scope(scope).lifecycle.restore(workflow_id, agent=agent)
     click.echo(f"restored {workflow_id} (scope {scope!r})")
 
 
@@ -189,7 +189,7 @@ def procedures(
         return
     with open_cli_memory(ctx, store_spec, update_url, scope=scope, must_exist=True) as memory:
         check_scope(memory.store, scope)
-        found = memory.procedures(status=status)
+        found = memory.lifecycle.procedures(status=status)
     total = len(found)
     if limit:
         found = found[:limit]
@@ -249,7 +249,11 @@ def accept(
     Example:
       em-plugin procedures accept p-1a2b3c4d5e6f --name "PFAS report"
     """
-    _change(ctx, fmt, lambda memory: memory.accept_procedure(procedure_id, name=name, agent=agent))
+    _change(
+        ctx,
+        fmt,
+        lambda memory: memory.lifecycle.accept_procedure(procedure_id, name=name, agent=agent),
+    )
 
 
 @_procedure_change(
@@ -267,5 +271,7 @@ def retire_procedure(
       em-plugin procedures retire p-1a2b3c4d5e6f --reason "replaced by a new classifier"
     """
     _change(
-        ctx, fmt, lambda memory: memory.retire_procedure(procedure_id, reason=reason, agent=agent)
+        ctx,
+        fmt,
+        lambda memory: memory.lifecycle.retire_procedure(procedure_id, reason=reason, agent=agent),
     )

@@ -335,9 +335,9 @@ async def workflow_action(request: Request) -> Response:
         raise PanelError("retiring needs a reason (it is recorded with the retirement)")
     memory = await _run(state.memory, scope)
     if action == "retire":
-        await _run(memory.retire, workflow_id, reason=reason, scope=scope)
+        await _run(memory.lifecycle.retire, workflow_id, reason=reason)
     elif action == "restore":
-        await _run(memory.restore, workflow_id, scope=scope)
+        await _run(memory.lifecycle.restore, workflow_id)
     else:
         await _run(memory.delete, workflow_id)
     target = "/workflows?" if action == "delete" else "/workflow?"
@@ -418,7 +418,7 @@ async def procedures_page(request: Request) -> Response:
             f"unknown procedure status {status!r}; choose one of {', '.join(PROCEDURE_STATUSES)}"
         )
     memory = await _run(state.memory, scope)
-    context["procedures"] = await _run(memory.procedures, status=status, scope=scope)
+    context["procedures"] = await _run(memory.lifecycle.procedures, status=status)
     return render(request, "procedures.html", context)
 
 
@@ -439,12 +439,12 @@ async def procedure_action(request: Request) -> Response:
         name = str(form.get("name", "")).strip()
         if not name:
             raise PanelError("accepting a procedure needs a name")
-        await _run(memory.accept_procedure, procedure_id, name=name, scope=scope)
+        await _run(memory.lifecycle.accept_procedure, procedure_id, name=name)
     else:
         reason = str(form.get("reason", "")).strip()
         if not reason:
             raise PanelError("retiring a procedure needs a reason")
-        await _run(memory.retire_procedure, procedure_id, reason=reason, scope=scope)
+        await _run(memory.lifecycle.retire_procedure, procedure_id, reason=reason)
     return RedirectResponse("/procedures?" + urlencode({"scope": scope}), status_code=303)
 
 

@@ -147,9 +147,9 @@ def _lifecycle_state(store_path: Path) -> dict[str, object]:
         return {
             "graphs": graphs,
             "ids": memory.ids(),
-            "history": {w: memory.history(w) for w in ("s1", "w1", "w2")},
+            "history": {w: memory.lifecycle.history(w) for w in ("s1", "w1", "w2")},
             "outcome": memory.load("w0").outcome,
-            "procedures": memory.procedures(),
+            "procedures": memory.lifecycle.procedures(),
             "cited": sorted(
                 {e.workflow_id for s in memory.suggest(now, limit=None) for e in s.evidence}
             ),
@@ -173,12 +173,12 @@ def test_an_nq_backup_carries_the_lifecycle(tmp_path: Path) -> None:
         memory.save(wf("s1", "fetch", "parse"))
         memory.save(wf("s1", "fetch", "parse", "report"))  # s1@v1 kept, revised
         memory.save_many([wf(f"w{i}", "fetch", "parse") for i in range(3)])
-        memory.retire("w2", reason="noise")
-        memory.retire("w1", reason="mistake")
-        memory.restore("w1")
-        memory.set_outcome("w0", "failure")
-        (procedure,) = [p for p in memory.procedures() if p.tools == ("fetch", "parse")]
-        memory.accept_procedure(procedure.id, name="Fetch and parse")
+        memory.lifecycle.retire("w2", reason="noise")
+        memory.lifecycle.retire("w1", reason="mistake")
+        memory.lifecycle.restore("w1")
+        memory.lifecycle.set_outcome("w0", "failure")
+        (procedure,) = [p for p in memory.lifecycle.procedures() if p.tools == ("fetch", "parse")]
+        memory.lifecycle.accept_procedure(procedure.id, name="Fetch and parse")
     before = _lifecycle_state(source)
 
     exported = run("export", "--format", "nq", "-o", str(backup), "--store", str(source))
