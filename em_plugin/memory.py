@@ -49,6 +49,7 @@ from em_plugin.state.step_index import StepIndex
 from em_plugin.suggest import SuggestionChain, SuggestionRequest, build_chain, default_chain
 from em_plugin.suggest.acceptance import AcceptanceLog
 from em_plugin.suggest.crew import CrewDescription, coerce_crew
+from em_plugin.suggest.feedback import FeedbackStats, context_of
 from em_plugin.suggest.types import Suggestion
 from provenance.errors import ProvenanceError, WorkflowFormatError
 from provenance.model import DEFAULT_SCOPE, OUTCOMES, Workflow
@@ -153,8 +154,13 @@ class EpisodicMemory:
         self._writer = BackgroundWriter()
         # What became of the suggestions shown (docs/suggestions.md, "Acceptance"); the last
         # workflow suggested for per session judges that session's previous round.
+        self.feedback = FeedbackStats()
         self.acceptance = AcceptanceLog(
-            self._engine.store, scope, self._engine.embedder.embed, lambda: self.threshold
+            self._engine.store,
+            scope,
+            self._engine.embedder.embed,
+            lambda: self.threshold,
+            self.feedback,
         )
         self._asked: dict[str, Workflow] = {}
 
@@ -516,12 +522,14 @@ class EpisodicMemory:
         session = request.workflow.session
         if session:
             self._asked[session] = request.workflow
-        # Dismissed in this session: asked for more, so the rest still fill ``limit``.
+        # Asked for more than shown: dismissed ones leave, and what users keep taking here may
+        # rank below the limit (docs/suggestions.md, "Learning from acceptance").
         dismissed = self.acceptance.dismissed_in(session) if session else set()
-        wanted = None if limit is None else limit + len(dismissed)
+        wanted = None if limit is None else 3 * limit + len(dismissed)
         found = self.chain.suggest(request, wanted, guard=self._engine.lock)
         if dismissed:
             found = [s for s in found if (s.tool or s.text) not in dismissed]
+        found = self.feedback.rerank(context_of(request.workflow), found)
         return self._with_procedures(request.workflow, found[:limit] if limit else found, limit)
 
     def _with_procedures(

@@ -77,6 +77,9 @@ class Suggestion:
     """The cited workflows where this step failed before (the run failed, or the tool did);
     a suggestion whose citations are mostly failures ranks after the others
     (:mod:`em_plugin.suggest.outcomes`)."""
+    why: str | None = None
+    """What this scope's users did after the current step, when it moved the suggestion
+    (``"taken 7 of 9 times after this step here"``, :mod:`em_plugin.suggest.feedback`)."""
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON object used by ``--json`` output and the integrations."""
@@ -97,4 +100,5 @@ class Suggestion:
             "failed_before": [
                 {"workflow_id": e.workflow_id, "position": e.position} for e in self.failures
             ],
+            "why": self.why,
         }

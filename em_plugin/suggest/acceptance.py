@@ -24,6 +24,7 @@ import numpy as np
 from rdflib import URIRef
 
 from em_plugin.errors import SuggestionError
+from em_plugin.suggest.feedback import FeedbackStats, context_of
 from em_plugin.suggest.types import Suggestion
 from provenance.errors import MappingError
 from provenance.model import CallStep, InstructionStep, Step, Workflow
@@ -110,6 +111,7 @@ class _Round:
     ref: SuggestionRef
     shown: tuple[Suggestion, ...]
     seen: frozenset[str]
+    context: tuple[str, ...]
 
 
 class AcceptanceLog:
@@ -120,6 +122,7 @@ class AcceptanceLog:
         scope: The memory's scope.
         embed: Embeds texts (unit rows), for instructions that match a suggestion's text.
         threshold: Returns the memory's threshold ``T``.
+        feedback: The scope's statistics that judged rounds feed (ranking uses them).
     """
 
     def __init__(
@@ -128,11 +131,13 @@ class AcceptanceLog:
         scope: str,
         embed: Callable[[list[str]], np.ndarray],
         threshold: Callable[[], float],
+        feedback: FeedbackStats | None = None,
     ) -> None:
         self._store = store
         self._scope = scope
         self._embed = embed
         self._threshold = threshold
+        self.feedback = feedback if feedback is not None else FeedbackStats()
         self._pending: dict[str, _Round] = {}
         self._lock = threading.Lock()
 
@@ -166,7 +171,7 @@ class AcceptanceLog:
         ref = SuggestionRef(self._scope, session_id, time, 1)
         seen = frozenset(path for path, _ in workflow.walk())
         with self._lock:
-            self._pending[session_id] = _Round(ref, tuple(suggestions), seen)
+            self._pending[session_id] = _Round(ref, tuple(suggestions), seen, context_of(workflow))
         return verdict
 
     def observe(self, session_id: str, workflow: Workflow) -> Taken | None:
@@ -191,6 +196,11 @@ class AcceptanceLog:
                 return None  # judged meanwhile
             del self._pending[session_id]
         taken = judge(pending.shown, turn, self.similarity, self._threshold())
+        calls = [step.name for _, step in turn if isinstance(step, CallStep)]
+        tool = pending.shown[taken.rank - 1].tool if taken.rank else None
+        self.feedback.note(
+            pending.context, [s.tool for s in pending.shown], tool or (calls[0] if calls else None)
+        )
         if taken.rank is None:
             self._write(acceptance_triples(None, "not-taken", round_ref=pending.ref), pending.ref)
         else:
