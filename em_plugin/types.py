@@ -82,8 +82,11 @@ class Suggestion:
     (``"taken 7 of 9 times after this step here"``, :mod:`em_plugin.suggest.feedback`)."""
 
     def to_json(self) -> dict[str, Any]:
-        """Return the JSON object used by ``--json`` output and the integrations."""
-        return {
+        """Return the JSON object used by ``--json`` output and the integrations.
+
+        ``why`` is there only when this scope's users moved the suggestion (:attr:`why`).
+        """
+        found = {
             "tool": self.tool,
             "text": self.text,
             "args": dict(self.args) if self.args is not None else None,
@@ -100,5 +103,7 @@ class Suggestion:
             "failed_before": [
                 {"workflow_id": e.workflow_id, "position": e.position} for e in self.failures
             ],
-            "why": self.why,
         }
+        if self.why is not None:
+            found["why"] = self.why
+        return found

@@ -218,6 +218,27 @@ def eval_(
     }
     if chain != "continuation" or llm_factory is not None:
         options.update(chain=chain, llm=_chat_model(llm_factory) if llm_factory else None)
+    if online:
+        if sweep or chosen or fail_fraction or chain != "continuation":
+            raise click.UsageError(
+                "--online runs the continuation chain alone: no --sweep, --peers, "
+                "--fail-fraction or --chain"
+            )
+        from em_plugin.evaluation.online import evaluate_online
+
+        report = evaluate_online(file, threshold=threshold, **options)
+        if fmt == "table":
+            _print_eval_table(report, file.name)
+            rows = [
+                {k: f"{v:.3f}" if isinstance(v, float) else v for k, v in row.items()}
+                for row in online_rows(report)
+            ]
+            emit_records(list(EVAL_COLUMNS), rows, "table", title=f"online {file.name}")
+        elif fmt in ("json", "jsonl"):
+            emit_mapping(report, fmt)
+        else:
+            emit_records(list(EVAL_COLUMNS), eval_rows(report) + online_rows(report), fmt)
+        return
     if sweep and fail_fraction:
         raise click.UsageError("--fail-fraction applies to one evaluation, not to --sweep")
     if sweep:
@@ -234,27 +255,6 @@ def eval_(
         return
     if threshold is not None:
         options["threshold"] = threshold
-    if online:
-        if sweep or chosen or fail_fraction or chain != "continuation":
-            raise click.UsageError(
-                "--online runs the continuation chain alone: no --sweep, --peers, "
-                "--fail-fraction or --chain"
-            )
-        from em_plugin.evaluation.online import evaluate_online
-
-        report = evaluate_online(file, **options)
-        if fmt == "table":
-            _print_eval_table(report, file.name)
-            rows = [
-                {k: f"{v:.3f}" if isinstance(v, float) else v for k, v in row.items()}
-                for row in online_rows(report)
-            ]
-            emit_records(list(EVAL_COLUMNS), rows, "table", title=f"online {file.name}")
-        elif fmt in ("json", "jsonl"):
-            emit_mapping(report, fmt)
-        else:
-            emit_records(list(EVAL_COLUMNS), eval_rows(report) + online_rows(report), fmt)
-        return
     if fail_fraction:
         options["fail_fraction"] = fail_fraction
     report = evaluation.evaluate(file, peers=chosen, **options)
