@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from rdflib import URIRef
 
+from em_plugin import telemetry
 from em_plugin.errors import SuggestionError
 from em_plugin.suggest.feedback import FeedbackStats, context_of
 from em_plugin.suggest.types import Suggestion
@@ -36,7 +37,10 @@ from provenance.suggestion_record import (
 )
 from provenance.vocab import RDF, WF, workflow_iri
 
-__all__ = ["AcceptanceLog", "Taken", "judge", "next_turn"]
+__all__ = ["LAST_SESSIONS", "AcceptanceLog", "Taken", "acceptance_rates", "judge", "next_turn"]
+
+#: Sessions (the most recent) that :func:`acceptance_rates` counts by default.
+LAST_SESSIONS = 50
 
 Similarity = Callable[[str, str], float]
 
@@ -196,6 +200,7 @@ class AcceptanceLog:
                 return None  # judged meanwhile
             del self._pending[session_id]
         taken = judge(pending.shown, turn, self.similarity, self._threshold())
+        telemetry.record_acceptance(self._scope, taken.rank)
         calls = [step.name for _, step in turn if isinstance(step, CallStep)]
         tool = pending.shown[taken.rank - 1].tool if taken.rank else None
         self.feedback.note(
@@ -235,6 +240,8 @@ class AcceptanceLog:
                 f"suggestion {suggestion_id!r} belongs to scope {ref.scope!r}, not {self._scope!r}"
             )
         self._write(acceptance_triples(ref, verdict, step=step), ref, must_exist=True)
+        if verdict == "accepted":
+            telemetry.record_acceptance(self._scope, ref.rank)
         return ref
 
     def dismissed_in(self, session_id: str) -> set[str]:
@@ -256,3 +263,50 @@ class AcceptanceLog:
             )
         triples.extend(graph)
         self._store.backend.replace_graphs([(name, triples)])
+
+
+def acceptance_rates(store: Any, *, last: int = LAST_SESSIONS) -> dict[str, dict[str, Any]]:
+    """Return the online hit rate per scope: acceptance@1 and @3 over its last sessions.
+
+    A judged round (taken, accepted, or not taken) counts; an undecided one does not.
+    acceptance@k is the share of judged rounds whose taken rank is at most ``k``.
+
+    Args:
+        store: A workflow store (named query ``suggestion-acceptance``).
+        last: How many of each scope's sessions, the most recent by their last round.
+
+    Returns:
+        Per scope: ``sessions``, ``rounds`` (judged), ``acceptance@1``, ``acceptance@3``
+        (``None`` with no judged round), ``dismissed``.
+    """
+    rounds: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in store.query("suggestion-acceptance").dicts():
+        key = (str(row.get("scope", "default")), str(row["session"]), str(row["time"]))
+        found = rounds.setdefault(key, {"rank": None, "judged": False, "dismissed": 0})
+        verdict = str(row.get("acceptance", ""))
+        if row.get("taken_rank") is not None:
+            rank = int(row["taken_rank"])
+            found["rank"] = rank if found["rank"] is None else min(found["rank"], rank)
+            found["judged"] = True
+        elif verdict == "not-taken":
+            found["judged"] = True
+        found["dismissed"] += verdict == "dismissed"
+    per_scope: dict[str, dict[str, dict[str, Any]]] = {}
+    for (scope, session, stamp), found in rounds.items():
+        per_scope.setdefault(scope, {}).setdefault(session, {})[stamp] = found
+    out: dict[str, dict[str, Any]] = {}
+    for scope, sessions in sorted(per_scope.items()):
+        recent = sorted(sessions, key=lambda s: max(sessions[s]), reverse=True)[:last]
+        judged = [r for s in recent for r in sessions[s].values() if r["judged"]]
+        ranks = [r["rank"] for r in judged]
+        count = len(judged)
+        out[scope] = {
+            "sessions": len(recent),
+            "rounds": count,
+            "acceptance@1": round(sum(r == 1 for r in ranks) / count, 4) if count else None,
+            "acceptance@3": round(sum(r is not None and r <= 3 for r in ranks) / count, 4)
+            if count
+            else None,
+            "dismissed": sum(r["dismissed"] for s in recent for r in sessions[s].values()),
+        }
+    return out

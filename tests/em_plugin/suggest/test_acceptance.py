@@ -124,3 +124,45 @@ def test_cli_accept_and_dismiss(tmp_path: Path) -> None:
 
     verdicts = [(r["rank"], r["acceptance"], r["taken_rank"]) for r in json.loads(shown.output)]
     assert verdicts[:2] == [(1, "accepted", 1), (2, "dismissed", 1)]
+
+
+def test_acceptance_per_scope_in_stats_and_as_a_metric(tmp_path: Path) -> None:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    from em_plugin import telemetry
+
+    reader = InMemoryMetricReader()
+    telemetry.configure(meter_provider=MeterProvider(metric_readers=[reader]))
+    store = tmp_path / "store"
+    try:
+        with EpisodicMemory(store=str(store), embedder="fake", scope="team") as memory:
+            memory.save_many(PAST)
+            memory.record_suggestions("s1", memory.suggest(session("s1")))
+            turn = InstructionStep("Classify them as PFAS", (CallStep("classifier"),))
+            memory.record_suggestions("s1", memory.suggest(session("s1", turn)))
+            memory.record_suggestions("s2", memory.suggest(session("s2")))
+            other = InstructionStep("Something else", (CallStep("lookup"),))
+            memory.record_suggestions("s2", memory.suggest(session("s2", other)))
+    finally:
+        telemetry.configure()
+    points = [
+        (dict(p.attributes), p.value)
+        for m in reader.get_metrics_data().resource_metrics[0].scope_metrics[0].metrics
+        if m.name == telemetry.ACCEPTANCE_METRIC
+        for p in m.data.data_points
+    ]
+    assert sorted((a["em_plugin.suggestion.taken_rank"], v) for a, v in points) == [(0, 1), (1, 1)]
+    assert {a["em_plugin.scope"] for a, _ in points} == {"team"}
+    done = CliRunner().invoke(
+        cli,
+        ["stats", "--store", str(store), "--format", "json"],
+        env={"EM_PLUGIN_EMBEDDER": "fake"},
+    )
+    assert done.exit_code == 0, done.output
+    import json
+
+    rates = json.loads(done.output)["acceptance"]["team"]
+    # Two judged rounds (one taken at rank 1, one not taken); the last round of each is open.
+    assert rates["rounds"] == 2 and rates["sessions"] == 2
+    assert rates["acceptance@1"] == 0.5 and rates["acceptance@3"] == 0.5
