@@ -152,17 +152,31 @@ class EpisodicMemory:
         # The model loads in the background while the crew starts (docs/architecture.md).
         self._warmup = Warmup(self._engine.embedder, wait=warm_up_wait())
         self._writer = BackgroundWriter()
-        # What became of the suggestions shown (docs/suggestions.md, "Acceptance"); the last
-        # workflow suggested for per session judges that session's previous round.
-        self.feedback = FeedbackStats()
-        self.acceptance = AcceptanceLog(
-            self._engine.store,
-            scope,
-            self._engine.embedder.embed,
-            lambda: self.threshold,
-            self.feedback,
-        )
-        self._asked: dict[str, Workflow] = {}
+        # What became of the suggestions shown, per scope (docs/suggestions.md, "Acceptance"),
+        # shared with the scope views; the last workflow suggested for per (scope, session)
+        # judges that session's previous round.
+        self._learning: dict[str, AcceptanceLog] = {}
+        self._asked: dict[tuple[str, str], Workflow] = {}
+
+    @property
+    def acceptance(self) -> AcceptanceLog:
+        """What became of this scope's shown suggestions (docs/suggestions.md, "Acceptance")."""
+        found = self._learning.get(self.scope)
+        if found is None:
+            made = AcceptanceLog(
+                self._engine.store,
+                self.scope,
+                self._engine.embedder.embed,
+                lambda: self.threshold,
+                FeedbackStats(),
+            )
+            found = self._learning.setdefault(self.scope, made)
+        return found
+
+    @property
+    def feedback(self) -> FeedbackStats:
+        """This scope's counts of what its users took after each context (never shared)."""
+        return self.acceptance.feedback
 
     @property
     def crew(self) -> CrewDescription | None:
@@ -521,7 +535,7 @@ class EpisodicMemory:
         """
         session = request.workflow.session
         if session:
-            self._asked[session] = request.workflow
+            self._asked[(self.scope, session)] = request.workflow
         # Asked for more than shown: dismissed ones leave, and what users keep taking here may
         # rank below the limit (docs/suggestions.md, "Learning from acceptance").
         dismissed = self.acceptance.dismissed_in(session) if session else set()
@@ -676,7 +690,8 @@ class EpisodicMemory:
         stamp = self._engine.record_suggestions(
             session_id, records, workflow_ids, self.scope, time, crew
         )
-        shown = workflow if workflow is not None else self._asked.pop(str(session_id), None)
+        asked = self._asked.pop((self.scope, str(session_id)), None)
+        shown = workflow if workflow is not None else asked
         if shown is not None:
             self.acceptance.shown(str(session_id), stamp, suggestions, shown)
         return stamp
@@ -728,7 +743,7 @@ class EpisodicMemory:
         """Async twin of :meth:`suggest`; an async chat model is awaited on the caller's loop."""
         request = await asyncio.to_thread(self.request, workflow)
         if workflow.session:
-            self._asked[workflow.session] = workflow
+            self._asked[(self.scope, workflow.session)] = workflow
         found = await self.chain.asuggest(request, limit, offload=self._locked)
         return await asyncio.to_thread(self._with_procedures, workflow, found, limit)
 

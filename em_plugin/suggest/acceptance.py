@@ -37,7 +37,15 @@ from provenance.suggestion_record import (
 )
 from provenance.vocab import RDF, WF, workflow_iri
 
-__all__ = ["LAST_SESSIONS", "AcceptanceLog", "Taken", "acceptance_rates", "judge", "next_turn"]
+__all__ = [
+    "LAST_SESSIONS",
+    "AcceptanceLog",
+    "Taken",
+    "acceptance_rates",
+    "judge",
+    "next_turn",
+    "recent_suggestions",
+]
 
 #: Sessions (the most recent) that :func:`acceptance_rates` counts by default.
 LAST_SESSIONS = 50
@@ -310,3 +318,27 @@ def acceptance_rates(store: Any, *, last: int = LAST_SESSIONS) -> dict[str, dict
             "dismissed": sum(r["dismissed"] for s in recent for r in sessions[s].values()),
         }
     return out
+
+
+def recent_suggestions(store: Any, scope: str, *, limit: int = 10) -> list[dict[str, Any]]:
+    """Return a scope's most recently shown suggestions with what became of them.
+
+    Args:
+        store: A workflow store (named query ``suggestion-acceptance``).
+        scope: The scope.
+        limit: How many rows.
+
+    Returns:
+        Rows of the query (``id``, ``session``, ``time``, ``rank``, ``tool``, ``text``,
+        ``acceptance``, ...) as plain values, newest round first, then by rank.
+    """
+    rows = [
+        {
+            key: (value.toPython() if hasattr(value, "toPython") else value)
+            for key, value in r.items()
+        }
+        for r in store.query("suggestion-acceptance").dicts()
+        if str(r.get("scope", "default")) == scope
+    ]
+    rows.sort(key=lambda r: (str(r["time"]), -int(r["rank"])), reverse=True)
+    return rows[:limit]

@@ -49,7 +49,7 @@ def test_feedback_never_leaves_its_scope() -> None:
     ]
     with EpisodicMemory(store="memory:", embedder="fake", scope="a") as a:
         a.save_many(past)
-        b = EpisodicMemory(store=a.store, embedder="fake", scope="b")
+        b = a.with_scope("b")  # a view: the same store, engine and settings
         b.save_many(past)
         current = Workflow(id="c", steps=(InstructionStep("Extract", (CallStep("extractor"),)),))
         assert a.suggest(current)[0].tool == b.suggest(current)[0].tool == "classifier"
@@ -58,4 +58,4 @@ def test_feedback_never_leaves_its_scope() -> None:
         assert a.suggest(current)[0].tool == "table"
         assert "after this step here" in (a.suggest(current)[0].why or "")
         assert b.suggest(current)[0].tool == "classifier"  # scope b never saw a's feedback
-        b.close()
+        assert b.feedback is not a.feedback
