@@ -166,3 +166,24 @@ def test_acceptance_per_scope_in_stats_and_as_a_metric(tmp_path: Path) -> None:
     # Two judged rounds (one taken at rank 1, one not taken); the last round of each is open.
     assert rates["rounds"] == 2 and rates["sessions"] == 2
     assert rates["acceptance@1"] == 0.5 and rates["acceptance@3"] == 0.5
+
+
+def test_a_chat_session_judges_its_rounds_through_the_controller() -> None:
+    from em_plugin.capture.trajectory import Trajectory
+    from em_plugin.session.controller import SessionController
+
+    with EpisodicMemory(store="memory:", embedder="fake") as memory:
+        memory.save_many(PAST)
+        ctl = SessionController(memory, Trajectory("chat-1"))
+
+        def turn(text: str, tool: str) -> str:
+            ctl.begin_turn(text)
+            ctl.trajectory.call_start(f"{tool}-id", tool, {})
+            ctl.trajectory.call_end(f"{tool}-id", "ok")
+            return ctl.suggestion_suffix("done")
+
+        assert "classifier" in turn("Extract the ingredients of the SDS", "extractor")
+        turn("Now run the classifier", "classifier")  # the first round's rank 1, taken
+        taken = [r for r in rows(memory, "chat-1") if r.get("acceptance") == "taken"]
+        assert [(r["rank"], r["tool"]) for r in taken] == [("1", "classifier")]
+        assert taken[0]["step"].endswith("workflow/session%2Fchat-1#exec-1.0")
