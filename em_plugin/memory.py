@@ -48,7 +48,9 @@ from em_plugin.state.engine import DEFAULT_POLL_INTERVAL, MemoryEngine
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.state.step_index import StepIndex
 from em_plugin.suggest import SuggestionChain, SuggestionRequest, build_chain, default_chain
+from em_plugin.suggest.acceptance import AcceptanceLog
 from em_plugin.suggest.crew import CrewDescription, coerce_crew
+from em_plugin.suggest.feedback import FeedbackStats, context_of
 from em_plugin.suggest.types import Suggestion
 from provenance.errors import ProvenanceError, WorkflowFormatError
 from provenance.model import DEFAULT_SCOPE, Workflow
@@ -153,6 +155,31 @@ class EpisodicMemory:
         # The model loads in the background while the crew starts (docs/architecture.md).
         self._warmup = Warmup(self._engine.embedder, wait=warm_up_wait())
         self._writer = BackgroundWriter()
+        # What became of the suggestions shown, per scope (docs/suggestions.md, "Acceptance"),
+        # shared with the scope views; the last workflow suggested for per (scope, session)
+        # judges that session's previous round.
+        self._learning: dict[str, AcceptanceLog] = {}
+        self._asked: dict[tuple[str, str], Workflow] = {}
+
+    @property
+    def acceptance(self) -> AcceptanceLog:
+        """What became of this scope's shown suggestions (docs/suggestions.md, "Acceptance")."""
+        found = self._learning.get(self.scope)
+        if found is None:
+            made = AcceptanceLog(
+                self._engine.store,
+                self.scope,
+                self._engine.embedder.embed,
+                lambda: self.threshold,
+                FeedbackStats(),
+            )
+            found = self._learning.setdefault(self.scope, made)
+        return found
+
+    @property
+    def feedback(self) -> FeedbackStats:
+        """This scope's counts of what its users took after each context (never shared)."""
+        return self.acceptance.feedback
 
     @property
     def crew(self) -> CrewDescription | None:
@@ -501,8 +528,18 @@ class EpisodicMemory:
         An active procedure the current workflow has begun comes first (source
         ``"procedure"``, docs/lifecycle.md).
         """
-        found = self.chain.suggest(request, limit, guard=self._engine.lock)
-        return self._with_procedures(request.workflow, found, limit)
+        session = request.workflow.session
+        if session:
+            self._asked[(self.scope, session)] = request.workflow
+        # Asked for more than shown: dismissed ones leave, and what users keep taking here may
+        # rank below the limit (docs/suggestions.md, "Learning from acceptance").
+        dismissed = self.acceptance.dismissed_in(session) if session else set()
+        wanted = None if limit is None else 3 * limit + len(dismissed)
+        found = self.chain.suggest(request, wanted, guard=self._engine.lock)
+        if dismissed:
+            found = [s for s in found if (s.tool or s.text) not in dismissed]
+        found = self.feedback.rerank(context_of(request.workflow), found)
+        return self._with_procedures(request.workflow, found[:limit] if limit else found, limit)
 
     def _with_procedures(
         self, workflow: Workflow, found: list[Suggestion], limit: int | None
@@ -570,14 +607,20 @@ class EpisodicMemory:
         *,
         workflow_ids: Sequence[str] | None = None,
         time: datetime | None = None,
+        workflow: Workflow | None = None,
     ) -> str | None:
         """Record a round of shown suggestions as PROV (which memory workflows shaped them).
+
+        The session's previous round is judged first: which of its suggestions the steps since
+        then took, if any (docs/suggestions.md, "Acceptance").
 
         Args:
             session_id: The chat session.
             suggestions: The suggestions shown, in rank order.
             workflow_ids: The retrieved workflows (``prov:used``); default: the evidence ones.
             time: When they were shown (default: now).
+            workflow: The session's workflow when they were shown (default: the last workflow
+                of this session, ``Workflow.session``, that this memory suggested for).
 
         Returns:
             The timestamp naming the record, or ``None`` when there was nothing to record.
@@ -597,9 +640,42 @@ class EpisodicMemory:
             workflow_ids = list(seen)
         records = [self.redactor.suggestion(s.to_json()) for s in stored]
         crew = self.crew_description.name if self.crew_description is not None else None
-        return self._engine.record_suggestions(
+        stamp = self._engine.record_suggestions(
             session_id, records, workflow_ids, self.scope, time, crew
         )
+        asked = self._asked.pop((self.scope, str(session_id)), None)
+        shown = workflow if workflow is not None else asked
+        if shown is not None:
+            self.acceptance.shown(str(session_id), stamp, suggestions, shown)
+        return stamp
+
+    def accept_suggestion(self, suggestion_id: str) -> str:
+        """Record that a shown suggestion was accepted (said by a user or an app).
+
+        Args:
+            suggestion_id: Its id (``em-plugin query suggestion-acceptance`` lists them).
+
+        Returns:
+            The id.
+
+        Raises:
+            SuggestionError: For a malformed id or one this scope never recorded.
+        """
+        return self.acceptance.say(suggestion_id, "accepted").id
+
+    def dismiss_suggestion(self, suggestion_id: str) -> str:
+        """Record that a shown suggestion was dismissed; it is not suggested again in its session.
+
+        Args:
+            suggestion_id: Its id (``em-plugin query suggestion-acceptance`` lists them).
+
+        Returns:
+            The id.
+
+        Raises:
+            SuggestionError: For a malformed id or one this scope never recorded.
+        """
+        return self.acceptance.say(suggestion_id, "dismissed").id
 
     # ------------------------------------------------------------------------------ async
 
@@ -619,6 +695,8 @@ class EpisodicMemory:
     async def asuggest(self, workflow: Workflow, limit: int | None = 3) -> list[Suggestion]:
         """Async twin of :meth:`suggest`; an async chat model is awaited on the caller's loop."""
         request = await asyncio.to_thread(self.request, workflow)
+        if workflow.session:
+            self._asked[(self.scope, workflow.session)] = workflow
         found = await self.chain.asuggest(request, limit, offload=self._locked)
         return await asyncio.to_thread(self._with_procedures, workflow, found, limit)
 

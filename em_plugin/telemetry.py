@@ -45,9 +45,11 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, cast
 
 __all__ = [
+    "ACCEPTANCE_METRIC",
     "CAPTURE_CONTENT_ENV",
     "DURATION_METRIC",
     "configure",
+    "record_acceptance",
     "store_id",
     "traced",
 ]
@@ -173,6 +175,35 @@ def store_id(store: Any) -> str:
         return str(Path(path).resolve())
     url = getattr(backend, "query_url", None)
     return str(url) if url else "memory:"
+
+
+#: The counter of judged suggestion rounds (``em_plugin.suggest.acceptance``): the online hit
+#: rate per scope is its share of rounds with ``em_plugin.suggestion.taken_rank`` <= k.
+ACCEPTANCE_METRIC = "em_plugin.suggestion.rounds"
+_acceptance: dict[str, Any] = {}
+
+
+def record_acceptance(scope: str, rank: int | None) -> None:
+    """Count one judged round of suggestions (a no-op without OpenTelemetry).
+
+    Args:
+        scope: The memory's scope (attribute ``em_plugin.scope``).
+        rank: The rank taken (attribute ``em_plugin.suggestion.taken_rank``; 0: none taken).
+    """
+    if not _instruments():
+        return
+    with _state.lock:
+        key = (id(_state.meter_provider), _version())
+        counter = _acceptance.get(str(key))
+        if counter is None:
+            _, metrics, _, _ = _state.api
+            meter = metrics.get_meter(_SCOPE_NAME, key[1], meter_provider=_state.meter_provider)
+            counter = _acceptance[str(key)] = meter.create_counter(
+                ACCEPTANCE_METRIC,
+                unit="{round}",
+                description="Judged rounds of shown suggestions, by the rank taken (0: none).",
+            )
+    counter.add(1, {"em_plugin.scope": scope, "em_plugin.suggestion.taken_rank": rank or 0})
 
 
 # ---------------------------------------------------------------------------------- internals

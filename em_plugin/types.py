@@ -77,10 +77,16 @@ class Suggestion:
     """The cited workflows where this step failed before (the run failed, or the tool did);
     a suggestion whose citations are mostly failures ranks after the others
     (:mod:`em_plugin.suggest.outcomes`)."""
+    why: str | None = None
+    """What this scope's users did after the current step, when it moved the suggestion
+    (``"taken 7 of 9 times after this step here"``, :mod:`em_plugin.suggest.feedback`)."""
 
     def to_json(self) -> dict[str, Any]:
-        """Return the JSON object used by ``--json`` output and the integrations."""
-        return {
+        """Return the JSON object used by ``--json`` output and the integrations.
+
+        ``why`` is there only when this scope's users moved the suggestion (:attr:`why`).
+        """
+        found = {
             "tool": self.tool,
             "text": self.text,
             "args": dict(self.args) if self.args is not None else None,
@@ -98,3 +104,6 @@ class Suggestion:
                 {"workflow_id": e.workflow_id, "position": e.position} for e in self.failures
             ],
         }
+        if self.why is not None:
+            found["why"] = self.why
+        return found

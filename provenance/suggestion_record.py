@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -27,11 +28,27 @@ from provenance.vocab import (
     WF,
     XSD,
     bind_prefixes,
+    decode_segment,
     encode_segment,
     workflow_iri,
 )
 
-__all__ = ["crew_iri", "suggestion_graph_iri", "suggestion_iri", "suggestion_triples"]
+__all__ = [
+    "ACCEPTANCE",
+    "SuggestionRef",
+    "acceptance_triples",
+    "crew_iri",
+    "parse_suggestion_id",
+    "suggestion_graph_iri",
+    "suggestion_id",
+    "suggestion_iri",
+    "suggestion_triples",
+]
+
+#: What became of a suggestion: ``taken`` (the session's next step matched it), ``accepted`` and
+#: ``dismissed`` (said by a user or an app), ``not-taken`` (a round none of whose suggestions
+#: the next step matched).
+ACCEPTANCE = ("accepted", "dismissed", "not-taken", "taken")
 
 _XSD_TIME = re.compile(
     r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-](?:(?:0\d|1[0-3]):[0-5]\d|14:00))?"
@@ -168,3 +185,113 @@ def _suggested_step(
         if not isinstance(workflow_id, str):
             raise MappingError(f"suggestion {rank} evidence items need a 'workflow_id' string")
         add((node, PROV.wasDerivedFrom, workflow_iri(workflow_id)))
+
+
+@dataclass(frozen=True)
+class SuggestionRef:
+    """One shown suggestion, by the round that showed it and its rank there."""
+
+    scope: str
+    """The scope of the memory that suggested."""
+    session_id: str
+    """The chat session."""
+    time: str
+    """The ISO 8601 text naming the round."""
+    rank: int
+    """1-based rank in the round."""
+
+    @property
+    def iri(self) -> URIRef:
+        """The ``wf:SuggestedStep`` node of this suggestion."""
+        return URIRef(f"{suggestion_iri(self.session_id, self.time, self.scope)}#{self.rank}")
+
+    @property
+    def id(self) -> str:
+        """The suggestion's id (:func:`suggestion_id`)."""
+        return suggestion_id(self.iri)
+
+
+def suggestion_id(iri: str | URIRef) -> str:
+    """Return the short id of a suggested step: its IRI after ``suggestion/``.
+
+    Args:
+        iri: The ``wf:SuggestedStep`` IRI (``.../suggestion/[scope/]session/time#rank``).
+
+    Returns:
+        ``[scope/]session/time#rank``, as ``em-plugin accept`` and ``dismiss`` take it.
+    """
+    return str(iri).split(f"{BASE}suggestion/", 1)[-1]
+
+
+def parse_suggestion_id(text: str, scope: str = DEFAULT_SCOPE) -> SuggestionRef:
+    """Read a suggestion id (or its full IRI) back.
+
+    Args:
+        text: ``[scope/]session/time#rank`` with percent-encoded segments, or the full IRI.
+        scope: The scope an id without one belongs to.
+
+    Returns:
+        The suggestion it names.
+
+    Raises:
+        MappingError: When the text is not a suggestion id; the message shows the form.
+    """
+    tail = suggestion_id(text.strip())
+    path, _, rank = tail.partition("#")
+    parts = path.split("/")
+    form = "[scope/]session/time#rank (e.g. s1/2026-12-07T10%3A00%3A00%2B00%3A00#1)"
+    if not rank.isdigit() or int(rank) < 1 or len(parts) not in (2, 3) or not all(parts):
+        raise MappingError(f"{text!r} is not a suggestion id; expected {form}")
+    try:
+        names = [decode_segment(part) for part in parts]
+    except UnicodeDecodeError:
+        raise MappingError(f"{text!r} is not a suggestion id; expected {form}") from None
+    if len(names) == 3:
+        scope = names.pop(0)
+    return SuggestionRef(scope, names[0], names[1], int(rank))
+
+
+def acceptance_triples(
+    ref: SuggestionRef | None,
+    verdict: str,
+    *,
+    round_ref: SuggestionRef | None = None,
+    step: URIRef | None = None,
+) -> Graph:
+    """Return the record of what became of a suggestion, for its round's record graph.
+
+    ``taken`` and ``accepted`` mark the suggested step and its round (``wf:takenRank``);
+    ``dismissed`` marks the step only; ``not-taken`` marks the round only. The step of the
+    session that took the suggestion (its execution, a ``prov:Activity`` of the session's
+    workflow) ``prov:used`` the suggested step.
+
+    Args:
+        ref: The suggestion (``None`` with ``not-taken``).
+        verdict: One of :data:`ACCEPTANCE`.
+        round_ref: Any suggestion of the round, for ``not-taken`` (its rank is ignored).
+        step: The IRI of the step that took the suggestion, when one did.
+
+    Returns:
+        A graph to add to ``suggestion_graph_iri(session_id, scope)``.
+
+    Raises:
+        MappingError: For an unknown verdict, or a missing suggestion.
+    """
+    if verdict not in ACCEPTANCE:
+        raise MappingError(f"acceptance {verdict!r} is not one of {', '.join(ACCEPTANCE)}")
+    named = ref or round_ref
+    if named is None or (ref is None and verdict != "not-taken"):
+        raise MappingError(f"acceptance {verdict!r} needs the suggestion it is about")
+    activity = suggestion_iri(named.session_id, named.time, named.scope)
+    graph = bind_prefixes(Graph(bind_namespaces="none"))
+    if verdict == "not-taken" or ref is None:
+        graph.add((activity, WF.acceptance, Literal("not-taken")))
+        return graph
+    graph.add((ref.iri, WF.acceptance, Literal(verdict)))
+    if verdict in ("taken", "accepted"):
+        graph.add((activity, WF.acceptance, Literal(verdict)))
+        graph.add((activity, WF.takenRank, Literal(ref.rank)))
+    if step is not None:
+        graph.add((step, RDF.type, PROV.Activity))
+        graph.add((step, PROV.used, ref.iri))
+    return graph

@@ -124,6 +124,8 @@ class WF(DefinedNamespace):
     suggestedText: URIRef
     suggestedTool: URIRef
     suggestionSource: URIRef
+    acceptance: URIRef  # what became of a suggestion: taken, accepted, dismissed, not-taken
+    takenRank: URIRef  # the rank of a round's suggestion that was taken or accepted
     # Lifecycle records (provenance/lifecycle.py): versions, retirement, procedures
     LifecycleRecord: URIRef
     Procedure: URIRef

@@ -27,6 +27,7 @@ from __future__ import annotations
 # Importing the command modules registers their commands on the group.
 from em_plugin.cli import (  # noqa: F401
     engine_commands,
+    feedback_commands,
     lifecycle_commands,
     outcome_command,
     serve_command,

@@ -133,6 +133,12 @@ def suggest(
     help="Similarity threshold T. [default: 0.65]",
 )
 @click.option("--sweep", is_flag=True, help="Evaluate at several thresholds (0.5 ... 0.9).")
+@click.option(
+    "--online",
+    is_flag=True,
+    help="Also replay the test split in order as sessions, each saved after its turns "
+    "(online hit@k = acceptance@k; docs/evaluation.md).",
+)
 @click.option("--no-text", is_flag=True, help="Ablation: instruction words carry nothing.")
 @click.option(
     "--chain",
@@ -172,6 +178,7 @@ def eval_(
     store_spec: str,
     threshold: float | None,
     sweep: bool,
+    online: bool,
     no_text: bool,
     chain: str,
     llm_factory: str | None,
@@ -191,6 +198,7 @@ def eval_(
     Example:
       em-plugin eval tau2_airline.jsonl --format json
       em-plugin eval tau2_airline.jsonl --peers lstm,transformer
+      em-plugin eval tau2_airline.jsonl --online
     """
     from em_plugin.errors import ConfigurationError
     from em_plugin.evaluation import protocol as evaluation
@@ -210,6 +218,27 @@ def eval_(
     }
     if chain != "continuation" or llm_factory is not None:
         options.update(chain=chain, llm=_chat_model(llm_factory) if llm_factory else None)
+    if online:
+        if sweep or chosen or fail_fraction or chain != "continuation":
+            raise click.UsageError(
+                "--online runs the continuation chain alone: no --sweep, --peers, "
+                "--fail-fraction or --chain"
+            )
+        from em_plugin.evaluation.online import evaluate_online
+
+        report = evaluate_online(file, threshold=threshold, **options)
+        if fmt == "table":
+            _print_eval_table(report, file.name)
+            rows = [
+                {k: f"{v:.3f}" if isinstance(v, float) else v for k, v in row.items()}
+                for row in online_rows(report)
+            ]
+            emit_records(list(EVAL_COLUMNS), rows, "table", title=f"online {file.name}")
+        elif fmt in ("json", "jsonl"):
+            emit_mapping(report, fmt)
+        else:
+            emit_records(list(EVAL_COLUMNS), eval_rows(report) + online_rows(report), fmt)
+        return
     if sweep and fail_fraction:
         raise click.UsageError("--fail-fraction applies to one evaluation, not to --sweep")
     if sweep:
@@ -277,6 +306,16 @@ def eval_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     rows = [{"method": "episodic memory", **{k: report[k] for k in EVAL_COLUMNS[1:]}}]
     for name, tally in report.get("baselines", {}).items():
         rows.append({"method": name.replace("_", " "), **{k: tally[k] for k in EVAL_COLUMNS[1:]}})
+    return rows
+
+
+def online_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return the online figures (``eval --online``) as rows of :data:`EVAL_COLUMNS`."""
+    online = report["online"]
+    rows = [{"method": "episodic memory, online", **{k: online[k] for k in EVAL_COLUMNS[1:]}}]
+    for name, tally in online.get("baselines", {}).items():
+        method = f"{name.replace('_', ' ')}, online"
+        rows.append({"method": method, **{k: tally[k] for k in EVAL_COLUMNS[1:]}})
     return rows
 
 

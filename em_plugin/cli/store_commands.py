@@ -354,12 +354,20 @@ def show(
 def stats(store_spec: str, update_url: str | None, fmt: str) -> None:
     """Show how many workflows, steps, tools and triples the store holds, per scope.
 
+    With shown suggestions on record, also their online hit rate per scope (acceptance@1 and
+    @3 over the last 50 sessions, docs/suggestions.md).
+
     \b
     Example:
       em-plugin stats --format json
     """
+    from em_plugin.suggest.acceptance import acceptance_rates
+
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         data = store.stats()
+        rates = acceptance_rates(store)
+    if rates:
+        data["acceptance"] = rates
     emit_mapping(data, fmt, title=store_path(store_spec))
 
 

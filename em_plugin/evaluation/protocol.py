@@ -159,6 +159,11 @@ def _load(
     return _mark_failed(train, fail_fraction) if fail_fraction else train, test
 
 
+def _progress_bar_total(test: Sequence[Workflow]) -> int:
+    """Return the number of targets of a test split."""
+    return sum(1 for _ in _targets(test))
+
+
 def _targets(test: Sequence[Workflow]) -> Iterator[tuple[Workflow, str, list[str]]]:
     for workflow in test:
         leaves = workflow.leaves()

@@ -20,11 +20,15 @@ by support and similarity) and changes what a match is and how votes count:
   of shorter ones (down to plain tool frequency, ``k = 0``) take over when they are not.
 * **Instruction text weighs the votes.** A position's vote is multiplied by
   ``exp(context_weight * z)`` where ``z`` is the z-score (over the scope's contexts, capped at
-  ``z_cap``) of the cosine between the current instruction and the instruction the voted call
-  was made for. The z-score makes the weight independent of how similar a scope's instructions
-  are to each other overall. A call made for a later instruction (the user's next request) is
-  weighed by that request, not by the instruction before it: otherwise two stored sessions that
-  began with the current instruction word for word outvote forty that continued otherwise.
+  ``z_cap``) of the cosine between the current instruction and the instruction of the stored
+  state (the leaf before the voted call). The z-score makes the weight independent of how
+  similar a scope's instructions are to each other overall. A call made for a later
+  instruction (the user's next request) gets that factor raised to ``next_request_weight``
+  (0.5: the geometric mean of the state's factor and the neutral 1): the current instruction
+  tells how like the stored state ours is, not which request the user makes next. At full
+  weight two stored sessions that began with the current instruction word for word outvote
+  forty that continued otherwise; weighed by the request they answered instead, long sessions
+  of many requests lose the agreement of their states (docs/suggestions.md).
 * **A new instruction is a state too.** A stored call that opened an instruction is what
   followed "an instruction was given", so a current workflow ending in an instruction leaf
   (answered without tools) finds the first calls of similar past instructions.
@@ -246,36 +250,59 @@ class ContinuationIndex:
         factor = np.exp(beta * np.clip((np.nan_to_num(sims) - live.mean()) / spread, -cap, cap))
         return np.append(factor, 1.0), float(np.exp(beta * cap)), sims
 
-    def _answered(self) -> np.ndarray:
-        """Per position, the context id of the instruction its call was made for (``-1``: none).
+    def _voted(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per position, its state's context id (``-1``: none) and whether it is a later request.
 
-        A vote is weighed by this instruction, not by the one before the position: a call that
-        answered a later request (the user's next instruction) says nothing about how like the
-        current instruction that request was (docs/suggestions.md, "Instruction text").
+        A state's context is the instruction of the leaf before the voted call (an opening's,
+        its own). The call answered a later request when it was made for another instruction
+        than that leaf's: the user's next request, which the current workflow has not made.
         """
-        found = self._cache.get("answered")
+        found = self._cache.get("voted")
         if found is None:
             arrays = self._positions()
-            found = self._cache["answered"] = self._contexts(arrays["leaf"])
-        return found
+            answered = self._contexts(arrays["leaf"])
+            before = np.where(
+                arrays["opening"], answered, self._contexts(np.maximum(arrays["leaf"] - 1, 0))
+            )
+            found = self._cache["voted"] = np.stack((before, before != answered))
+        return found[0], found[1].astype(np.bool_)
+
+    def _vote_factor(self, factor: np.ndarray, before: np.ndarray, later: np.ndarray) -> np.ndarray:
+        """Return the text factor of votes (docs/suggestions.md, "Instruction text").
+
+        A vote's factor is its state's, tempered when its call answered a later request.
+        """
+        weights = factor[before]
+        if later.any():
+            weights = np.where(later, weights**self.config.next_request_weight, weights)
+        return weights
 
     def _weigh(
         self, positions: np.ndarray, *, factor: np.ndarray, excluded: list[int]
     ) -> np.ndarray:
-        """Return vote weights: 0 if dead or excluded, else the answered context's factor."""
+        """Return vote weights: 0 if dead or excluded, else the text factor of the vote."""
         arrays = self._positions()
         slots = arrays["slot"][positions]
-        weights = self.scope.alive.view()[slots] * factor[self._answered()[positions]]
+        before, later = self._voted()
+        weights = self.scope.alive.view()[slots] * self._vote_factor(
+            factor, before[positions], later[positions]
+        )
         if excluded:
             weights[np.isin(slots, excluded)] = 0.0
         return weights
 
-    def _frequency(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Return the live stored states grouped by (tool, answered context).
+    def _keys_of(self, positions: np.ndarray, width: int) -> np.ndarray:
+        """Return the (tool, state context, later request) group key of positions."""
+        arrays = self._positions()
+        before, later = self._voted()
+        return (arrays["tool"][positions] * width + (before[positions] + 1)) * 2 + later[positions]
 
-        As ``(tools, contexts, counts, keys)``.
+    def _frequency(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Return the live stored states grouped by (tool, state context, later request).
 
-        Level 0 counts every live state; grouped, it costs one product per distinct pair
+        As ``(tools, contexts, later, counts, keys)``.
+
+        Level 0 counts every live state; grouped, it costs one product per distinct triple
         instead of one per position. Rebuilt on the first ranking after a change.
         """
         width = self.contexts.capacity + 1  # part of the key: the keys are encoded with it
@@ -283,13 +310,14 @@ class ContinuationIndex:
         if found is None:
             arrays = self._positions()
             live = np.flatnonzero(arrays["alive"] & ~arrays["opening"])
-            keys = np.sort(arrays["tool"][live] * width + (self._answered()[live] + 1))
+            keys = np.sort(self._keys_of(live, width))
             starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))[: len(keys)])
             heads = keys[starts]
             sizes = np.diff(np.append(starts, len(keys)))
-            found = np.stack((heads // width, heads % width - 1, sizes, heads))
+            pairs = heads // 2
+            found = np.stack((pairs // width, pairs % width - 1, heads % 2, sizes, heads))
             self._cache[("frequency", width)] = found
-        return found[0], found[1], found[2], found[3]
+        return found[0], found[1], found[2].astype(np.bool_), found[3], found[4]
 
     def _memory_counts(
         self,
@@ -305,17 +333,17 @@ class ContinuationIndex:
         listing its positions (``None``): :meth:`_detail` lists them only for a candidate
         whose best level is 0.
         """
-        tools, contexts, sizes, keys = self._frequency()
+        tools, before, later, sizes, keys = self._frequency()
         arrays = self._positions()
         for slot in excluded:  # an excluded live workflow's own states do not vote
             if self.scope.alive.view()[slot]:
                 own = np.arange(*self._span(slot))
                 own = own[~arrays["opening"][own]]
-                width = self.contexts.capacity + 1
-                own_keys = arrays["tool"][own] * width + (self._answered()[own] + 1)
+                own_keys = self._keys_of(own, self.contexts.capacity + 1)
                 sizes = sizes.copy()  # integer counts: an excluded vote leaves an exact 0
                 np.subtract.at(sizes, np.searchsorted(keys, own_keys), 1)
-        counts = [np.bincount(tools, weights=sizes * factor[contexts], minlength=size)]
+        weights = sizes * self._vote_factor(factor, before, later)
+        counts = [np.bincount(tools, weights=weights, minlength=size)]
         members: list[np.ndarray | None] = [None]
         for k in range(1, min(self.config.max_order, len(tokens)) + 1):
             chosen = self._posting(tuple(tokens[len(tokens) - k :]))

@@ -26,6 +26,8 @@ class ContinuationConfig:
     """``beta`` in ``exp(beta * z)``; 0 ignores instruction text."""
     z_cap: float = 3.0
     """Bound on ``|z|``."""
+    next_request_weight: float = 0.5
+    """Exponent of the state's text factor for a vote whose call answered a later request."""
     include_current: bool = True
     """Let the current workflow's own steps vote."""
     evidence: int = 3
@@ -40,6 +42,10 @@ class ContinuationConfig:
             raise ConfigurationError(
                 f"context_weight must be >= 0 and z_cap > 0, got {self.context_weight} "
                 f"and {self.z_cap}"
+            )
+        if not 0.0 <= self.next_request_weight <= 1.0:
+            raise ConfigurationError(
+                f"next_request_weight must be in [0, 1], got {self.next_request_weight}"
             )
         if self.evidence < 0 or self.detail < 0:
             raise ConfigurationError("evidence and detail must be >= 0")

@@ -54,5 +54,7 @@ def format_suggestions(suggestions: Sequence[Suggestion], *, limit: int = 3) -> 
             failed = len({e.workflow_id for e in suggestion.failures})
             cited = len({e.workflow_id for e in suggestion.evidence})
             line += f" (failed here before in {failed} of {cited} similar workflows)"
+        if suggestion.why:
+            line += f" ({suggestion.why})"
         lines.append(line)
     return "\n".join(lines)

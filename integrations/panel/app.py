@@ -70,6 +70,7 @@ def create_app(settings: PanelSettings, *, store: WorkflowStore | None = None) -
         Route("/workflow/download", pages.workflow_download),
         Route("/workflow/{action:str}", pages.workflow_action, methods=["GET", "POST"]),
         Route("/suggest", pages.suggest_page, methods=["GET", "POST"]),
+        Route("/suggest/feedback", pages.suggestion_feedback, methods=["POST"]),
         Route("/procedures", pages.procedures_page),
         Route("/procedures/{action:str}", pages.procedure_action, methods=["POST"]),
         Route("/sparql", pages.sparql_page, methods=["GET", "POST"]),

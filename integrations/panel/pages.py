@@ -37,6 +37,7 @@ __all__ = [
     "sparql_csv",
     "sparql_page",
     "suggest_page",
+    "suggestion_feedback",
     "tools_page",
     "workflow_action",
     "workflow_download",
@@ -382,7 +383,36 @@ async def suggest_page(request: Request) -> Response:
         memory = await _run(state.memory, scope)
         context["current"] = current
         context["suggestions"] = await _run(memory.suggest, current, 5)
+    context.update(await _run(_feedback_context, state, scope))
+    context["done"] = _param(request, "done")
     return render(request, "suggest.html", context)
+
+
+def _feedback_context(state: PanelState, scope: str) -> dict[str, Any]:
+    """The scope's online hit rate and its latest shown suggestions (docs/suggestions.md)."""
+    from em_plugin.suggest.acceptance import acceptance_rates, recent_suggestions
+
+    return {
+        "acceptance": acceptance_rates(state.store).get(scope),
+        "recent": recent_suggestions(state.store, scope),
+        "can_write": state.settings.allow_write,
+    }
+
+
+async def suggestion_feedback(request: Request) -> Response:
+    """Accept or dismiss a shown suggestion by its id (POST), then back to the suggest page."""
+    state = panel_state(request)
+    _require_write(state)
+    form = await request.form()
+    verdict = str(form.get("verdict", ""))
+    if verdict not in ("accept", "dismiss"):
+        raise PanelError(f"verdict must be accept or dismiss, got {verdict!r}")
+    scope = await _run(_scope, request, state, str(form.get("scope", "")) or None)
+    memory = await _run(state.memory, scope)
+    said = memory.accept_suggestion if verdict == "accept" else memory.dismiss_suggestion
+    await _run(said, str(form.get("id", "")))
+    done = "accepted" if verdict == "accept" else "dismissed"
+    return RedirectResponse("/suggest?" + urlencode({"scope": scope, "done": done}), 303)
 
 
 def _parse_pasted(text: str) -> Workflow:

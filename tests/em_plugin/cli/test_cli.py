@@ -69,7 +69,7 @@ def imported(sample_store_template: Path, store_dir: Path) -> Path:
 
 COMMANDS = sorted(
     ["import", "export", "query", "show", "stats", "delete", "validate", "reindex", "suggest"]
-    + ["eval", "bench", "list", "serve", "outcome"]
+    + ["eval", "bench", "list", "serve", "outcome", "accept", "dismiss"]
     + ["history", "retire", "restore", "procedures", "sessions"]
 )
 

@@ -3,7 +3,7 @@
 In the demo's bootstrap data, product_extractor is followed by pfas_classifier in 40 of 48
 transitions. Two stored sessions began with the example's instruction word for word and then
 asked for a table: their table call answered the user's next request, so the instruction's
-similarity no longer weighs its vote (docs/suggestions.md, "Instruction text").
+similarity weighs its vote at half strength (docs/suggestions.md, "Instruction text").
 """
 
 from __future__ import annotations
@@ -38,11 +38,9 @@ def _suggest(store: Path, env: dict[str, str]) -> list[dict]:
 
 
 def _check(suggestions: list[dict]) -> None:
-    assert [s["tool"] for s in suggestions] == [
-        "pfas_classifier",
-        "hazard_assessment",
-        "markdown_table",
-    ]
+    tools = [s["tool"] for s in suggestions]
+    assert tools[0] == "pfas_classifier"
+    assert sorted(tools[1:]) == ["hazard_assessment", "markdown_table"]
     top = suggestions[0]
     assert top["source"] == "episodic" and top["score"] > 0.5
     cited = [e for e in top["evidence"] if e["score"] > 0.65]

@@ -69,22 +69,34 @@ def test_instruction_context_weights_votes() -> None:
     assert off[0].tool == "exchange"
 
 
-def test_a_call_for_the_next_request_is_weighed_by_that_request() -> None:
+def test_a_call_for_the_next_request_has_half_the_text_weight() -> None:
     # Two stored sessions began with the current instruction word for word, then the user asked
-    # for a table; six others classified under the same instruction. The table answered the
-    # user's next request, so the current instruction's similarity does not weigh its vote.
+    # for a table; ten others, under similar instructions, classified next. The table answered
+    # the user's next request: the current instruction's similarity weighs it at half strength
+    # (exponent next_request_weight), and the ten outvote the two.
     extract = "Extract all ingredients from primer.pdf"
     table = InstructionStep("Show the results as a markdown table", (CallStep("table"),))
     memory = [
         Workflow(id=f"t{i}", steps=(InstructionStep(extract, (CallStep("extract"),)), table))
         for i in range(2)
-    ] + [wf(f"c{i}", "extract", "classify", text=f"Find the PFAS in sds_{i}.pdf") for i in range(6)]
+    ]
+    memory += [wf(f"c{i}", "extract", "classify", text=f"Get the ingredients of sds_{i}.pdf")
+               for i in range(10)]  # fmt: skip
+    memory += [wf(f"o{i}", "lookup", text=f"Look up order {i} for a refund") for i in range(10)]
     ranked = index_of(*memory).rank(query("extract", text=extract))
-    assert [c.tool for c in ranked] == ["classify", "table"]
-    # A call made under the matching instruction keeps its weight: two beat six.
+    assert [c.tool for c in ranked][:2] == ["classify", "table"]
+    # At full strength (the state's weight, as a call for the same instruction) two beat ten.
+    full = index_of(*memory, next_request_weight=1.0).rank(query("extract", text=extract))
+    assert [c.tool for c in full][:2] == ["table", "classify"]
+    # A call made under the matching instruction keeps its full weight: two beat ten.
     same = [wf(f"s{i}", "extract", "table", text=extract) for i in range(2)]
     ranked = index_of(*same, *memory[2:]).rank(query("extract", text=extract))
-    assert [c.tool for c in ranked] == ["table", "classify"]
+    assert [c.tool for c in ranked][:2] == ["table", "classify"]
+
+
+def test_next_request_weight_is_checked() -> None:
+    with pytest.raises(ConfigurationError, match="next_request_weight"):
+        ContinuationConfig(next_request_weight=1.5)
 
 
 def test_current_workflow_votes_for_its_own_repeats() -> None:

@@ -1,0 +1,61 @@
+"""Ranking learns from acceptance: an ignored first suggestion gives way, per scope, saying why."""
+
+from __future__ import annotations
+
+from em_plugin.memory import EpisodicMemory
+from em_plugin.suggest.feedback import MIN_ROUNDS, FeedbackStats, context_of
+from em_plugin.suggest.types import Suggestion
+from provenance.model import CallStep, InstructionStep, Workflow
+
+SHOWN = [Suggestion("Classify", "classifier"), Suggestion("Table", "table")]
+
+
+def test_an_ignored_first_suggestion_gives_way_to_what_users_took() -> None:
+    stats = FeedbackStats()
+    context = ("extractor",)
+    for _ in range(MIN_ROUNDS - 1):
+        stats.note(context, ["classifier", "table"], "table")
+    assert [s.tool for s in stats.rerank(context, SHOWN)] == ["classifier", "table"]  # too few
+    stats.note(context, ["classifier", "table"], "table")
+    ranked = stats.rerank(context, SHOWN)
+    assert [s.tool for s in ranked] == ["table", "classifier"]
+    assert ranked[0].why == f"taken {MIN_ROUNDS} of {MIN_ROUNDS} times after this step here"
+    assert ranked[1].why == f"ignored {MIN_ROUNDS} of {MIN_ROUNDS} times after this step here"
+    # Another context is untouched.
+    assert [s.tool for s in stats.rerank(("other",), SHOWN)] == ["classifier", "table"]
+
+
+def test_a_first_suggestion_taken_often_enough_stays_first() -> None:
+    stats = FeedbackStats()
+    context = ("extractor",)
+    for taken in ["classifier", "classifier", "table", "table", "table", "table"]:
+        stats.note(context, ["classifier", "table"], taken)
+    ranked = stats.rerank(context, SHOWN)
+    assert [s.tool for s in ranked] == ["classifier", "table"]  # taken 2 of 6: a third
+    assert ranked[0].why == "taken 2 of 6 times after this step here"
+
+
+def test_feedback_never_leaves_its_scope() -> None:
+    past = [
+        Workflow(
+            id=f"p{i}",
+            steps=(InstructionStep("Extract", (CallStep("extractor"), CallStep("classifier"))),),
+        )
+        for i in range(3)
+    ] + [
+        Workflow(
+            id="q", steps=(InstructionStep("Extract", (CallStep("extractor"), CallStep("table"))),)
+        )
+    ]
+    with EpisodicMemory(store="memory:", embedder="fake", scope="a") as a:
+        a.save_many(past)
+        b = a.with_scope("b")  # a view: the same store, engine and settings
+        b.save_many(past)
+        current = Workflow(id="c", steps=(InstructionStep("Extract", (CallStep("extractor"),)),))
+        assert a.suggest(current)[0].tool == b.suggest(current)[0].tool == "classifier"
+        for _ in range(MIN_ROUNDS):
+            a.feedback.note(context_of(current), ["classifier", "table"], "table")
+        assert a.suggest(current)[0].tool == "table"
+        assert "after this step here" in (a.suggest(current)[0].why or "")
+        assert b.suggest(current)[0].tool == "classifier"  # scope b never saw a's feedback
+        assert b.feedback is not a.feedback
