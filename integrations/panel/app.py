@@ -14,6 +14,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 from urllib.parse import urlencode
+from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
@@ -90,7 +91,7 @@ def create_app(settings: PanelSettings, *, store: WorkflowStore | None = None) -
         ProvenanceError,
         EpisodicMemoryError,
     )
-    handlers = {kind: _error_page for kind in (Exception, *expected)}
+    handlers: dict[Any, Any] = {kind: _error_page for kind in (Exception, *expected)}
     # Starlette picks the most specific class's handler: a scope choice is a page, not an error.
     handlers[ScopeChoice] = _scope_chooser
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
