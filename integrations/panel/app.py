@@ -13,8 +13,8 @@ import contextlib
 import logging
 import threading
 from collections.abc import AsyncIterator
-from urllib.parse import urlencode
 from typing import Any
+from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
