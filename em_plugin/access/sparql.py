@@ -7,8 +7,9 @@ parser) and each one is checked: every graph it writes must be of a scope the gr
 every graph its ``WHERE`` reads of a scope it may read (the registry of graph families decides,
 :mod:`provenance.stores.graph_families`: the embedder record, of no scope, is read by every
 token and written by none). What cannot be bounded from the text is
-refused: the default graph (shared by every scope), ``GRAPH ?variable``, ``LOAD``, ``SERVICE``,
-``CLEAR``/``DROP`` of ``DEFAULT``, ``NAMED`` or ``ALL``.
+refused: the default graph (shared by every scope), ``GRAPH ?variable`` (unless ``USING NAMED``
+bounds it to the listed graphs, as the protocol's ``using-named-graph-uri`` does), ``LOAD``,
+``SERVICE``, ``CLEAR``/``DROP`` of ``DEFAULT``, ``NAMED`` or ``ALL``.
 """
 
 from __future__ import annotations
@@ -153,6 +154,8 @@ def _operation(op: Any, reads: set[str], writes: set[str]) -> None:
 
 
 def _modify(op: Any, reads: set[str], writes: set[str]) -> None:
+    from rdflib.term import Variable
+
     with_graph = _get(op, "withClause")
     if with_graph is not None:
         with_graph = _named(with_graph, "WITH")
@@ -179,12 +182,17 @@ def _modify(op: Any, reads: set[str], writes: set[str]) -> None:
     using = _get(op, "using") or []
     defaults = [_named(_get(u, "default") or _get(u, "named"), "USING") for u in using]
     reads.update(defaults)
+    # USING NAMED makes the WHERE's named graphs exactly those: GRAPH ?g ranges over them only.
+    bounded = any(_get(u, "named") is not None for u in using)
     read_default = False
     for node, in_graph in _walk(_get(op, "where"), False):
         if node.name == "ServiceGraphPattern":
             raise AccessDenied("SERVICE is refused: it would query past the graphs of your scopes")
         if node.name in _GRAPH_NODES:
-            reads.add(_named(_get(node, "term"), "GRAPH in WHERE"))
+            term = _get(node, "term")
+            if bounded and isinstance(term, Variable):
+                continue  # a variable: bound by USING NAMED, whose graphs are checked above
+            reads.add(_named(term, "GRAPH in WHERE"))
         elif not in_graph and _has_triples(node):
             read_default = True
     if read_default:

@@ -379,12 +379,12 @@ def test_union_default_graph_counts_each_triple_once(tmp_path: Path) -> None:
     truth = count(with_graph)
     assert using == 26 and truth >= using
     assert count(without_graph) == truth
-    from em_plugin.cli.union import with_prefixes
+    from provenance.stores.union import with_standard_prefixes
 
     with open_store(str(store), read_only=True) as opened:
         # The Python API answers as the CLI does; Oxigraph's own union is a cross product.
-        assert int(opened.query(with_prefixes(without_graph)).rows[0][0]) == truth
-        naive = int(opened.backend.query(with_prefixes(without_graph)).rows[0][0])
+        assert int(opened.query(with_standard_prefixes(without_graph)).rows[0][0]) == truth
+        naive = int(opened.backend.query(with_standard_prefixes(without_graph)).rows[0][0])
     assert naive == truth * using
 
 
