@@ -31,6 +31,7 @@ from em_plugin.endpoint.answers import GRAPH, TABULAR, Answer, pick_media_type, 
 from em_plugin.endpoint.protocol import ProtocolError, SparqlRequest
 from em_plugin.endpoint.sparql_text import query_form, with_base
 from provenance.stores.graph_families import family_of
+from provenance.stores.sparql_errors import syntax_error_message
 from provenance.stores.union import with_standard_prefixes
 
 __all__ = ["ProxiedBackend"]
@@ -68,7 +69,9 @@ class ProxiedBackend:
         """Answer over the default dataset here, or send a query naming its dataset on."""
         text = with_standard_prefixes(request.text or "")
         if not request.names_dataset and not request.extra:
-            return run_query(self._dataset(), text, accept=accept, base_iri=base)
+            return run_query(
+                self._dataset(), text, accept=accept, base_iri=base, typed=request.text or ""
+            )
         form = query_form(text)
         media = pick_media_type(accept, GRAPH if form in ("CONSTRUCT", "DESCRIBE") else TABULAR)
         fields = [("query", with_base(text, base))]
@@ -96,7 +99,12 @@ class ProxiedBackend:
         finally:
             self._wrote()
         if status // 100 != 2:
-            raise ProtocolError(answer.decode("utf-8", "replace"), status)
+            message = answer.decode("utf-8", "replace")
+            if status == 400 and "error at" in message:  # Oxigraph's parse error
+                sent = request.text or ""
+                fault = syntax_error_message(sent, message, shift=len(body) - len(sent.encode()))
+                message = f"the update does not parse: {fault}"
+            raise ProtocolError(message, status)
 
     def other(self, handler: BaseHTTPRequestHandler, body: bytes) -> bool:
         """Pass any other request (the Graph Store Protocol) to Oxigraph as it is."""

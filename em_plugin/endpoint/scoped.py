@@ -90,6 +90,7 @@ class ScopedBackend:
         return run_query(
             copy.store,
             with_standard_prefixes(request.text or ""),
+            typed=request.text or "",
             accept=accept,
             base_iri=base,
             default_graph=None if default is None else [*default] or [_NO_GRAPH],

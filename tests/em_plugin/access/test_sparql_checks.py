@@ -119,3 +119,25 @@ def test_graph_variable_bounded_by_using_named_reads_only_the_listed_graphs() ->
             "WHERE { GRAPH ?g { ?s a <urn:D> } }",
             WRITER,
         )
+
+
+@pytest.mark.parametrize(
+    ("update", "fault"),
+    [
+        (
+            f"INSERT DATA {{ GRAPH <{A}> {{ <urn:s> <urn:p> <urn:o> }}",
+            "line 1, column 91: the text ends before the `{` at line 1, column 13 is closed",
+        ),
+        (
+            f"INSERT DATA {{ GRAPH <{A}> {{\n<urn:s> <urn:p> }} }}",
+            "line 2, column 17: the triple pattern `<urn:s> <urn:p>` has no object",
+        ),
+    ],
+)
+def test_an_update_that_does_not_parse_is_named_at_its_fault_not_at_char_0(
+    update: str, fault: str
+) -> None:
+    with pytest.raises(AccessDenied) as error:
+        check_update(update, WRITER)
+    assert error.value.status == 400
+    assert str(error.value) == f"the update does not parse: {fault}"
