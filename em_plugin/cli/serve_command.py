@@ -59,9 +59,9 @@ def serve(store_spec: str, port: int, host: str, token_file: Path | None) -> Non
     clients (rdflib SPARQLStore, SPARQLWrapper, a browser) query the same URL
     and see each save at once. Updates go to /update; a GET of /query without
     a query answers the SPARQL Service Description. A query that names no
-    dataset runs over the union of the workflow graphs, each triple once, with
-    the store's prefixes declared (the answer of 'em-plugin query'). Ctrl-C
-    stops the server.
+    dataset runs over the merge of the workflow graphs and lifecycle records,
+    each triple once, with the store's prefixes declared (the answer of
+    'em-plugin query'). Ctrl-C stops the server.
 
     \b
     With --token-file, every request needs 'Authorization: Bearer TOKEN', and
