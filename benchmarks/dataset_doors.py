@@ -92,10 +92,10 @@ def build(store: Path) -> None:
     with EpisodicMemory(store=store, embedder="fake") as memory:
         first, second, *_ = memory.ids()
         memory.save(memory.load(first).replace(title="saved again"))
-        memory.retire(second, reason="duplicate")
-        candidates = sorted(memory.procedures(), key=lambda p: -p.support)
+        memory.lifecycle.retire(second, reason="duplicate")
+        candidates = sorted(memory.lifecycle.procedures(), key=lambda p: -p.support)
         if candidates:
-            memory.accept_procedure(candidates[0].id, name="most supported")
+            memory.lifecycle.accept_procedure(candidates[0].id, name="most supported")
         shown = Suggestion("Check it", "checker", score=0.9, evidence=(Evidence(first, 1, 1.0),))
         memory.record_suggestions("chat-1", [shown])
         trajectory = Trajectory("chat-1", scope=memory.scope, framework="beeai")

@@ -66,7 +66,7 @@ def main() -> None:
         patterns = mine(scope)
         mined = time.perf_counter() - started
         started = time.perf_counter()
-        top = mine(scope, limit=50)  # what EpisodicMemory.procedures() asks for
+        top = mine(scope, limit=50)  # what memory.lifecycle.procedures() asks for
         bounded = time.perf_counter() - started
         assert [p.tools for p in top] == [p.tools for p in patterns[:50]]
         started = time.perf_counter()

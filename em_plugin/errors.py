@@ -14,7 +14,11 @@ most common also import from :mod:`em_plugin` itself)::
     ├── SuggestionError                   a suggester (e.g. the LLM) failed
     ├── TrajectoryError (ValueError)      trajectory events that do not form a workflow
     ├── AccessDenied                      a served store refused a token (em_plugin.access)
-    └── PanelError                        a request the memory panel refuses (integrations.panel)
+    ├── ServeError                        the SPARQL endpoint cannot start (em_plugin.endpoint)
+    ├── ProtocolError                     a request the endpoint refuses, with its HTTP status
+    ├── MemoryToolError                   an MCP tool call refused (integrations.mcp)
+    ├── PanelError                        a request the memory panel refuses (integrations.panel)
+    └── ScopeChoice                       a panel page that asks which scope (not a failure)
 
     ProvenanceError                       provenance: the workflow model and the stores
     ├── WorkflowFormatError (ValueError)  a malformed workflow (file and line when known)

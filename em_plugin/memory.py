@@ -39,7 +39,8 @@ from em_plugin.durability import BackgroundWriter
 from em_plugin.embedding.embedders import Embedder
 from em_plugin.embedding.warmup import Warmup
 from em_plugin.errors import ConfigurationError
-from em_plugin.lifecycle import api as lifecycle_api
+from em_plugin.lifecycle import Lifecycle
+from em_plugin.lifecycle.cache import ProcedureCache
 from em_plugin.lifecycle.types import Procedure, WorkflowVersion
 from em_plugin.retrieval.reference import Match
 from em_plugin.settings import RankingSettings, RetrievalSettings
@@ -50,7 +51,7 @@ from em_plugin.suggest import SuggestionChain, SuggestionRequest, build_chain, d
 from em_plugin.suggest.crew import CrewDescription, coerce_crew
 from em_plugin.suggest.types import Suggestion
 from provenance.errors import ProvenanceError, WorkflowFormatError
-from provenance.model import DEFAULT_SCOPE, OUTCOMES, Workflow
+from provenance.model import DEFAULT_SCOPE, Workflow
 from provenance.stores import WorkflowStore
 
 log = logging.getLogger("em_plugin.memory")
@@ -147,6 +148,8 @@ class EpisodicMemory:
             edge_similarity=self.ranking.edge_similarity, use_text=_use_text,
             poll_interval=poll_interval,
         )  # fmt: skip
+        # The lifecycle's state, shared with this memory's scope views (memory.lifecycle).
+        self._procedures = ProcedureCache(self._engine.poll_interval)
         # The model loads in the background while the crew starts (docs/architecture.md).
         self._warmup = Warmup(self._engine.embedder, wait=warm_up_wait())
         self._writer = BackgroundWriter()
@@ -194,8 +197,18 @@ class EpisodicMemory:
         return view
 
     def scope_memory(self, scope: str | None = None) -> ScopeMemory:
-        """Return a scope's suggestion state, building it from the store on first use."""
-        scope = self.scope if scope is None else scope
+        """Return this scope's suggestion state, building it from the store on first use.
+
+        ``scope=`` is deprecated: use ``memory.with_scope(scope).scope_memory()``.
+        """
+        if scope is None:
+            scope = self.scope
+        else:
+            deprecated(
+                "EpisodicMemory.scope_memory(scope)",
+                "memory.with_scope(scope).scope_memory()",
+                stacklevel=3,
+            )
         self._engine.sync(scope)
         return self._engine.scope_memory(scope)
 
@@ -217,8 +230,12 @@ class EpisodicMemory:
             The workflow as stored (scoped, redacted; the stored one when it was kept).
 
         Raises:
-            WorkflowFormatError: When validation fails.
-            StoreError: When the store fails (nothing is stored).
+            WorkflowFormatError: When validation fails (nothing is stored).
+            StoreOutcomeUnknown: When the store failed mid-write and cannot tell whether it
+                committed (a server that died before answering). Whatever it committed is
+                indexed at this memory's next read; saving the workflow again is safe (an
+                unchanged save keeps the stored one).
+            StoreError: Any other store failure: nothing is stored.
         """
         return self.save_many([workflow], validate=validate)[0]
 
@@ -250,7 +267,12 @@ class EpisodicMemory:
 
         Raises:
             WorkflowFormatError: When validation fails (the batches before are stored).
-            StoreError: When the store fails (the batches before are stored).
+            StoreOutcomeUnknown: When the store failed mid-write and cannot tell whether the
+                batch was committed (a server that died before answering): the batches before
+                are stored, and whatever the store committed of that one is indexed at this
+                memory's next read; saving the same workflows again is safe.
+            StoreError: Any other store failure: the batches before are stored, not the
+                failing one or those after it.
         """
         check = self.validate if validate is None else validate
         done = 0
@@ -309,7 +331,7 @@ class EpisodicMemory:
     def _recount(self, saved: list[Workflow]) -> None:
         # Each saved workflow is a use of the procedures it runs: recount them and retire
         # failing ones now, not at the next listing (docs/lifecycle.md).
-        lifecycle_api.record_uses(self._engine, saved)
+        self.lifecycle.record_uses(saved)
 
     def save_in_background(
         self, workflow: Workflow, *, validate: bool | None = None
@@ -381,35 +403,8 @@ class EpisodicMemory:
         return deleted
 
     def set_outcome(self, workflow_id: str, outcome: str, *, scope: str | None = None) -> Workflow:
-        """Record how a stored workflow's run ended (``Workflow.outcome``, ``wf:outcome``).
-
-        Suggestions weigh the evidence of failed workflows as failures from the next read on
-        (docs/suggestions.md, "Outcomes").
-
-        Args:
-            workflow_id: The workflow's id.
-            outcome: ``"success"``, ``"failure"`` or ``"abandoned"``
-                (:data:`provenance.model.OUTCOMES`).
-            scope: The workflow's scope; this memory's own by default.
-
-        Returns:
-            The workflow as stored, with its outcome.
-
-        Raises:
-            ConfigurationError: When ``outcome`` is not one of the three (the message lists them).
-            WorkflowNotFound: When the scope holds no such workflow.
-        """
-        if outcome not in OUTCOMES:
-            raise ConfigurationError(
-                f"outcome must be one of {', '.join(OUTCOMES)}; got {outcome!r}"
-            )
-        scope = self.scope if scope is None else scope
-        _check_scope(scope)
-        self._engine.sync(scope)
-        workflow = self._engine.load(workflow_id, scope)
-        if workflow.outcome == outcome:
-            return workflow
-        return self._write([workflow.replace(outcome=outcome)])[0]
+        """Deprecated: use ``memory.lifecycle.set_outcome``."""
+        return _old_lifecycle(self, "set_outcome", scope).set_outcome(workflow_id, outcome)
 
     def abandon_idle(self, *, older_than: timedelta | float, scope: str | None = None) -> list[str]:
         """Save every journaled session nobody saved, idle longer than ``older_than``.
@@ -513,7 +508,7 @@ class EpisodicMemory:
         self, workflow: Workflow, found: list[Suggestion], limit: int | None
     ) -> list[Suggestion]:
         try:
-            first = lifecycle_api.procedure_suggestions(self._engine, self.scope, workflow)
+            first = self.lifecycle.suggestions(workflow)
         except ProvenanceError as exc:  # a suggestion less, never a failed turn
             log.warning("could not read the active procedures: %s", exc)
             return found
@@ -524,89 +519,47 @@ class EpisodicMemory:
 
     # ------------------------------------------------------------------------------ lifecycle
 
-    def history(self, workflow_id: str, *, scope: str | None = None) -> list[WorkflowVersion]:
-        """Return the saved versions of a workflow, oldest first (docs/lifecycle.md).
+    @property
+    def lifecycle(self) -> Lifecycle:
+        """Versions, retirement, outcomes and procedures of this memory's scope (docs/lifecycle.md).
 
-        Args:
-            workflow_id: The workflow id (an ``ID@vN`` version id gives the same history).
-            scope: The scope; this memory's own by default.
-
-        Returns:
-            One :class:`~em_plugin.lifecycle.WorkflowVersion` per save.
-
-        Raises:
-            WorkflowNotFound: When no version of it is stored in the scope.
+        ``memory.with_scope(s).lifecycle`` is another scope's.
         """
-        scope = self.scope if scope is None else scope
-        return lifecycle_api.history(self._engine, workflow_id, scope)
+        return Lifecycle(self._engine, self.scope, procedures=self._procedures)
+
+    def history(self, workflow_id: str, *, scope: str | None = None) -> list[WorkflowVersion]:
+        """Deprecated: use ``memory.lifecycle.history``."""
+        return _old_lifecycle(self, "history", scope).history(workflow_id)
 
     def retire(
         self, workflow_id: str, *, reason: str, scope: str | None = None, agent: str | None = None
     ) -> None:
-        """Retire a workflow: retrieval and suggestions skip it; its provenance stays.
-
-        Args:
-            workflow_id: The workflow id.
-            reason: Why (recorded with the ``prov:wasInvalidatedBy`` activity).
-            scope: The scope; this memory's own by default.
-            agent: Who retires it (``prov:wasAssociatedWith``); default ``"user"``.
-
-        Raises:
-            WorkflowNotFound: When it is not stored in the scope.
-            ConfigurationError: When the reason is empty, or the id names an older version.
-        """
-        scope = self.scope if scope is None else scope
-        lifecycle_api.set_retired(self._engine, workflow_id, scope, reason=reason, agent=agent)
+        """Deprecated: use ``memory.lifecycle.retire``."""
+        _old_lifecycle(self, "retire", scope).retire(workflow_id, reason=reason, agent=agent)
 
     def restore(
         self, workflow_id: str, *, scope: str | None = None, agent: str | None = None
     ) -> None:
-        """Undo :meth:`retire`: the workflow is retrieved and suggested again.
-
-        Raises:
-            WorkflowNotFound: When it is not stored in the scope.
-        """
-        scope = self.scope if scope is None else scope
-        lifecycle_api.set_retired(self._engine, workflow_id, scope, reason=None, agent=agent)
+        """Deprecated: use ``memory.lifecycle.restore``."""
+        _old_lifecycle(self, "restore", scope).restore(workflow_id, agent=agent)
 
     def procedures(self, *, status: str | None = None, scope: str | None = None) -> list[Procedure]:
-        """Return the scope's procedures (candidates, active, retired), best supported first.
-
-        Args:
-            status: Only this status (``"candidate"``, ``"active"``, ``"retired"``).
-            scope: The scope; this memory's own by default.
-
-        Raises:
-            ConfigurationError: On an unknown status.
-        """
-        scope = self.scope if scope is None else scope
-        return lifecycle_api.procedures(self._engine, scope, status=status)
+        """Deprecated: use ``memory.lifecycle.procedures``."""
+        return _old_lifecycle(self, "procedures", scope).procedures(status=status)
 
     def accept_procedure(
         self, procedure_id: str, *, name: str, scope: str | None = None, agent: str | None = None
     ) -> Procedure:
-        """Make a procedure active under a name (a ``p-plan:Plan`` in the store).
-
-        Raises:
-            ConfigurationError: When the id is unknown or the name empty.
-        """
-        scope = self.scope if scope is None else scope
-        return lifecycle_api.set_procedure_status(
-            self._engine, procedure_id, scope, status="active", text=name, agent=agent
-        )
+        """Deprecated: use ``memory.lifecycle.accept_procedure``."""
+        lifecycle = _old_lifecycle(self, "accept_procedure", scope)
+        return lifecycle.accept_procedure(procedure_id, name=name, agent=agent)
 
     def retire_procedure(
         self, procedure_id: str, *, reason: str, scope: str | None = None, agent: str | None = None
     ) -> Procedure:
-        """Retire a procedure with a reason; it is no longer suggested.
-
-        Raises:
-            ConfigurationError: When the id is unknown or the reason empty.
-        """
-        scope = self.scope if scope is None else scope
-        return lifecycle_api.set_procedure_status(
-            self._engine, procedure_id, scope, status="retired", text=reason, agent=agent
-        )
+        """Deprecated: use ``memory.lifecycle.retire_procedure``."""
+        lifecycle = _old_lifecycle(self, "retire_procedure", scope)
+        return lifecycle.retire_procedure(procedure_id, reason=reason, agent=agent)
 
     # ------------------------------------------------------------------------------ provenance
 
@@ -711,6 +664,19 @@ class EpisodicMemory:
             return self._engine.load(workflow_id, self.scope)
         except ProvenanceError:
             return None
+
+
+def _old_lifecycle(memory: EpisodicMemory, name: str, scope: str | None) -> Lifecycle:
+    """The lifecycle a deprecated ``EpisodicMemory`` lifecycle method delegates to, warned."""
+    if scope is None:
+        deprecated(f"EpisodicMemory.{name}()", f"memory.lifecycle.{name}()", stacklevel=4)
+        return memory.lifecycle
+    deprecated(
+        f"EpisodicMemory.{name}(scope=...)",
+        f"memory.with_scope(scope).lifecycle.{name}()",
+        stacklevel=4,
+    )
+    return memory.with_scope(scope).lifecycle
 
 
 def _check_scope(scope: Any) -> None:

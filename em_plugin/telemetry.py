@@ -2,8 +2,9 @@
 
 With the ``otel`` extra (``opentelemetry-api``) installed and a tracer provider configured, each
 operation of :class:`~em_plugin.memory.EpisodicMemory` is one span, a child of whatever span is
-current (the crew's own, or the caller's), named
-``{gen_ai.operation.name} {gen_ai.memory.store.id}``:
+current (the crew's own, or the caller's), named ``{gen_ai.operation.name}`` as the conventions
+name memory spans (the store is the ``gen_ai.memory.store.id`` attribute). An operation on a
+remote store is a ``CLIENT`` span, opening one included; on an embedded store ``INTERNAL``:
 
 =========================  ==========================================================
 ``create_memory_store``    ``EpisodicMemory(...)``: the store is opened (created if missing)
@@ -240,12 +241,13 @@ def _operation(
     _, _, span_kind, status_code = _state.api
     memory = args[0]
     base = _store_attributes(memory)
-    name = f"{operation} {base.get('gen_ai.memory.store.id', 'memory')}".rstrip()
+    if operation == "create_memory_store":  # the store is not open yet: what is asked for
+        base.update(_requested_server(args, kwargs))
     kind = span_kind.CLIENT if "server.address" in base else span_kind.INTERNAL
     started = time.perf_counter()
     error: str | None = None
     with _state.tracer.start_as_current_span(
-        name,
+        operation,
         kind=kind,
         attributes={"gen_ai.operation.name": operation, **base},
         record_exception=True,
@@ -259,9 +261,7 @@ def _operation(
                 if span.is_recording():
                     span.set_attributes(_result_attributes(operation, memory, result))
                     if operation == "create_memory_store":  # the store is open only now
-                        opened = _store_attributes(memory)
-                        span.set_attributes(opened)
-                        span.update_name(f"{operation} {opened['gen_ai.memory.store.id']}")
+                        span.set_attributes(_store_attributes(memory))
 
             yield finish
         except BaseException as exc:
@@ -291,11 +291,29 @@ def _store_attributes(memory: Any) -> dict[str, Any]:
     out["gen_ai.memory.store.id"] = store_id(store)
     url = getattr(store.backend, "query_url", None)
     if url:
-        parts = urllib.parse.urlsplit(url)
-        if parts.hostname:
-            out["server.address"] = parts.hostname
-        if parts.port is not None:
-            out["server.port"] = parts.port
+        out.update(_server(url))
+    return out
+
+
+def _requested_server(args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The server of the store ``EpisodicMemory(store=...)`` asks for, before it is opened."""
+    store = kwargs["store"] if "store" in kwargs else (args[1] if len(args) > 1 else None)
+    if store is None:
+        store = os.environ.get("EM_PLUGIN_STORE")
+    backend = getattr(store, "backend", None)
+    url = getattr(backend, "query_url", None) if backend is not None else store
+    if isinstance(url, str) and urllib.parse.urlsplit(url).scheme in ("http", "https"):
+        return _server(url)
+    return {}
+
+
+def _server(url: str) -> dict[str, Any]:
+    parts = urllib.parse.urlsplit(url)
+    out: dict[str, Any] = {}
+    if parts.hostname:
+        out["server.address"] = parts.hostname
+    if parts.port is not None:
+        out["server.port"] = parts.port
     return out
 
 

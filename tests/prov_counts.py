@@ -209,9 +209,9 @@ def _fill(memory: Any) -> None:
     extra = CallStep("report_writer", args={"format": "pdf"}, agent="reporter_agent")
     revised = replace(last, steps=(*last.steps, extra))
     memory.save(first.replace(steps=(*first.steps[:-1], revised)))
-    memory.retire(RETIRED, reason="the SDS was withdrawn", agent="auditor")
-    candidate = memory.procedures()[0]
-    memory.accept_procedure(candidate.id, name=PROCEDURE_NAME, agent="auditor")
+    memory.lifecycle.retire(RETIRED, reason="the SDS was withdrawn", agent="auditor")
+    candidate = memory.lifecycle.procedures()[0]
+    memory.lifecycle.accept_procedure(candidate.id, name=PROCEDURE_NAME, agent="auditor")
 
 
 def live_counts(store: Any, scope: str | None) -> dict[str, int]:

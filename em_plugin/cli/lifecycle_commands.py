@@ -10,13 +10,13 @@ from typing import Any
 import click
 
 from em_plugin.cli.base import (
-    NotFoundError,
     check_scope,
     cli,
     embedder_setting,
     group_store,
     open_cli_memory,
     open_cli_store,
+    owning_scope,
     remember_group_store,
     store_options,
     subcommand_store_options,
@@ -31,12 +31,16 @@ _TABLE_COLUMNS = ["id", "status", "support", "success", "name", "reason", "tools
 
 @contextmanager
 def _reader(
-    ctx: click.Context, store_spec: str, update_url: str | None, scope: str
+    ctx: click.Context, store_spec: str, update_url: str | None, workflow_id: str, scope: str | None
 ) -> Iterator[Any]:
-    """A memory over the store opened read-only (works beside a running writer)."""
+    """A memory over the store opened read-only (works beside a running writer).
+
+    Its scope is ``scope``, else the only scope that holds ``workflow_id``.
+    """
     from em_plugin.memory import EpisodicMemory
 
     with open_cli_store(store_spec, update_url, read_only=True) as store:
+        scope = owning_scope(store, store_spec, workflow_id, scope)
         memory = EpisodicMemory(store=store, embedder=embedder_setting(ctx), scope=scope)
         try:
             yield memory
@@ -62,7 +66,7 @@ def _procedure_row(procedure: Any, fmt: str) -> dict[str, Any]:
 @cli.command()
 @click.argument("workflow_id", metavar="ID")
 @store_options
-@click.option("--scope", default="default", show_default=True, help="The workflow's scope.")
+@click.option("--scope", default=None, help="The workflow's scope (needed when ID is in several).")
 @format_option()
 @click.pass_context
 def history(
@@ -70,7 +74,7 @@ def history(
     workflow_id: str,
     store_spec: str,
     update_url: str | None,
-    scope: str,
+    scope: str | None,
     fmt: str,
 ) -> None:
     """List the saved versions of a workflow, oldest first.
@@ -82,9 +86,8 @@ def history(
     Example:
       em-plugin history session/thread-42
     """
-    with _reader(ctx, store_spec, update_url, scope) as memory:
-        check_scope(memory.store, scope)
-        versions = memory.history(workflow_id)
+    with _reader(ctx, store_spec, update_url, workflow_id, scope) as memory:
+        versions = memory.lifecycle.history(workflow_id)
     rows = [dataclasses.asdict(v) for v in versions]
     columns = ["version", "id", "created", "leaves", "superseded_by", "retired", "reason"]
     emit_records(columns, rows, fmt, title=f"versions of {workflow_id}")
@@ -94,7 +97,7 @@ def history(
 @click.argument("workflow_id", metavar="ID")
 @store_options
 @click.option("--reason", required=True, help="Why it is retired (recorded as PROV).")
-@click.option("--scope", default="default", show_default=True, help="The workflow's scope.")
+@click.option("--scope", default=None, help="The workflow's scope (needed when ID is in several).")
 @click.option("--agent", default="user", show_default=True, help="Who retires it.")
 @click.pass_context
 def retire(
@@ -103,7 +106,7 @@ def retire(
     store_spec: str,
     update_url: str | None,
     reason: str,
-    scope: str,
+    scope: str | None,
     agent: str,
 ) -> None:
     """Retire a workflow: it stays stored, but retrieval and suggestions skip it.
@@ -116,18 +119,16 @@ def retire(
     Example:
       em-plugin retire bootstrap/0007 --reason "used the wrong classifier"
     """
-    with open_cli_memory(ctx, store_spec, update_url, scope=scope, must_exist=True) as memory:
-        check_scope(memory.store, scope)
-        if workflow_id not in memory.store.ids(scope):
-            raise NotFoundError(f"no workflow {workflow_id!r} in scope {scope!r}")
-        memory.retire(workflow_id, reason=reason, agent=agent)
+    with open_cli_memory(ctx, store_spec, update_url, must_exist=True) as memory:
+        scope = owning_scope(memory.store, store_spec, workflow_id, scope)
+        memory.with_scope(scope).lifecycle.retire(workflow_id, reason=reason, agent=agent)
     click.echo(f"retired {workflow_id} (scope {scope!r}): {reason}")
 
 
 @cli.command()
 @click.argument("workflow_id", metavar="ID")
 @store_options
-@click.option("--scope", default="default", show_default=True, help="The workflow's scope.")
+@click.option("--scope", default=None, help="The workflow's scope (needed when ID is in several).")
 @click.option("--agent", default="user", show_default=True, help="Who restores it.")
 @click.pass_context
 def restore(
@@ -135,7 +136,7 @@ def restore(
     workflow_id: str,
     store_spec: str,
     update_url: str | None,
-    scope: str,
+    scope: str | None,
     agent: str,
 ) -> None:
     """Restore a retired workflow: retrieval and suggestions use it again.
@@ -144,11 +145,9 @@ def restore(
     Example:
       em-plugin restore bootstrap/0007
     """
-    with open_cli_memory(ctx, store_spec, update_url, scope=scope, must_exist=True) as memory:
-        check_scope(memory.store, scope)
-        if workflow_id not in memory.store.ids(scope):
-            raise NotFoundError(f"no workflow {workflow_id!r} in scope {scope!r}")
-        memory.restore(workflow_id, agent=agent)
+    with open_cli_memory(ctx, store_spec, update_url, must_exist=True) as memory:
+        scope = owning_scope(memory.store, store_spec, workflow_id, scope)
+        memory.with_scope(scope).lifecycle.restore(workflow_id, agent=agent)
     click.echo(f"restored {workflow_id} (scope {scope!r})")
 
 
@@ -190,7 +189,7 @@ def procedures(
         return
     with open_cli_memory(ctx, store_spec, update_url, scope=scope, must_exist=True) as memory:
         check_scope(memory.store, scope)
-        found = memory.procedures(status=status)
+        found = memory.lifecycle.procedures(status=status)
     total = len(found)
     if limit:
         found = found[:limit]
@@ -250,7 +249,11 @@ def accept(
     Example:
       em-plugin procedures accept p-1a2b3c4d5e6f --name "PFAS report"
     """
-    _change(ctx, fmt, lambda memory: memory.accept_procedure(procedure_id, name=name, agent=agent))
+    _change(
+        ctx,
+        fmt,
+        lambda memory: memory.lifecycle.accept_procedure(procedure_id, name=name, agent=agent),
+    )
 
 
 @_procedure_change(
@@ -268,5 +271,7 @@ def retire_procedure(
       em-plugin procedures retire p-1a2b3c4d5e6f --reason "replaced by a new classifier"
     """
     _change(
-        ctx, fmt, lambda memory: memory.retire_procedure(procedure_id, reason=reason, agent=agent)
+        ctx,
+        fmt,
+        lambda memory: memory.lifecycle.retire_procedure(procedure_id, reason=reason, agent=agent),
     )

@@ -36,5 +36,5 @@ def outcome(
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         scope = owning_scope(store, store_spec, workflow_id, scope)
     with open_cli_memory(ctx, store_spec, update_url, must_exist=True) as memory:
-        memory.set_outcome(workflow_id, value, scope=scope)
+        memory.with_scope(scope).lifecycle.set_outcome(workflow_id, value)
     click.echo(f"{workflow_id} (scope {scope!r}): outcome {value}")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from email.message import Message
 
 from em_plugin.endpoint.sparql_text import declares_dataset
+from em_plugin.errors import EpisodicMemoryError
 
 __all__ = [
     "QUERY_PATH",
@@ -39,7 +40,7 @@ _DATASET_FIELDS = {
 }
 
 
-class ProtocolError(Exception):
+class ProtocolError(EpisodicMemoryError):
     """A request the Protocol refuses; ``status`` is the HTTP status to answer."""
 
     def __init__(self, message: str, status: int = 400, allow: str | None = None) -> None:

@@ -1,25 +1,26 @@
-"""What :class:`~em_plugin.memory.EpisodicMemory` does for versions, retirement and procedures.
+"""What :class:`~em_plugin.lifecycle.facade.Lifecycle` does for versions, retirement and procedures.
 
-Functions over a :class:`~em_plugin.state.engine.MemoryEngine` and a scope, so the facade stays a
-list of one-line delegations (docs/lifecycle.md).
+Functions over the public members of a :class:`~em_plugin.state.engine.MemoryEngine` and a scope;
+the active-procedure cache is the lifecycle's own
+(:class:`~em_plugin.lifecycle.cache.ProcedureCache`), passed in (docs/lifecycle.md).
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
 from typing import Any
 
 from rdflib import Literal, URIRef
 
 from em_plugin.errors import ConfigurationError
+from em_plugin.lifecycle.cache import ProcedureCache
 from em_plugin.lifecycle.mining import MIN_SUPPORT, Pattern, mine, occurrences, outcomes
 from em_plugin.lifecycle.types import PROCEDURE_STATUSES, Procedure, WorkflowVersion
 from em_plugin.lifecycle.versions import DEFAULT_AGENT, now
 from em_plugin.state.engine import MemoryEngine
 from em_plugin.suggest.types import Evidence, Suggestion
-from provenance.errors import StoreError
+from provenance.errors import StoreError, WorkflowNotFound
 from provenance.lifecycle import (
     AUTOMATIC_AGENT,
     LifecycleEvent,
@@ -133,13 +134,46 @@ def history(engine: MemoryEngine, workflow_id: str, scope: str) -> list[Workflow
 def set_retired(
     engine: MemoryEngine, workflow_id: str, scope: str, *, reason: str | None, agent: str | None
 ) -> bool:
-    """Retire (``reason`` given) or restore (``reason=None``) a workflow."""
+    """Retire (``reason`` given) or restore (``reason=None``) a workflow.
+
+    Records it, then drops it from (or puts it back in) the index, the suggestion state and
+    the copies.
+
+    Returns:
+        Whether its status changed.
+
+    Raises:
+        WorkflowNotFound: When the scope holds no such workflow.
+        ConfigurationError: When the reason is empty, or the id names an older version
+            (``ID@vN``).
+    """
     retire = reason is not None
     if retire and (not isinstance(reason, str) or not reason.strip()):
         raise ConfigurationError("retire() needs a non-empty reason")
-    return engine.set_retired(
-        workflow_id, scope, retire=retire, reason=reason, agent=agent or DEFAULT_AGENT
-    )
+    with engine.lock:
+        engine.sync(scope, force=True)
+        if (scope, workflow_id) not in engine.store:
+            raise WorkflowNotFound(f"no workflow {workflow_id!r} in scope {scope!r}")
+        record, _ = engine.versions.record(workflow_id, scope)
+        # Hidden without being retired itself: an older version, ID@vN.
+        if workflow_id in engine.versions.hidden(scope) and not record.retired:
+            raise ConfigurationError(
+                f"{workflow_id!r} is an older version; retire or restore the workflow "
+                "it belongs to (its id without @vN)"
+            )
+        change = engine.versions.retirement(
+            workflow_id, scope, reason=reason, agent=agent or DEFAULT_AGENT, retire=retire
+        )
+        if change is None:
+            return False
+        markers, _ = engine.store.commit(records=[change], touched=[(scope, workflow_id)])
+        engine.versions.forget(scope)
+        if retire:
+            engine.apply(scope, [], [workflow_id])
+        else:
+            engine.apply(scope, [engine.store.load(workflow_id, scope=scope)])
+        engine.advance(markers)
+        return True
 
 
 # ------------------------------------------------------------------------------ procedures
@@ -217,7 +251,9 @@ def _counted(
     return updated
 
 
-def procedures(engine: MemoryEngine, scope: str, *, status: str | None = None) -> list[Procedure]:
+def procedures(
+    engine: MemoryEngine, scope: str, *, status: str | None = None, cache: ProcedureCache
+) -> list[Procedure]:
     """Mine the scope and return the procedures (of one status), best supported first.
 
     Records new candidates and changed figures, and retires failing procedures, on the way.
@@ -258,7 +294,7 @@ def procedures(engine: MemoryEngine, scope: str, *, status: str | None = None) -
                 )
             records.append(updated)
         if writes and not engine.read_only:
-            _commit_procedures(engine, scope, writes)
+            _commit_procedures(engine, scope, writes, cache)
     records.sort(key=lambda r: (-r.support, -len(r.tools), r.tools))
     return [_public(r) for r in records if status is None or r.status == status]
 
@@ -282,7 +318,9 @@ def _uses(runs: list[tuple[str, ...]], tools: tuple[str, ...]) -> bool:
     return any(run[i : i + n] == tools for run in runs for i in range(len(run) - n + 1))
 
 
-def record_uses(engine: MemoryEngine, workflows: Sequence[Workflow]) -> list[str]:
+def record_uses(
+    engine: MemoryEngine, workflows: Sequence[Workflow], cache: ProcedureCache
+) -> list[str]:
     """Count the uses just saved of the recorded procedures, and retire failing ones.
 
     Called after every save (a new workflow, a new version, an outcome set): each recorded,
@@ -294,6 +332,7 @@ def record_uses(engine: MemoryEngine, workflows: Sequence[Workflow]) -> list[str
     Args:
         engine: The memory's engine (the workflows are already stored and indexed).
         workflows: The workflows as stored.
+        cache: The active procedures cached for suggestions (a retired one leaves it).
 
     Returns:
         The ids of the procedures retired by this call.
@@ -306,13 +345,15 @@ def record_uses(engine: MemoryEngine, workflows: Sequence[Workflow]) -> list[str
     retired: list[str] = []
     for scope, runs in by_scope.items():
         try:
-            retired += _record_scope_uses(engine, scope, runs)
+            retired += _record_scope_uses(engine, scope, runs, cache)
         except StoreError as exc:
             log.warning("could not count procedure uses in scope %r: %s", scope, exc)
     return retired
 
 
-def _record_scope_uses(engine: MemoryEngine, scope: str, runs: list[tuple[str, ...]]) -> list[str]:
+def _record_scope_uses(
+    engine: MemoryEngine, scope: str, runs: list[tuple[str, ...]], cache: ProcedureCache
+) -> list[str]:
     if not runs:
         return []
     with engine.lock:
@@ -340,7 +381,7 @@ def _record_scope_uses(engine: MemoryEngine, scope: str, runs: list[tuple[str, .
                     (procedure_iri(pid, scope), procedure_triples(updated, triples, events))
                 )
         if writes:
-            _commit_procedures(engine, scope, writes)
+            _commit_procedures(engine, scope, writes, cache)
     return retired
 
 
@@ -352,6 +393,7 @@ def set_procedure_status(
     status: str,
     text: str,
     agent: str | None,
+    cache: ProcedureCache,
 ) -> Procedure:
     """Accept or retire a procedure.
 
@@ -363,7 +405,7 @@ def set_procedure_status(
     with engine.lock:
         stored = _stored(engine, scope)
         if procedure_id_ not in stored:
-            procedures(engine, scope)  # mined but not recorded yet
+            procedures(engine, scope, cache=cache)  # mined but not recorded yet
             stored = _stored(engine, scope)
         if procedure_id_ not in stored:
             known = ", ".join(sorted(stored)) or "none"
@@ -383,11 +425,14 @@ def set_procedure_status(
             )
             updated = record.replace(status="retired", reason=text, retired_by=event.token)
         name = procedure_iri(procedure_id_, scope)
-        _commit_procedures(engine, scope, [(name, procedure_triples(updated, triples, [event]))])
+        graph = procedure_triples(updated, triples, [event])
+        _commit_procedures(engine, scope, [(name, graph)], cache)
     return _public(updated)
 
 
-def _commit_procedures(engine: MemoryEngine, scope: str, writes: list[tuple[URIRef, Any]]) -> None:
+def _commit_procedures(
+    engine: MemoryEngine, scope: str, writes: list[tuple[URIRef, Any]], cache: ProcedureCache
+) -> None:
     """Write procedure record graphs, moving the scope's change marker.
 
     The marker moves so that every copy of the store's PROV graphs (the union that ad-hoc
@@ -396,7 +441,7 @@ def _commit_procedures(engine: MemoryEngine, scope: str, writes: list[tuple[URIR
     """
     touched = [(scope, _procedure_id_of(name)) for name, _ in writes]
     markers, _ = engine.store.commit(records=writes, touched=touched)
-    engine.procedures_changed(scope)
+    cache.drop(scope)
     engine.advance(markers)
 
 
@@ -407,13 +452,14 @@ def _procedure_id_of(name: URIRef) -> str:
 # ------------------------------------------------------------------------------ suggestions
 
 
-def active_procedures(engine: MemoryEngine, scope: str) -> list[ProcedureRecord]:
-    """Return the scope's active procedures, re-read at most every poll interval."""
-    cached = engine.active_procedures.get(scope)
-    if cached is not None and time.monotonic() - cached[0] < engine.poll_interval:
-        return cached[1]
-    found = [r for r, _ in _stored(engine, scope).values() if r.status == "active"]
-    engine.active_procedures[scope] = (time.monotonic(), found)
+def active_procedures(
+    engine: MemoryEngine, scope: str, cache: ProcedureCache
+) -> list[ProcedureRecord]:
+    """Return the scope's active procedures, re-read when the cache has none current."""
+    found = cache.get(scope)
+    if found is None:
+        found = [r for r, _ in _stored(engine, scope).values() if r.status == "active"]
+        cache.put(scope, found)
     return found
 
 
@@ -431,7 +477,9 @@ def _position(
     return 0
 
 
-def procedure_suggestions(engine: MemoryEngine, scope: str, workflow: Workflow) -> list[Suggestion]:
+def procedure_suggestions(
+    engine: MemoryEngine, scope: str, workflow: Workflow, cache: ProcedureCache
+) -> list[Suggestion]:
     """Suggest running an active procedure as a whole when the current workflow has begun it.
 
     The current workflow's last call leaves must equal the first ``k >= 1`` tools of an active
@@ -446,7 +494,7 @@ def procedure_suggestions(engine: MemoryEngine, scope: str, workflow: Workflow) 
     if not trail:
         return []
     with engine.lock:
-        active = active_procedures(engine, scope)
+        active = active_procedures(engine, scope, cache)
         if not active:
             return []
     best: tuple[int, int, ProcedureRecord] | None = None

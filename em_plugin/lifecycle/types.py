@@ -12,7 +12,7 @@ PROCEDURE_STATUSES = ("candidate", "active", "retired")
 
 @dataclass(frozen=True)
 class WorkflowVersion:
-    """One saved version of a workflow, as :meth:`EpisodicMemory.history` lists it."""
+    """One saved version of a workflow, as ``memory.lifecycle.history`` lists it."""
 
     id: str
     """The id that addresses this version: ``ID`` for the newest, ``ID@vN`` for an older one."""

@@ -40,7 +40,7 @@ from typing import Any
 
 from em_plugin.embedding.embedders import resolve_embedder
 from em_plugin.embedding.record import check_embedder, write_record
-from em_plugin.errors import ConfigurationError, IndexStaleError
+from em_plugin.errors import IndexStaleError
 from em_plugin.state.batch_writes import BatchWrites
 from em_plugin.state.continuation import ContinuationConfig
 from em_plugin.state.persistence import META, open_cache, store_fingerprint
@@ -107,8 +107,6 @@ class MemoryEngine:
         self.copies: WorkflowCopies | None = None
         # Retired workflows and superseded versions stay stored but are never indexed.
         self.versions = Versions(self.store)
-        # Per scope, (when read, active procedures) for suggestions (em_plugin/lifecycle/api.py).
-        self.active_procedures: dict[str, tuple[float, list[Any]]] = {}
         try:
             directory = self.store.derived_dir
             self.embedder = open_cache(
@@ -219,14 +217,17 @@ class MemoryEngine:
             if not (force or self.unsettled or now - self._polled >= self.poll_interval):
                 return
             self._polled = now
-            self.unsettled = False
+            # Unsettled (a write whose outcome is unknown) until a reconcile has gone through:
+            # a read failing meanwhile (the server still down) leaves the next one to settle,
+            # whatever the poll interval.
             self.store.refresh()
-            if scope is None:
+            if scope is None or self.unsettled:  # an unsettled write may span scopes
                 markers = self.store.markers()
                 for name in sorted(set(markers) | set(self.index.markers)):
                     self._reconcile(self.index, name, markers.get(name))
             else:
                 self._reconcile(self.index, scope, self.store.position(scope))
+            self.unsettled = False
 
     def scope_memory(self, scope: str) -> ScopeMemory:
         """Return a scope's suggestion models, built over its state on first use."""
@@ -349,47 +350,6 @@ class MemoryEngine:
             if self.index.path is not None:
                 self.index.save()  # a fresh snapshot: the journal held the scope's texts
             return removed
-
-    def set_retired(
-        self, workflow_id: str, scope: str, *, retire: bool, reason: str | None, agent: str
-    ) -> bool:
-        """Retire (or restore) a workflow; return whether its status changed.
-
-        Records it, then drops it from (or puts it back in) the index, the suggestion state and
-        the copies.
-
-        Raises:
-            WorkflowNotFound: When the scope holds no such workflow.
-            ConfigurationError: When the id names an older version (``ID@vN``).
-        """
-        with self.lock:
-            self.sync(scope, force=True)
-            if (scope, workflow_id) not in self.store:
-                raise WorkflowNotFound(f"no workflow {workflow_id!r} in scope {scope!r}")
-            record, _ = self.versions.record(workflow_id, scope)
-            # Hidden without being retired itself: an older version, ID@vN.
-            if workflow_id in self.versions.hidden(scope) and not record.retired:
-                raise ConfigurationError(
-                    f"{workflow_id!r} is an older version; retire or restore the workflow "
-                    "it belongs to (its id without @vN)"
-                )
-            change = self.versions.retirement(
-                workflow_id, scope, reason=reason, agent=agent, retire=retire
-            )
-            if change is None:
-                return False
-            markers, _ = self.store.commit(records=[change], touched=[(scope, workflow_id)])
-            self.versions.forget(scope)
-            if retire:
-                self.apply(scope, [], [workflow_id])
-            else:
-                self.apply(scope, [self.store.load(workflow_id, scope=scope)])
-            self.advance(markers)
-            return True
-
-    def procedures_changed(self, scope: str) -> None:
-        """Drop the cached active procedures of a scope (re-read at the next suggestion)."""
-        self.active_procedures.pop(scope, None)
 
     def discard(self, texts: Iterable[str]) -> None:
         """Drop cached vectors of texts that no scope's index or suggestion state uses."""

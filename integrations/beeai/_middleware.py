@@ -68,6 +68,7 @@ from integrations.beeai._deployment import history_of, message_pairs
 from integrations.beeai._sanitize import clean_messages, strip_suggestions
 from integrations.beeai._sessions import FRAMEWORK, UNSYNCED_SAVE, SessionViews
 from integrations.beeai._tools import RecallWorkflowsTool
+from integrations.beeai._wiring import WIRING_FIX, unkeyed_server
 
 #: Above the recorder's listeners: the turn is opened before any call is recorded.
 _PRIORITY = 200
@@ -137,6 +138,10 @@ class EpisodicMemoryMiddleware(
         self._turns: dict[str, _Turn] = {}  # root run id -> turn
         self._groups: dict[str, str] = {}  # run-tree id -> root run id
         self._lock = threading.Lock()
+        # The server serving the first run without a session-keyed manager (see _wiring), and
+        # whether its one warning was logged.
+        self._unkeyed: str | None = None
+        self._wiring_checked = self._wiring_warned = False
 
     # -- RunMiddlewareProtocol -------------------------------------------------------------
 
@@ -154,6 +159,9 @@ class EpisodicMemoryMiddleware(
             turn = _Turn(ctx)
             self._turns[ctx.run_id] = turn
             self._groups[ctx.group_id] = ctx.run_id
+            check, self._wiring_checked = not self._wiring_checked, True
+        if check:  # here, the caller's frames are on the stack (events run in their own tasks)
+            self._unkeyed = unkeyed_server()
 
         async def on_root_event(data: Any, meta: EventMeta) -> None:
             await self._on_root_event(turn, data, meta)
@@ -163,6 +171,15 @@ class EpisodicMemoryMiddleware(
             on_root_event,
             EmitterOptions(match_nested=False, is_blocking=True, priority=_PRIORITY),
         )
+
+    def _check_wiring(self, ctx: RunContext) -> None:
+        """Warn once when a server without a session-keyed manager serves runs naming no session."""
+        if self._unkeyed is None or self._wiring_warned:
+            return
+        if explicit_session(ctx) or deployment_session():
+            return
+        self._wiring_warned = True
+        logger.warning(WIRING_FIX.format(server=self._unkeyed))
 
     # -- the root run's events --------------------------------------------------------------
 
@@ -205,6 +222,7 @@ class EpisodicMemoryMiddleware(
             if cleaned is not None:
                 data.input["input"] = run_input = cleaned + run_input[len(history) :]
             turn.conversation = message_pairs(run_input)
+        self._check_wiring(ctx)
         session_id = session_id_of(ctx, self.session_id, await self._linked(ctx, scope, run_input))
         controller, synced = await self._open(session_id, scope, crew)
         turn.controller = controller

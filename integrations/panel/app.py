@@ -13,6 +13,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import AsyncIterator
+from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
@@ -27,7 +28,7 @@ from em_plugin.errors import EpisodicMemoryError
 from integrations.panel import pages
 from integrations.panel.security import PanelAccess
 from integrations.panel.state import PanelSettings, PanelState
-from integrations.panel.web import PanelError
+from integrations.panel.web import PanelError, ScopeChoice, render
 from provenance.errors import ProvenanceError, QueryError, WorkflowNotFound
 from provenance.stores import WorkflowStore
 
@@ -89,6 +90,8 @@ def create_app(settings: PanelSettings, *, store: WorkflowStore | None = None) -
         EpisodicMemoryError,
     )
     handlers = {kind: _error_page for kind in (Exception, *expected)}
+    # Starlette picks the most specific class's handler: a scope choice is a page, not an error.
+    handlers[ScopeChoice] = _scope_chooser
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
     app.state.templates = templates
     app.state.settings = settings
@@ -105,6 +108,19 @@ def _environment() -> Environment:
     )
     env.filters["pct"] = lambda value: "" if value is None else f"{100 * value:.1f} %"
     return env
+
+
+async def _scope_chooser(request: Request, exc: Exception) -> Response:
+    """Ask which scope a page is for: one link per scope to the same page (GET)."""
+    assert isinstance(exc, ScopeChoice)
+    kept = [(k, v) for k, v in request.query_params.multi_items() if k not in ("scope", "token")]
+    links = [
+        (scope, f"{request.url.path}?{urlencode([('scope', scope), *kept])}")
+        for scope in exc.scopes
+    ]
+    request.state.scope_names = exc.scopes
+    page = request.url.path.strip("/").split("/")[0] or "scopes"
+    return render(request, "choose_scope.html", {"links": links, "page": page})
 
 
 async def _error_page(request: Request, exc: Exception) -> Response:

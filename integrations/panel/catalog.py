@@ -428,7 +428,7 @@ class Catalog:
     def versions(self, workflow: Workflow) -> list[WorkflowVersion]:
         """Return a workflow's saved versions, oldest first, read from its lifecycle record.
 
-        The same list as :meth:`EpisodicMemory.history <em_plugin.memory.EpisodicMemory.history>`
+        The same list as :meth:`Lifecycle.history <em_plugin.lifecycle.Lifecycle.history>`
         (an ``ID@vN`` version gives its workflow's history), without a memory: one read of the
         record graph by its name, so neither the embedder nor the step index is touched.
 

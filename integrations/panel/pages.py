@@ -25,7 +25,7 @@ from em_plugin.lifecycle import PROCEDURE_STATUSES, WorkflowVersion
 from integrations.panel.catalog import OUTCOME_CHOICES, RETIRED_CHOICES, SORT_KEYS, WorkflowFilter
 from integrations.panel.provgraph import prov_drawing
 from integrations.panel.state import PanelState
-from integrations.panel.web import PanelError, panel_state, render
+from integrations.panel.web import PanelError, ScopeChoice, panel_state, render
 from provenance.errors import WorkflowFormatError
 from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import QueryResult
@@ -63,15 +63,17 @@ def _param(request: Request, name: str, default: str = "") -> str:
 
 
 def _scope(request: Request, state: PanelState, value: str | None = None) -> str:
+    """The page's scope: given, else the store's only one; several or none: the chooser."""
     scope = value if value is not None else _param(request, "scope")
+    if scope and not state.warmed.is_set():
+        return scope  # the scope list waits for the warm-up's tables: no chooser meanwhile
+    found = [s.scope for s in state.catalog.scopes()]
+    request.state.scope_names = found  # for the header's chooser
     if scope:
         return scope
-    found = [s.scope for s in state.catalog.scopes()]
     if len(found) == 1:
         return found[0]
-    raise PanelError(
-        f"choose a scope: {', '.join(found) if found else 'the store holds no workflows'}"
-    )
+    raise ScopeChoice(found)
 
 
 def _known_scope(request: Request, state: PanelState) -> str:
@@ -333,9 +335,9 @@ async def workflow_action(request: Request) -> Response:
         raise PanelError("retiring needs a reason (it is recorded with the retirement)")
     memory = await _run(state.memory, scope)
     if action == "retire":
-        await _run(memory.retire, workflow_id, reason=reason, scope=scope)
+        await _run(memory.lifecycle.retire, workflow_id, reason=reason)
     elif action == "restore":
-        await _run(memory.restore, workflow_id, scope=scope)
+        await _run(memory.lifecycle.restore, workflow_id)
     else:
         await _run(memory.delete, workflow_id)
     target = "/workflows?" if action == "delete" else "/workflow?"
@@ -416,7 +418,7 @@ async def procedures_page(request: Request) -> Response:
             f"unknown procedure status {status!r}; choose one of {', '.join(PROCEDURE_STATUSES)}"
         )
     memory = await _run(state.memory, scope)
-    context["procedures"] = await _run(memory.procedures, status=status, scope=scope)
+    context["procedures"] = await _run(memory.lifecycle.procedures, status=status)
     return render(request, "procedures.html", context)
 
 
@@ -437,12 +439,12 @@ async def procedure_action(request: Request) -> Response:
         name = str(form.get("name", "")).strip()
         if not name:
             raise PanelError("accepting a procedure needs a name")
-        await _run(memory.accept_procedure, procedure_id, name=name, scope=scope)
+        await _run(memory.lifecycle.accept_procedure, procedure_id, name=name)
     else:
         reason = str(form.get("reason", "")).strip()
         if not reason:
             raise PanelError("retiring a procedure needs a reason")
-        await _run(memory.retire_procedure, procedure_id, reason=reason, scope=scope)
+        await _run(memory.lifecycle.retire_procedure, procedure_id, reason=reason)
     return RedirectResponse("/procedures?" + urlencode({"scope": scope}), status_code=303)
 
 

@@ -11,7 +11,7 @@ from starlette.templating import Jinja2Templates
 from em_plugin.errors import EpisodicMemoryError
 from integrations.panel.state import PanelState
 
-__all__ = ["PanelError", "panel_state", "render"]
+__all__ = ["PanelError", "ScopeChoice", "panel_state", "render"]
 
 
 class PanelError(EpisodicMemoryError):
@@ -27,6 +27,20 @@ class PanelError(EpisodicMemoryError):
         self.status = status
 
 
+class ScopeChoice(EpisodicMemoryError):
+    """A page needs a scope and the store holds several (or none): the panel asks which.
+
+    Answered with the scope chooser (status 200): a link per scope to the same page.
+
+    Args:
+        scopes: The store's scopes.
+    """
+
+    def __init__(self, scopes: list[str]) -> None:
+        super().__init__(f"choose a scope: {', '.join(scopes) or 'none yet'}")
+        self.scopes = scopes
+
+
 def panel_state(request: Request) -> PanelState:
     """Return the running panel's state."""
     state: PanelState = request.app.state.panel
@@ -40,5 +54,7 @@ def render(request: Request, template: str, context: dict[str, Any], status: int
     base = {
         "settings": state.settings,
         "read_only": not state.settings.allow_write,
+        # The store's scopes when the page looked them up: the header's scope chooser.
+        "scope_names": getattr(request.state, "scope_names", None),
     }
     return templates.TemplateResponse(request, template, {**base, **context}, status_code=status)

@@ -19,16 +19,19 @@ anything is written) and then makes exactly one call:
 
 A disk store has a single writer process (RocksDB's lock). ``read_only=True`` opens it with
 ``Store.read_only``, next to a writer: the reader sees the store as it was when it was opened,
-until :meth:`OxigraphStore.refresh` reopens it on the writer's latest commit.
+until :meth:`OxigraphStore.refresh` reopens it on the writer's latest commit. An open or a read
+that meets a file the writer's compaction just deleted is tried again on the new file list, and
+the writer flushes its memtables after every megabyte of updates, so the write-ahead log that
+each read-only open replays stays short.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pyoxigraph as ox
 from rdflib import Graph, URIRef
@@ -57,9 +60,20 @@ from provenance.stores.base import (
 
 __all__ = ["OxigraphStore"]
 
+_T = TypeVar("_T")
+
 
 # Reads of a read-only store retried after the writer compacted files away (see _reopened).
 _READ_RETRIES = 5
+# Opens of a read-only store tried while the writer compacts files away under them: under a
+# writer saving without pause about one open in ten meets a vanished file; each try sees the
+# file list of its moment, so the chance that all of them fail falls tenfold with each one.
+_OPEN_TRIES = 12
+_OPEN_PAUSE_S = (0.01, 0.25)  # the first pause, the longest (doubling in between)
+# SPARQL update text a writer commits before it flushes its memtables. A read-only open replays
+# the write-ahead log that unflushed writes keep; unbounded, a writer replacing graphs for a
+# minute left 130 MB of it, and a reader's open took tens of seconds.
+_FLUSH_AFTER_BYTES = 1 << 20
 
 
 def _trusted(batch: Sequence[tuple[URIRef, Iterable[Triple]]]) -> bool:
@@ -115,6 +129,7 @@ class OxigraphStore(GraphStore):
         self.path = None if path is None else Path(path).expanduser()
         self.read_only = read_only
         self._lock = threading.Lock()
+        self._unflushed = 0  # update text committed since the last flush (see _FLUSH_AFTER_BYTES)
         self._store: ox.Store | None = self._open()
 
     def __repr__(self) -> str:
@@ -151,15 +166,17 @@ class OxigraphStore(GraphStore):
     def _open_read_only(self) -> ox.Store:
         # Opening reads the writer's current file list; a compaction finishing meanwhile deletes
         # a listed file ("Corruption ... No such file"). Trying again sees the new list.
-        for attempt in range(_READ_RETRIES):
+        pause, longest = _OPEN_PAUSE_S
+        for attempt in range(_OPEN_TRIES):
             try:
                 return ox.Store.read_only(str(self.path))
             except (OSError, RuntimeError) as exc:
-                if attempt == _READ_RETRIES - 1 or not _vanished(exc):
+                if attempt == _OPEN_TRIES - 1 or not _vanished(exc):
                     if isinstance(exc, OSError):
                         raise
                     raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
-                time.sleep(0.05 * (attempt + 1))
+                time.sleep(pause)
+                pause = min(2 * pause, longest)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _reopened(self, exc: BaseException, attempt: int) -> bool:
@@ -208,7 +225,9 @@ class OxigraphStore(GraphStore):
                         # three times faster than a transaction, and no memtables to flush.
                         store.bulk_load(data, ox.RdfFormat.N_QUADS, lenient=_trusted(batch))
                     return
-                store.update(replace_update(batch, existing))
+                update = replace_update(batch, existing)
+                store.update(update)
+                self._flush_now_and_then(store, len(update))
             except (TermError, UnicodeEncodeError, ValueError) as exc:
                 raise StoreError(f"cannot store the graphs: {exc}") from exc
             except (OSError, SyntaxError, RuntimeError) as exc:
@@ -230,26 +249,57 @@ class OxigraphStore(GraphStore):
         with self._lock:
             try:
                 store.update(update)
+                self._flush_now_and_then(store, len(update))
             except (OSError, SyntaxError, RuntimeError) as exc:
                 raise StoreError(f"{self!r} failed to drop graphs: {exc}") from exc
 
+    def _flush_now_and_then(self, store: ox.Store, written: int) -> None:
+        """Flush a disk store's memtables once enough updates piled up since the last flush.
+
+        Keeps the write-ahead log short, which every read-only open beside this writer replays
+        (bulk loads write files and leave no log). The commit is already durable: flushing
+        moves it from the log to sorted files.
+        """
+        if self.path is None:
+            return
+        self._unflushed += written
+        if self._unflushed >= _FLUSH_AFTER_BYTES:
+            self._unflushed = 0
+            try:
+                store.flush()
+            except (OSError, RuntimeError):
+                pass  # the commit stands (the log holds it); the next flush tries again
+
     # -- reads -------------------------------------------------------------------------------
+
+    def _read(self, read: Callable[[ox.Store], _T]) -> _T:
+        """Run ``read`` on the store, reopening a read-only one whose files were compacted away."""
+        for attempt in range(_READ_RETRIES):
+            store = self._live()
+            try:
+                return read(store)
+            except (OSError, RuntimeError) as exc:
+                if not self._reopened(exc, attempt):
+                    raise
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def graph_names(self) -> list[URIRef]:
         """See :meth:`GraphStore.graph_names`."""
         try:
-            names = self._live().named_graphs()
+            names = self._read(lambda store: list(store.named_graphs()))
             return sorted(URIRef(g.value) for g in names if isinstance(g, ox.NamedNode))
         except (OSError, RuntimeError) as exc:
             raise StoreError(f"{self!r} failed to list graphs: {exc}") from exc
 
     def read_graphs(self, names: Sequence[URIRef]) -> Iterator[tuple[URIRef, list[Triple]]]:
         """See :meth:`GraphStore.read_graphs`."""
-        store = self._live()
         cache: dict[Any, Node] = {}
         for name in names:
             try:
-                quads = store.quads_for_pattern(None, None, None, ox.NamedNode(name))
+                graph = ox.NamedNode(name)
+                quads = self._read(
+                    lambda store: list(store.quads_for_pattern(None, None, None, graph))  # noqa: B023 - called at once
+                )
                 triples = [
                     (
                         to_rdflib(q.subject, cache),

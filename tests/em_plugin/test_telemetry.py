@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
@@ -21,6 +22,7 @@ from em_plugin import telemetry
 from em_plugin.memory import EpisodicMemory
 from provenance.errors import StoreError
 from provenance.model import CallStep, InstructionStep, Workflow
+from provenance.stores import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "sk-abcdefghijklmnopqrstuvwx1234"
@@ -87,12 +89,12 @@ def test_every_operation_is_one_span_with_the_conventions_attributes(otel: Telem
 
     names = [s.name for s in otel.spans()]
     assert names == [
-        "create_memory_store memory:",
-        "upsert_memory memory:",
-        "search_memory memory:",  # suggest's own retrieval adds no span
-        "upsert_memory memory:",
-        "delete_memory memory:",
-        "delete_memory_store memory:",
+        "create_memory_store",  # the conventions' name: the operation alone
+        "upsert_memory",
+        "search_memory",  # suggest's own retrieval adds no span
+        "upsert_memory",
+        "delete_memory",
+        "delete_memory_store",
     ]
     for span in otel.spans():
         assert span.kind is SpanKind.INTERNAL  # an in-process store
@@ -160,13 +162,13 @@ def test_spans_nest_under_the_current_span_sync_and_async(otel: Telemetry) -> No
     spans = [s for s in otel.spans() if s.attributes.get("gen_ai.operation.name")]
     sync_parent = parent.get_span_context().span_id
     children = [s for s in spans if s.parent and s.parent.span_id == sync_parent]
-    assert [s.name for s in children] == ["search_memory memory:", "search_memory memory:"]
+    assert [s.name for s in children] == ["search_memory", "search_memory"]
     retrieved = children[1].attributes
     assert retrieved["gen_ai.memory.record.count"] >= 1
     assert retrieved["em_plugin.best_score"] > 0.5
     async_parent = by_name["invoke_agent async crew"].context.span_id
     nested = [s.name for s in spans if s.parent and s.parent.span_id == async_parent]
-    assert nested == ["search_memory memory:", "upsert_memory memory:"]
+    assert nested == ["search_memory", "upsert_memory"]
 
 
 def test_content_only_on_opt_in_and_redacted(
@@ -233,7 +235,37 @@ def test_a_disk_store_is_named_by_its_directory(otel: Telemetry, tmp_path: Path)
         memory.save(_workflow("w1", "report"))
     spans = otel.spans()
     where = str((tmp_path / "store").resolve())
-    assert [s.name for s in spans] == [f"create_memory_store {where}", f"upsert_memory {where}"]
+    assert [s.name for s in spans] == ["create_memory_store", "upsert_memory"]
+    assert {s.attributes["gen_ai.memory.store.id"] for s in spans} == {where}
+    assert {s.kind for s in spans} == {SpanKind.INTERNAL}
+
+
+def test_every_operation_on_a_remote_store_is_a_client_span(
+    otel: Telemetry, oxigraph_server: Any
+) -> None:
+    """Opening the store included: it talks to the endpoint as the other operations do."""
+    oxigraph_server.wipe()
+    url = oxigraph_server.query_url
+    with EpisodicMemory(store=url, embedder="fake", scope="team") as memory:
+        memory.save(_workflow("w1", "report"))
+        memory.suggest(_workflow("now", "report"))
+    with open_store(url) as store, EpisodicMemory(store, embedder="fake") as memory:
+        memory.retrieve(_workflow("now", "report"))
+    oxigraph_server.wipe()
+
+    spans = otel.spans()
+    assert [s.name for s in spans] == [
+        "create_memory_store",
+        "upsert_memory",
+        "search_memory",
+        "create_memory_store",  # an open WorkflowStore given
+        "search_memory",
+    ]
+    for span in spans:
+        assert span.kind is SpanKind.CLIENT, span.name
+        assert span.attributes["server.address"] == "127.0.0.1"
+        assert span.attributes["server.port"] == oxigraph_server.port
+        assert span.attributes["gen_ai.memory.store.id"] == url
 
 
 _NO_OTEL = """

@@ -78,8 +78,8 @@ def test_records_live_in_their_own_graphs(tmp_path: Path) -> None:
         memory.save(Workflow(id="w", steps=(CallStep("a"), CallStep("c"))))
         memory.save(Workflow(id="v", steps=(CallStep("a"), CallStep("c"))))
         memory.save(Workflow(id="u", steps=(CallStep("a"), CallStep("c"))))
-        memory.retire("v", reason="stale")
-        memory.procedures()
+        memory.lifecycle.retire("v", reason="stale")
+        memory.lifecycle.procedures()
         names = {str(n) for n in memory.store.backend.graph_names()}
         lifecycle = {n for n in names if n.startswith(f"{BASE}lifecycle/s/")}
         assert str(workflow_record_iri("w", "s")) in lifecycle
@@ -100,10 +100,10 @@ def test_named_queries_read_the_records(spec: str, tmp_path: Path) -> None:
         memory.save(Workflow(id="w", steps=steps))
         memory.save(Workflow(id="w", steps=(*steps, InstructionStep("more", (CallStep("c"),)))))
         memory.save(Workflow(id="x", steps=steps))
-        memory.retire("x", reason="stale", agent="ann")
+        memory.lifecycle.retire("x", reason="stale", agent="ann")
         memory.save(Workflow(id="y", steps=steps))
-        (procedure,) = memory.procedures()
-        memory.accept_procedure(procedure.id, name="AB")
+        (procedure,) = memory.lifecycle.procedures()
+        memory.lifecycle.accept_procedure(procedure.id, name="AB")
         versions = memory.store.query("versions", {"workflow": "w"}).dicts()
         assert [(str(r["id"]), str(r.get("revises", ""))) for r in versions] == [
             ("w@v1", ""),

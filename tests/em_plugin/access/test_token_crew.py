@@ -65,9 +65,9 @@ def test_a_crew_on_a_token_endpoint_opens_without_warning_and_keeps_every_family
     try:
         memory.save(_workflow("a2", "a", "reader", "writer"))
         memory.save(_workflow("a2", "a", "reader", "writer", "checker"))  # a2@v1 + a record
-        memory.retire("a1", reason="superseded")
+        memory.lifecycle.retire("a1", reason="superseded")
         assert memory.ids() == ["a2"]
-        assert [v.id for v in memory.history("a2")] == ["a2@v1", "a2"]
+        assert [v.id for v in memory.lifecycle.history("a2")] == ["a2@v1", "a2"]
         journal = SessionJournal(store.backend)
         trajectory = Trajectory("chat-1", scope="a", framework="beeai")
         trajectory.instruction("Extract the ingredients")

@@ -41,7 +41,7 @@ def test_a_full_backup_restores_every_family_and_the_embedder_record(tmp_path: P
     )
     with EpisodicMemory(store=source, embedder="fake") as memory:
         (first, *_) = memory.ids()
-        memory.retire(first, reason="noise")  # a lifecycle record
+        memory.lifecycle.retire(first, reason="noise")  # a lifecycle record
         shown = Suggestion("Check it", "checker", score=0.9, evidence=(Evidence(first, 1, 1.0),))
         memory.record_suggestions("chat-1", [shown])
         journal = SessionJournal(memory.store.backend)

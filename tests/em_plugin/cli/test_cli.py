@@ -75,9 +75,10 @@ COMMANDS = sorted(
 
 
 def test_the_group_has_exactly_the_documented_commands() -> None:
-    # ``demo`` and ``ui`` come from packages above em_plugin through the em_plugin.commands
-    # entry point (tested in tests/integrations/test_cli_demo.py and tests/integrations/panel/).
-    assert set(cli.commands) - {"demo", "ui"} == set(COMMANDS)
+    # ``demo``, ``ui`` and ``mcp`` come from packages above em_plugin through the
+    # em_plugin.commands entry point (tested in tests/integrations/test_cli_demo.py,
+    # tests/integrations/panel/ and tests/integrations/mcp/).
+    assert set(cli.commands) - {"demo", "ui", "mcp"} == set(COMMANDS)
 
 
 @pytest.mark.parametrize("name", COMMANDS)

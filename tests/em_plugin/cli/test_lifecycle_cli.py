@@ -78,6 +78,34 @@ def test_retire_and_restore(tmp_path: Path) -> None:
     assert no_reason.exit_code == 2 and "--reason" in no_reason.output
 
 
+def test_id_commands_find_the_only_scope_that_holds_the_id(tmp_path: Path) -> None:
+    """history, retire and restore find an id's scope like show does; an id of several
+    scopes names them."""
+    path = tmp_path / "a.jsonl"
+    path.write_text(dumps_workflow(_session("extract", "classify")) + "\n")
+    assert run("import", str(path), "--scope", "air").exit_code == 0
+
+    listed = run("history", "session/t1", "--format", "json")
+    assert listed.exit_code == 0, listed.output
+    assert [r["id"] for r in json.loads(listed.output)] == ["session/t1"]
+    retired = run("retire", "session/t1", "--reason", "wrong classifier")
+    assert retired.exit_code == 0, retired.output
+    assert "retired session/t1 (scope 'air')" in retired.output
+    assert json.loads(run("history", "session/t1", "--format", "json").output)[-1]["retired"]
+    restored = run("restore", "session/t1")
+    assert restored.output.strip() == "restored session/t1 (scope 'air')"
+
+    assert run("import", str(path), "--scope", "sea").exit_code == 0
+    for args in (["history"], ["retire", "--reason", "x"], ["restore"]):
+        ambiguous = CliRunner().invoke(cli, [*args, "session/t1"])
+        assert ambiguous.exit_code == 2, ambiguous.output
+        assert "several scopes ('air', 'sea'); add --scope" in ambiguous.output
+    chosen = run("history", "session/t1", "--scope", "sea", "--format", "json")
+    assert chosen.exit_code == 0, chosen.output
+    wrong = CliRunner().invoke(cli, ["retire", "session/t1", "--scope", "land", "--reason", "x"])
+    assert wrong.exit_code == 3 and "scope 'land' has no workflows" in wrong.output
+
+
 def test_procedures_on_the_pfas_bootstrap_data() -> None:
     assert run("import", str(BOOTSTRAP)).exit_code == 0
     result = run("procedures", "--format", "json", "--limit", "0")
@@ -119,9 +147,9 @@ def _lifecycle_state(store_path: Path) -> dict[str, object]:
         return {
             "graphs": graphs,
             "ids": memory.ids(),
-            "history": {w: memory.history(w) for w in ("s1", "w1", "w2")},
+            "history": {w: memory.lifecycle.history(w) for w in ("s1", "w1", "w2")},
             "outcome": memory.load("w0").outcome,
-            "procedures": memory.procedures(),
+            "procedures": memory.lifecycle.procedures(),
             "cited": sorted(
                 {e.workflow_id for s in memory.suggest(now, limit=None) for e in s.evidence}
             ),
@@ -145,12 +173,12 @@ def test_an_nq_backup_carries_the_lifecycle(tmp_path: Path) -> None:
         memory.save(wf("s1", "fetch", "parse"))
         memory.save(wf("s1", "fetch", "parse", "report"))  # s1@v1 kept, revised
         memory.save_many([wf(f"w{i}", "fetch", "parse") for i in range(3)])
-        memory.retire("w2", reason="noise")
-        memory.retire("w1", reason="mistake")
-        memory.restore("w1")
-        memory.set_outcome("w0", "failure")
-        (procedure,) = [p for p in memory.procedures() if p.tools == ("fetch", "parse")]
-        memory.accept_procedure(procedure.id, name="Fetch and parse")
+        memory.lifecycle.retire("w2", reason="noise")
+        memory.lifecycle.retire("w1", reason="mistake")
+        memory.lifecycle.restore("w1")
+        memory.lifecycle.set_outcome("w0", "failure")
+        (procedure,) = [p for p in memory.lifecycle.procedures() if p.tools == ("fetch", "parse")]
+        memory.lifecycle.accept_procedure(procedure.id, name="Fetch and parse")
     before = _lifecycle_state(source)
 
     exported = run("export", "--format", "nq", "-o", str(backup), "--store", str(source))

@@ -42,7 +42,7 @@ def test_closed_patterns_with_support_and_sources(memory: EpisodicMemory) -> Non
             _wf("w4", "search", "summarise"),
         ]
     )
-    found = {p.tools: p for p in memory.procedures()}
+    found = {p.tools: p for p in memory.lifecycle.procedures()}
     # extract → classify is in 3 workflows; extract → classify → report in 2 (closed: its
     # sub-sequence classify → report has the same support and is left out).
     assert set(found) == {("extract", "classify"), ("extract", "classify", "report")}
@@ -60,15 +60,15 @@ def test_closed_patterns_with_support_and_sources(memory: EpisodicMemory) -> Non
 
 def test_identical_leaf_sequences_are_mined_once_with_counts(memory: EpisodicMemory) -> None:
     memory.save_many([_wf(f"w{i}", "a", "b", "c") for i in range(50)])
-    (procedure,) = memory.procedures()
+    (procedure,) = memory.lifecycle.procedures()
     assert procedure.tools == ("a", "b", "c") and procedure.support == 50
     assert len(procedure.sources) == 50
 
 
 def test_accepting_makes_a_plan_and_suggests_it_as_a_whole(memory: EpisodicMemory) -> None:
     memory.save_many([_wf(f"w{i}", "extract", "classify", "report") for i in range(3)])
-    (candidate,) = memory.procedures()
-    active = memory.accept_procedure(candidate.id, name="PFAS report")
+    (candidate,) = memory.lifecycle.procedures()
+    active = memory.lifecycle.accept_procedure(candidate.id, name="PFAS report")
     assert (active.status, active.name) == ("active", "PFAS report")
     name = procedure_iri(candidate.id, "lab")
     triples = memory.store.read_records([name])[name]
@@ -82,11 +82,11 @@ def test_accepting_makes_a_plan_and_suggests_it_as_a_whole(memory: EpisodicMemor
     assert "PFAS report" in first.text and "classify → report" in first.text
     assert {e.workflow_id for e in first.evidence} == {"w0", "w1", "w2"}
     assert {e.position for e in first.evidence} == {1}  # where classify is in each
-    assert memory.procedures(status="active") == [active]
-    memory.retire("w1", reason="noise")  # a retired workflow is never evidence
+    assert memory.lifecycle.procedures(status="active") == [active]
+    memory.lifecycle.retire("w1", reason="noise")  # a retired workflow is never evidence
     assert {e.workflow_id for e in memory.suggest(now)[0].evidence} == {"w0", "w2"}
 
-    retired = memory.retire_procedure(candidate.id, reason="replaced")
+    retired = memory.lifecycle.retire_procedure(candidate.id, reason="replaced")
     assert (retired.status, retired.reason) == ("retired", "replaced")
     assert all(s.source != "procedure" for s in memory.suggest(now, limit=None))
 
@@ -97,7 +97,7 @@ def test_a_procedure_failing_half_its_uses_is_retired_with_the_reason(
     good = [_wf(f"ok{i}", "fetch", "parse") for i in range(2)]
     bad = [_wf(f"bad{i}", "fetch", "parse", failed=("parse",)) for i in range(3)]
     memory.save_many(good + bad)
-    (procedure,) = memory.procedures()
+    (procedure,) = memory.lifecycle.procedures()
     assert procedure.uses == 5 and procedure.success_rate == pytest.approx(0.4)
     assert procedure.status == "retired"
     assert procedure.reason == "success rate 0.40 below 0.5 after 5 uses"
@@ -115,25 +115,25 @@ def test_a_procedure_failing_half_its_uses_is_retired_with_the_reason(
 def test_unknown_procedure_and_status_are_clear_errors(memory: EpisodicMemory) -> None:
     memory.save_many([_wf("w1", "a", "b"), _wf("w2", "a", "b")])
     with pytest.raises(ConfigurationError, match="no procedure 'p-nope'.*em-plugin procedures"):
-        memory.accept_procedure("p-nope", name="x")
+        memory.lifecycle.accept_procedure("p-nope", name="x")
     with pytest.raises(ConfigurationError, match="candidate, active, retired"):
-        memory.procedures(status="done")
-    (procedure,) = memory.procedures()
+        memory.lifecycle.procedures(status="done")
+    (procedure,) = memory.lifecycle.procedures()
     with pytest.raises(ConfigurationError, match="name"):
-        memory.accept_procedure(procedure.id, name="")
+        memory.lifecycle.accept_procedure(procedure.id, name="")
 
 
 def test_retired_workflows_do_not_support_procedures(memory: EpisodicMemory) -> None:
     memory.save_many([_wf("w1", "a", "b"), _wf("w2", "a", "b"), _wf("w3", "a", "b")])
-    memory.retire("w3", reason="noise")
-    (procedure,) = memory.procedures()
+    memory.lifecycle.retire("w3", reason="noise")
+    (procedure,) = memory.lifecycle.procedures()
     assert procedure.support == 2 and "w3" not in procedure.sources
 
 
 def test_the_pfas_bootstrap_data_has_repeated_sequences() -> None:
     with EpisodicMemory("memory:", embedder="fake:32") as memory:
         memory.save_many(read_jsonl(BOOTSTRAP))
-        found = memory.procedures()
+        found = memory.lifecycle.procedures()
     assert found[0].tools == ("product_extractor", "pfas_classifier")
     assert found[0].support == 40
     full = ("product_extractor", "pfas_classifier", "hazard_assessment", "markdown_table")
@@ -152,7 +152,7 @@ def test_recorded_workflow_outcomes_count_before_failed_calls(memory: EpisodicMe
     bad = [_wf(f"bad{i}", "fetch", "parse").replace(outcome="failure") for i in range(2)]
     gone = [_wf("gave-up", "fetch", "parse").replace(outcome="abandoned")]
     memory.save_many(ok + bad + gone)
-    (procedure,) = memory.procedures()
+    (procedure,) = memory.lifecycle.procedures()
     assert (procedure.uses, procedure.success_rate, procedure.status) == (5, 0.4, "retired")
 
 
@@ -197,8 +197,8 @@ def test_the_retirement_rule_runs_on_each_use_not_only_on_listing(
     memory: EpisodicMemory,
 ) -> None:
     memory.save_many([_wf(f"ok{i}", "fetch", "parse").replace(outcome="success") for i in (0, 1)])
-    (candidate,) = memory.procedures()
-    memory.accept_procedure(candidate.id, name="Fetch and parse")
+    (candidate,) = memory.lifecycle.procedures()
+    memory.lifecycle.accept_procedure(candidate.id, name="Fetch and parse")
     now = Workflow(id="now", steps=(InstructionStep("do it", (CallStep("fetch"),)),))
     assert memory.suggest(now)[0].source == "procedure"
     name = procedure_iri(candidate.id, "lab")
@@ -215,7 +215,7 @@ def test_the_retirement_rule_runs_on_each_use_not_only_on_listing(
     memory.save(_wf("bad1", "fetch", "parse"))  # no outcome yet: counts as a success
     assert stored() == ("active", 4, 3)
     # Recording the outcome of a use is a use's outcome: 2 of 4 succeeded, under 5 uses.
-    memory.set_outcome("bad1", "failure")
+    memory.lifecycle.set_outcome("bad1", "failure")
     assert stored() == ("active", 4, 2)
     memory.save(_wf("other", "summarise", "report"))  # not a use: nothing recounted
     assert stored() == ("active", 4, 2)
@@ -224,7 +224,7 @@ def test_the_retirement_rule_runs_on_each_use_not_only_on_listing(
     memory.save(_wf("bad2", "fetch", "parse", failed=("parse",)))
     assert stored() == ("retired", 5, 2)
     assert all(s.source != "procedure" for s in memory.suggest(now, limit=None))
-    (retired,) = memory.procedures(status="retired")
+    (retired,) = memory.lifecycle.procedures(status="retired")
     assert retired.reason == "success rate 0.40 below 0.5 after 5 uses"
     rows = memory.store.backend.query(
         "PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX wf: <https://w3id.org/em-plugin/ns#> "

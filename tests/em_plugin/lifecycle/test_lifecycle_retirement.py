@@ -34,9 +34,9 @@ for line in sys.stdin:
         steps = (InstructionStep("work on it", tuple(CallStep(t) for t in tools)),)
         memory.save(Workflow(id=wid, steps=steps))
     elif verb == "retire":
-        memory.retire(wid, reason="wrong classifier", agent="reviewer")
+        memory.lifecycle.retire(wid, reason="wrong classifier", agent="reviewer")
     else:
-        memory.restore(wid)
+        memory.lifecycle.restore(wid)
     print("done", flush=True)
 memory.close()
 """
@@ -78,23 +78,23 @@ def test_retiring_removes_a_workflow_from_every_suggestion_in_this_process() -> 
         )
         assert sources(memory, "extract") == {"good", "bad"}
 
-        memory.retire("bad", reason="used the wrong tool")
+        memory.lifecycle.retire("bad", reason="used the wrong tool")
         assert sources(memory, "extract") == {"good"}
         assert [s.tool for s in memory.suggest(current("extract"), limit=None)] == ["classify"]
         assert memory.ids() == ["good"]
         assert "bad" in memory.store.ids("crew")  # still stored: still provenance
-        (version,) = memory.history("bad")
+        (version,) = memory.lifecycle.history("bad")
         assert version.retired and version.reason == "used the wrong tool"
 
-        memory.restore("bad")
+        memory.lifecycle.restore("bad")
         assert sources(memory, "extract") == {"good", "bad"}
-        assert not memory.history("bad")[0].retired
+        assert not memory.lifecycle.history("bad")[0].retired
 
 
 def test_retirement_is_prov_invalidation_with_time_and_agent() -> None:
     with EpisodicMemory("memory:", embedder="fake:32", scope="crew") as memory:
         memory.save(Workflow(id="w", steps=(CallStep("a"),)))
-        memory.retire("w", reason="stale", agent="reviewer")
+        memory.lifecycle.retire("w", reason="stale", agent="reviewer")
         rows = memory.store.backend.query(
             "PREFIX prov: <http://www.w3.org/ns/prov#> "
             "PREFIX wf: <https://w3id.org/em-plugin/ns#> "
@@ -106,7 +106,7 @@ def test_retirement_is_prov_invalidation_with_time_and_agent() -> None:
         assert len(rows) == 1
         assert str(rows[0]["who"]).endswith("/agent/reviewer")
         assert str(rows[0]["reason"]) == "stale"
-        memory.restore("w")
+        memory.lifecycle.restore("w")
         kinds = memory.store.backend.query(
             "PREFIX prov: <http://www.w3.org/ns/prov#> SELECT ?k WHERE { GRAPH ?g { "
             "?a a prov:Activity, ?k } } ORDER BY ?k"
@@ -132,12 +132,12 @@ def test_bad_retirements_are_clear_errors() -> None:
     with EpisodicMemory("memory:", embedder="fake:32", scope="crew") as memory:
         memory.save(Workflow(id="w", steps=(CallStep("a"),)))
         with pytest.raises(WorkflowNotFound, match="nope"):
-            memory.retire("nope", reason="x")
+            memory.lifecycle.retire("nope", reason="x")
         with pytest.raises(ConfigurationError, match="reason"):
-            memory.retire("w", reason=" ")
+            memory.lifecycle.retire("w", reason=" ")
         memory.save(Workflow(id="w", steps=(CallStep("b"),)))
         with pytest.raises(ConfigurationError, match="older version"):
-            memory.retire("w@v1", reason="x")
+            memory.lifecycle.retire("w@v1", reason="x")
 
 
 def _other_process_sees(memory: EpisodicMemory, worker: Worker) -> None:
@@ -183,7 +183,7 @@ def test_two_processes_on_a_remote_store(remote: str) -> None:
         with EpisodicMemory(remote, embedder="fake:32", scope="crew", poll_interval=POLL) as other:
             _other_process_sees(other, worker)
             # And the other way round: this process retires, the worker's memory follows.
-            other.retire("good", reason="superseded by a new tool")
+            other.lifecycle.retire("good", reason="superseded by a new tool")
             assert sources(other, "extract") == {"bad"}
     finally:
         worker.close()

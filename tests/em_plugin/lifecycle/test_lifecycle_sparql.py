@@ -146,13 +146,13 @@ def test_a_change_is_seen_by_the_next_query(tmp_path: Path) -> None:
     workflows = [Workflow(id=f"w{i}", steps=(InstructionStep("go", calls),)) for i in range(3)]
     with EpisodicMemory(str(tmp_path / "store"), embedder="fake:32", scope="lab") as memory:
         memory.save_many(workflows)
-        candidate = memory.procedures()[0]
+        candidate = memory.lifecycle.procedures()[0]
         assert int(_rows(memory, count)[0][0]) == 0
-        memory.accept_procedure(candidate.id, name="report")
+        memory.lifecycle.accept_procedure(candidate.id, name="report")
         assert int(_rows(memory, count)[0][0]) == 1
-        memory.retire("w0", reason="obsolete")
+        memory.lifecycle.retire("w0", reason="obsolete")
         assert len(_rows(memory, RETIREMENT)) == 1
-        memory.restore("w0")
+        memory.lifecycle.restore("w0")
         assert _rows(memory, RETIREMENT) == []
         # The procedure's change did not make the index reload anything it should not.
         assert memory.ids() == ["w0", "w1", "w2"]
@@ -172,11 +172,11 @@ def test_another_memory_on_a_remote_store_sees_an_acceptance(oxigraph_server: An
             EpisodicMemory(url, embedder="fake:32", scope="lab") as reader,
         ):
             writer.save_many(workflows)
-            candidate = writer.procedures()[0]
+            candidate = writer.lifecycle.procedures()[0]
             assert int(_rows(reader, count)[0][0]) == 0
-            writer.accept_procedure(candidate.id, name="report")
+            writer.lifecycle.accept_procedure(candidate.id, name="report")
             assert int(_rows(reader, count)[0][0]) == 1
-            writer.retire("w0", reason="obsolete")
+            writer.lifecycle.retire("w0", reason="obsolete")
             assert len(_rows(reader, RETIREMENT, "lab")) == 1
     finally:
         oxigraph_server.wipe()
@@ -188,8 +188,8 @@ def test_the_export_of_a_store_carries_its_lifecycle_as_prov() -> None:
     with EpisodicMemory("memory:", embedder="fake:32", scope="lab") as memory:
         memory.save_many(workflows)
         memory.save(workflows[0].replace(title="again"))
-        memory.retire("w1", reason="obsolete")
-        memory.accept_procedure(memory.procedures()[0].id, name="report")
+        memory.lifecycle.retire("w1", reason="obsolete")
+        memory.lifecycle.accept_procedure(memory.lifecycle.procedures()[0].id, name="report")
         items = store_items(memory.store, scope="lab")
     # The workflows (the older version too), then one graph per lifecycle record.
     assert [i.id for i in items if isinstance(i, Workflow)] == ["w0", "w0@v1", "w1", "w2"]

@@ -28,7 +28,7 @@ def test_a_session_saved_twice_keeps_both_versions(memory: EpisodicMemory) -> No
     memory.save(_session("extract", "classify"))
     memory.save(_session("extract", "classify", "report"))
 
-    versions = memory.history("session/t1")
+    versions = memory.lifecycle.history("session/t1")
     assert [(v.id, v.version, v.leaves) for v in versions] == [
         ("session/t1@v1", 1, 2),
         ("session/t1", 2, 3),
@@ -42,7 +42,7 @@ def test_a_session_saved_twice_keeps_both_versions(memory: EpisodicMemory) -> No
     # Only the newest is retrieved; both stay stored.
     assert memory.ids() == ["session/t1"]
     assert memory.store.ids("team") == ["session/t1", "session/t1@v1"]
-    assert memory.history("session/t1@v1") == versions
+    assert memory.lifecycle.history("session/t1@v1") == versions
 
 
 def test_versions_are_linked_by_was_revision_of(memory: EpisodicMemory) -> None:
@@ -56,7 +56,7 @@ def test_versions_are_linked_by_was_revision_of(memory: EpisodicMemory) -> None:
         (workflow_iri("session/t1"), workflow_iri("session/t1@v2")),
         (workflow_iri("session/t1@v2"), workflow_iri("session/t1@v1")),
     }
-    assert [v.id for v in memory.history("session/t1")] == [
+    assert [v.id for v in memory.lifecycle.history("session/t1")] == [
         "session/t1@v1",
         "session/t1@v2",
         "session/t1",
@@ -75,7 +75,7 @@ def test_a_session_saved_again_never_loses_steps(memory: EpisodicMemory) -> None
     memory.save(_session("extract", "classify", "report"))
     kept = memory.save(_session("extract"))  # a shorter save of the same session
     assert [s.name for s in kept.leaves()] == ["extract", "classify", "report"]
-    assert len(memory.history("session/t1")) == 1
+    assert len(memory.lifecycle.history("session/t1")) == 1
     assert [s.name for s in memory.load("session/t1").leaves()] == [
         "extract",
         "classify",
@@ -86,7 +86,7 @@ def test_a_session_saved_again_never_loses_steps(memory: EpisodicMemory) -> None
 def test_an_unchanged_save_makes_no_version(memory: EpisodicMemory) -> None:
     memory.save(_session("a", "b"))
     memory.save(_session("a", "b"))
-    assert len(memory.history("session/t1")) == 1
+    assert len(memory.lifecycle.history("session/t1")) == 1
     assert memory.store.ids("team") == ["session/t1"]
 
 
@@ -97,8 +97,8 @@ def test_versions_survive_a_reopen_and_are_deleted_with_the_workflow(tmp_path: P
         memory.save(_session("a", "c"))
     with EpisodicMemory(path, embedder="fake:32", scope="team") as memory:
         assert memory.ids() == ["session/t1"]
-        assert len(memory.history("session/t1")) == 2
+        assert len(memory.lifecycle.history("session/t1")) == 2
         assert memory.delete("session/t1")
         assert memory.store.ids("team") == []
         with pytest.raises(WorkflowNotFound):
-            memory.history("session/t1")
+            memory.lifecycle.history("session/t1")

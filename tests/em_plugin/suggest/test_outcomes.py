@@ -1,5 +1,5 @@
 """Outcomes in suggestions: "failed here before" evidence, no ranking on mostly failures, and
-``EpisodicMemory.set_outcome``."""
+``Lifecycle.set_outcome`` (``memory.lifecycle``)."""
 
 from __future__ import annotations
 
@@ -47,12 +47,12 @@ def memory() -> EpisodicMemory:
 
 def test_set_outcome_is_stored_and_checked(memory: EpisodicMemory) -> None:
     assert memory.load("w1").outcome is None
-    assert memory.set_outcome("w1", "failure").outcome == "failure"
+    assert memory.lifecycle.set_outcome("w1", "failure").outcome == "failure"
     assert memory.load("w1").outcome == "failure"
     with pytest.raises(ConfigurationError, match="success, failure, abandoned"):
-        memory.set_outcome("w1", "broken")
+        memory.lifecycle.set_outcome("w1", "broken")
     with pytest.raises(WorkflowNotFound):
-        memory.set_outcome("nope", "success")
+        memory.lifecycle.set_outcome("nope", "success")
 
 
 def test_failed_runs_are_said_and_failed_steps_rank_after_the_others(
@@ -62,8 +62,8 @@ def test_failed_runs_are_said_and_failed_steps_rank_after_the_others(
     assert before[:2] == ["pfas_classifier", "report_writer"]
     # The runs failed: said, but the steps they took still rank (the run may have failed
     # elsewhere).
-    memory.set_outcome("w1", "failure")
-    memory.set_outcome("w2", "failure")
+    memory.lifecycle.set_outcome("w1", "failure")
+    memory.lifecycle.set_outcome("w2", "failure")
     ranked = memory.suggest(CURRENT)
     assert [s.tool for s in ranked][:2] == ["pfas_classifier", "report_writer"]
     assert {e.workflow_id for e in ranked[0].failures} == {"w1", "w2"}

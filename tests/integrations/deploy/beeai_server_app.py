@@ -128,9 +128,15 @@ def build(store: str, log: Path) -> tuple[RequirementAgent, EpisodicMemory]:
     return coordinator, memory
 
 
-def serve(protocol: str, port: int, coordinator: RequirementAgent) -> None:
-    """Serve the coordinator on 127.0.0.1 (blocks until the process is stopped)."""
-    sessions = SessionMemoryManager()
+def serve(
+    protocol: str, port: int, coordinator: RequirementAgent, manager: str = "session"
+) -> None:
+    """Serve the coordinator on 127.0.0.1 (blocks until the process is stopped).
+
+    ``manager="none"`` leaves out ``SessionMemoryManager`` (BeeAI's default manager): the
+    wiring mistake the memory middleware warns about.
+    """
+    sessions = SessionMemoryManager() if manager == "session" else None
     if protocol == "a2a":
         from beeai_framework.adapters.a2a.serve.server import A2AServer, A2AServerConfig
 
@@ -153,9 +159,10 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--store", required=True)
     parser.add_argument("--log", type=Path, required=True)
+    parser.add_argument("--manager", choices=["session", "none"], default="session")
     args = parser.parse_args()
     coordinator, _ = build(args.store, args.log)
-    serve(args.protocol, args.port, coordinator)
+    serve(args.protocol, args.port, coordinator, args.manager)
 
 
 if __name__ == "__main__":

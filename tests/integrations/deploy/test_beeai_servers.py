@@ -10,8 +10,10 @@ reads and never in what a model reads, ``/save`` across requests, true times.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -67,8 +69,8 @@ class Served:
         stop_process(self.process)
 
 
-def launch(protocol: str, store: str, workdir: Path, name: str) -> Served:
-    """Start a server process (without waiting for it)."""
+def launch(protocol: str, store: str, workdir: Path, name: str, *options: str) -> Served:
+    """Start a server process (without waiting for it); ``options`` go to the app."""
     port = free_port()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
@@ -76,7 +78,7 @@ def launch(protocol: str, store: str, workdir: Path, name: str) -> Served:
     output = workdir / f"{name}.out"
     log = workdir / f"{name}.models.jsonl"
     args = [sys.executable, str(APP), "--protocol", protocol, "--port", str(port)]
-    args += ["--store", store, "--log", str(log)]
+    args += ["--store", store, "--log", str(log), *options]
     with output.open("wb") as out:
         process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
     return Served(process, port, log, output)
@@ -282,3 +284,56 @@ def test_chat_completions_continue_the_conversation_the_history_replays(
         check_session(
             saved.load(f"session/{sessions[1]}", SCOPE), sessions[1], [CLASSIFY, CLASSIFY]
         )
+
+
+_WIRING_WARNING = "without memory_manager=SessionMemoryManager()"
+
+
+def test_wiring_table_sessions_correct_or_one_warning(serve: Any, tmp_path: Path) -> None:
+    """Adapter x (wired as docs/deploy.md says; wired without the manager): sessions are kept
+    per conversation, or the server logs one warning naming the fix at the first request."""
+    wired_a2a, wired_responses = (
+        launch("a2a", str(tmp_path / "s1"), tmp_path, "a2a-wired"),
+        launch("responses", str(tmp_path / "s2"), tmp_path, "responses-wired"),
+    )
+    bare_a2a, bare_responses = (
+        launch("a2a", str(tmp_path / "s3"), tmp_path, "a2a-bare", "--manager", "none"),
+        launch("responses", str(tmp_path / "s4"), tmp_path, "responses-bare", "--manager", "none"),
+    )
+    servers = [wired_a2a, wired_responses, bare_a2a, bare_responses]
+    try:
+        wait_ready(*servers)
+
+        def a2a(server: Served, conversation: str, text: str) -> str:
+            return asyncio.run(a2a_send(server.url, conversation, text))
+
+        def responses(server: Served, conversation: str, text: str) -> str:
+            return responses_send(server.url, conversation, text)
+
+        table = {}
+        for name, server, send in (
+            ("A2A, wired", wired_a2a, a2a),
+            ("Responses, wired", wired_responses, responses),
+            ("A2A, no manager", bare_a2a, a2a),
+            ("Responses, no manager", bare_responses, responses),
+        ):
+            for conversation in ("c1", "c2"):
+                send(server, conversation, EXTRACT)
+                send(server, conversation, CLASSIFY)
+            saved = send(server, "c1", "/save")
+            warnings = server.output.read_text(errors="replace").count(_WIRING_WARNING)
+            reply = re.sub(r"beeai-[0-9a-f]+", "beeai-<random>", saved.split(" (")[0])
+            table[name] = (reply.split(":")[0], warnings)
+    finally:
+        for server in servers:
+            server.stop()
+    print(table)
+    assert table == {
+        "A2A, wired": ("Saved workflow session/c1", 0),
+        "Responses, wired": ("Saved workflow session/c1", 0),
+        # One session per A2A context still (BeeAI keeps a memory per context, the middleware a
+        # session per memory), but not named after it: another worker, or the server after a
+        # restart, cannot continue it. The Responses API clones that memory per request.
+        "A2A, no manager": ("Saved workflow session/beeai-<random>", 1),
+        "Responses, no manager": ("Nothing to save yet", 1),
+    }

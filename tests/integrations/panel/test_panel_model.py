@@ -95,7 +95,7 @@ def test_the_table_shows_current_versions_and_filters_retired_ones() -> None:
         memory.save_many(seeded)
         extra = InstructionStep("Double-check the report", (CallStep("report_checker"),))
         memory.save(revised.replace(steps=(*revised.steps, extra)))
-        memory.retire(retired.id, reason="outdated")
+        memory.lifecycle.retire(retired.id, reason="outdated")
         catalog = Catalog(memory.store)
         everything = catalog.workflows(SCOPE, limit=1000)
         assert everything.total == len(seeded)
@@ -119,11 +119,11 @@ def test_versions_read_from_the_record_match_the_memorys_history() -> None:
         memory.save_many(seeded)
         extra = InstructionStep("Double-check the report", (CallStep("report_checker"),))
         memory.save(revised.replace(steps=(*revised.steps, extra)))
-        memory.retire(retired.id, reason="outdated")
+        memory.lifecycle.retire(retired.id, reason="outdated")
         catalog = Catalog(memory.store)
         for workflow_id in (revised.id, f"{revised.id}@v1", retired.id, plain.id):
             shown = catalog.versions(memory.store.load(workflow_id, SCOPE))
-            assert shown == memory.history(workflow_id), workflow_id
+            assert shown == memory.lifecycle.history(workflow_id), workflow_id
         assert [v.id for v in catalog.versions(memory.store.load(revised.id, SCOPE))] == [
             f"{revised.id}@v1",
             revised.id,
@@ -142,7 +142,7 @@ def test_the_read_only_pages_never_build_the_memory(tmp_path: Path) -> None:
         memory.save_many(seeded)
         extra = InstructionStep("Double-check the report", (CallStep("report_checker"),))
         memory.save(revised.replace(steps=(*revised.steps, extra)))
-        memory.retire(seeded[5].id, reason="outdated")
+        memory.lifecycle.retire(seeded[5].id, reason="outdated")
     app = create_app(PanelSettings(store=str(store), embedder="fake"))
     with TestClient(app, base_url="http://127.0.0.1") as client:
         state = app.state.panel

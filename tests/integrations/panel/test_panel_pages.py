@@ -287,3 +287,64 @@ def test_an_unknown_scope_names_the_scopes_there_are(panel: Panel) -> None:
     answer, body = _get(panel.url + "/workflows?scope=nosuch")
     assert answer == 404
     assert "nosuch" in body and SCOPE in body and OTHER in body
+
+
+_NAV = ("Scopes", "Workflows", "Suggest", "Procedures", "SPARQL", "Tools")
+
+
+def _no_error(page: Any, answer: Any, where: str) -> None:
+    assert answer is not None and answer.status == 200, f"{where}: HTTP {answer and answer.status}"
+    assert page.locator("#error-message").count() == 0, f"{where}: {page.inner_text('main')}"
+
+
+def _nav_hrefs(page: Any) -> dict[str, str]:
+    links = page.locator("header nav a")
+    return {links.nth(i).inner_text(): links.nth(i).get_attribute("href") for i in range(6)}
+
+
+def test_every_navigation_link_works_with_two_scopes(page: Any, panel: Panel) -> None:
+    """From the home page, each link of the navigation either shows its page or asks which
+    scope (a link per scope); from there, the page of each scope and its own navigation links
+    (which keep the scope in the URL) load without an error page, as does the header's scope
+    chooser."""
+    answer = page.goto(panel.url + "/")
+    _no_error(page, answer, "/")
+    home = _nav_hrefs(page)
+    assert list(home) == list(_NAV)
+    visited: set[str] = set()
+    for name in _NAV:
+        answer = page.goto(panel.url + home[name])
+        _no_error(page, answer, home[name])
+        choices = page.locator("#scope-choice a")
+        if name in ("Scopes", "SPARQL"):  # pages of the whole store
+            assert choices.count() == 0
+            continue
+        assert page.title().startswith("Choose a scope"), name
+        assert [choices.nth(i).inner_text() for i in range(choices.count())] == [OTHER, SCOPE]
+        for scope in (SCOPE, OTHER):
+            page.goto(panel.url + home[name])
+            with page.expect_navigation():
+                page.click(f"#scope-choice a[data-scope='{scope}']")
+            assert f"scope={scope}" in page.url and page.locator("#error-message").count() == 0
+            assert f"scope <b>{scope}</b>" in page.inner_html("#mode")
+            # The page's own navigation keeps the scope: every link works.
+            for other_name, href in _nav_hrefs(page).items():
+                if other_name != "Scopes":
+                    assert f"scope={scope}" in href, (name, other_name, href)
+                if href in visited:
+                    continue
+                visited.add(href)
+                answer = page.goto(panel.url + href)
+                _no_error(page, answer, href)
+                assert page.locator("#scope-choice").count() == 0  # no question: it has one
+    assert len(visited) >= 2 * (len(_NAV) - 1)
+
+    # The header's chooser moves a page to the other scope (remembered in the URL).
+    page.goto(f"{panel.url}/tools?scope={SCOPE}")
+    page.select_option("#scope-chooser select", OTHER)
+    with page.expect_navigation():
+        page.click("#scope-chooser button")
+    assert page.url.endswith(f"/tools?scope={OTHER}")
+    assert page.locator("#error-message").count() == 0
+    assert f"scope <b>{OTHER}</b>" in page.inner_html("#mode")
+    screenshot(page, "scope-chooser")

@@ -1,0 +1,77 @@
+"""Whether a served crew's memory was wired so that it sees each request's conversation.
+
+BeeAI's servers (A2A, the OpenAI-compatible Responses API, Zed's Agent Client Protocol over
+stdio) keep one conversation memory per conversation id in a ``MemoryManager`` and clone the
+agent for each request. The memory middleware learns the conversation id only through
+:class:`~integrations.beeai.SessionMemoryManager`; a server given another manager (or none, so
+BeeAI's default) leaves sessions unnamed by the conversation: the Responses API makes every
+request a session of its own (``/save`` finds nothing to save), and elsewhere another worker or a
+restarted server cannot continue a session. :func:`unkeyed_server` finds, once, the server a
+run is served by and tells whether it is wired that way; the middleware then logs one warning
+naming the fix.
+
+The server is found on the threads' stacks: its ``serve()`` runs the event loop every request
+runs in, and holds the manager as ``_memory_manager``. OpenAI chat completions are left out:
+that API keeps no conversation (the client replays the history, from which the session is
+found).
+"""
+
+from __future__ import annotations
+
+import sys
+from types import FrameType
+from typing import Any
+
+from integrations.beeai._deployment import SessionMemoryManager
+
+__all__ = ["WIRING_FIX", "unkeyed_server"]
+
+_ADAPTERS = "beeai_framework.adapters."
+
+#: The warning a mis-wired server gets (``{server}``: its class name).
+WIRING_FIX = (
+    "the episodic memory is served by BeeAI's {server} without "
+    "memory_manager=SessionMemoryManager(): it does not see the requests' conversation ids, so "
+    "sessions are not the conversations (with the Responses API every request is a session of "
+    "its own and /save finds nothing to save; elsewhere another worker or a restarted server "
+    "cannot continue one). Pass memory_manager=SessionMemoryManager() (from "
+    "integrations.beeai) to the server (docs/deploy.md)"
+)
+
+
+def unkeyed_server() -> str | None:
+    """Return the class name of the BeeAI server serving this run without a session-keyed manager.
+
+    Returns:
+        The name (``A2AServer``, ``OpenAIServer``, ``ACPZedServer``, an executor's or API's
+        class), or ``None`` when the run is not served, or served with a
+        :class:`SessionMemoryManager`, or by the chat-completions API.
+    """
+    # Every thread's stack: BeeAI binds middlewares on a worker thread and runs event handlers
+    # in tasks of their own, while serve() sits under the event loop's thread.
+    for top in sys._current_frames().values():
+        frame: FrameType | None = top
+        while frame is not None:
+            owner = frame.f_locals.get("self")
+            if owner is not None and _is_server(owner):
+                if _keeps_no_conversation(owner):
+                    return None
+                manager = getattr(owner, "_memory_manager", None)
+                if isinstance(manager, SessionMemoryManager):
+                    return None
+                return type(owner).__name__
+            frame = frame.f_back
+    return None
+
+
+def _is_server(owner: Any) -> bool:
+    module = type(owner).__module__
+    return module.startswith(_ADAPTERS) and ".serve" in module and hasattr(owner, "_memory_manager")
+
+
+def _keeps_no_conversation(owner: Any) -> bool:
+    """Whether it serves OpenAI chat completions (stateless: the client replays the history)."""
+    if ".chat_completion" in type(owner).__module__:
+        return True
+    api = getattr(getattr(owner, "_config", None), "api", None)
+    return str(getattr(api, "value", api)) == "chat-completion"
