@@ -107,7 +107,7 @@ def test_a_prov_export_answers_the_lifecycle_queries_as_the_live_store(tmp_path:
     with EpisodicMemory(store=source, embedder="fake") as memory:
         memory.save_many([Workflow(id=f"w{i}", steps=(step,)) for i in range(3)])
         memory.save(Workflow(id="w0", title="saved again", steps=(step, step)))  # a version
-        memory.retire("w1", reason="duplicate")
+        memory.lifecycle.retire("w1", reason="duplicate")
     done = run("export", "--format", "trig", "-o", str(exported), "--store", str(source))
     assert done.exit_code == 0, done.output
     offline_store = ox.Store()
