@@ -10,9 +10,13 @@ round of suggestions recorded, one session journaled. Then asks each query, writ
 - ``panel``: the panel's query page (``integrations/panel/pages.py``);
 - ``serve``: ``em-plugin serve`` over HTTP (SPARQL 1.1 Protocol, JSON results);
 - ``serve+token``: ``em-plugin serve --token-file`` with a read token of the store's scope;
-- ``rdflib``: rdflib's ``SPARQLStore`` client against ``serve``.
+- ``SPARQLWrapper``: the SPARQLWrapper client against ``serve`` (when installed; otherwise
+  ``rdflib``: rdflib's ``SPARQLStore`` client);
+- ``other token``: ``serve --token-file`` with a read token of another scope (it must find
+  none of the store's graphs: every cell 0).
 
-A cell is the count the door answered, or the first words of its error. Run::
+A cell is the count the door answered, or the first words of its error; every door but the last
+must answer each row alike (issue 30's table). Run::
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/dataset_doors.py
 """
@@ -35,12 +39,31 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 BOOTSTRAP = ROOT / "integrations" / "demo" / "pfas" / "data" / "bootstrap.jsonl"
 TOKEN = "reader-default-0123456789"
+OTHER_TOKEN = "reader-elsewhere-0123456789"
+
+
+def _things(cls: str) -> str:
+    return f"SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE {{ ?x a {cls} }}"
+
+
+def _links(prop: str) -> str:
+    return f"SELECT (COUNT(*) AS ?n) WHERE {{ ?s {prop} ?o }}"
+
+
+#: The queries of issue 30's table, written without PREFIX lines, then the dataset's edges.
 QUERIES = {
+    **{cls: _things(cls) for cls in ("prov:Activity", "prov:Entity", "prov:Agent", "prov:Plan")},
+    **{cls: _things(cls) for cls in ("p-plan:Plan", "p-plan:Step")},
+    **{p: _links(p) for p in ("prov:wasAssociatedWith", "prov:used", "prov:wasGeneratedBy")},
+    "wasRevisionOf": _links("prov:wasRevisionOf"),
+    "invalidatedAtTime": _links("prov:invalidatedAtTime"),
+    "accepted procedure": (
+        'SELECT (COUNT(*) AS ?n) WHERE { ?p a wf:Procedure , p-plan:Plan ; wf:status "active" }'
+    ),
     "pl:Workflow": "SELECT (COUNT(*) AS ?n) WHERE { ?w a pl:Workflow }",
-    "prov:Activity": "SELECT (COUNT(*) AS ?n) WHERE { ?a a prov:Activity }",
-    "wasRevisionOf": "SELECT (COUNT(*) AS ?n) WHERE { ?new prov:wasRevisionOf ?old }",
-    "invalidatedAtTime": "SELECT (COUNT(*) AS ?n) WHERE { ?e prov:invalidatedAtTime ?t }",
-    "active procedure": 'SELECT (COUNT(*) AS ?n) WHERE { ?p a wf:Procedure ; wf:status "active" }',
+    "lifecycle in GRAPH ?g": (
+        "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?new prov:wasRevisionOf ?old } }"
+    ),
     "suggestion rounds": "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a a wf:Suggestion } }",
     "named graphs": "SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }",
     "journal graphs": (
@@ -168,6 +191,27 @@ def rdflib_door(url: str) -> Callable[[str], str]:
     return ask
 
 
+def sparqlwrapper_door(url: str) -> Callable[[str], str] | None:
+    """The SPARQLWrapper client, when it is installed."""
+    try:
+        from SPARQLWrapper import JSON, POST, SPARQLWrapper
+    except ImportError:
+        return None
+
+    def ask(text: str) -> str:
+        client = SPARQLWrapper(url)
+        client.setMethod(POST)
+        client.setReturnFormat(JSON)
+        client.setQuery(text)
+        try:
+            data: Any = client.queryAndConvert()
+        except Exception as exc:  # noqa: BLE001 - the door's error is the cell
+            return _short(exc)
+        return str(int(next(iter(data["results"]["bindings"][0].values()))["value"]))
+
+    return ask
+
+
 def serve(store: Path, *options: str) -> tuple[subprocess.Popen[str], str]:
     """Start ``em-plugin serve`` on a free loopback port; return the process and its URL."""
     command = [sys.executable, "-m", "em_plugin", "serve", "--store", str(store), "--port", "0"]
@@ -205,24 +249,32 @@ def main() -> None:
         process, url = serve(store)
         try:
             answers["serve"] = {name: http_door(url)(text) for name, text in QUERIES.items()}
-            answers["rdflib"] = {name: rdflib_door(url)(text) for name, text in QUERIES.items()}
+            client = sparqlwrapper_door(url)
+            label = "SPARQLWrapper" if client is not None else "rdflib"
+            client = client or rdflib_door(url)
+            answers[label] = {name: client(text) for name, text in QUERIES.items()}
         finally:
             stop(process)
         tokens = Path(directory) / "tokens.toml"
         tokens.write_text(
             f'[tokens.reader]\nsha256 = "{hash_token(TOKEN)}"\nscopes = ["{DEFAULT_SCOPE}"]\n'
+            f'[tokens.elsewhere]\nsha256 = "{hash_token(OTHER_TOKEN)}"\nscopes = ["elsewhere"]\n'
         )
         process, url = serve(store, "--token-file", str(tokens))
         try:
             ask = http_door(url, TOKEN)
             answers["serve+token"] = {name: ask(text) for name, text in QUERIES.items()}
+            other = http_door(url, OTHER_TOKEN)
+            answers["other token"] = {name: other(text) for name, text in QUERIES.items()}
         finally:
             stop(process)
     doors = list(answers)
-    print("| query | " + " | ".join(doors) + " |")
-    print("|---|" + "---|" * len(doors))
+    print("| query | " + " | ".join(doors) + " | equal |")
+    print("|---|" + "---|" * (len(doors) + 1))
     for name in QUERIES:
-        print(f"| {name} | " + " | ".join(answers[d][name] for d in doors) + " |")
+        cells = [answers[d][name] for d in doors]
+        same = len(set(cells[:-1])) == 1 and cells[-1] == "0"
+        print(f"| {name} | " + " | ".join(cells) + f" | {'yes' if same else 'NO'} |")
 
 
 if __name__ == "__main__":

@@ -14,8 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from em_plugin.cli.union import union_query, with_prefixes
+from em_plugin.cli.union import union_query
 from provenance.stores import open_store
+from provenance.stores.union import with_standard_prefixes
 from provenance.workflow_json import read_jsonl
 
 COUNT = 'SELECT (COUNT(*) AS ?n) WHERE {{ {open}?c wf:tool ?t . ?t wf:toolName "{tool}" {close}}}'
@@ -35,8 +36,8 @@ def main() -> None:
     timings = {}
     for name, run in (
         ("true union (em-plugin query --sparql)", lambda: union_query(store, plain, None, None)),
-        ("Oxigraph union default graph", lambda: store.query(with_prefixes(plain))),
-        ("GRAPH ?g in place (named queries)", lambda: store.query(with_prefixes(graph))),
+        ("Oxigraph union default graph", lambda: store.query(with_standard_prefixes(plain))),
+        ("GRAPH ?g in place (named queries)", lambda: store.query(with_standard_prefixes(graph))),
     ):
         start = time.perf_counter()
         result = run()

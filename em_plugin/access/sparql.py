@@ -7,8 +7,9 @@ parser) and each one is checked: every graph it writes must be of a scope the gr
 every graph its ``WHERE`` reads of a scope it may read (the registry of graph families decides,
 :mod:`provenance.stores.graph_families`: the embedder record, of no scope, is read by every
 token and written by none). What cannot be bounded from the text is
-refused: the default graph (shared by every scope), ``GRAPH ?variable``, ``LOAD``, ``SERVICE``,
-``CLEAR``/``DROP`` of ``DEFAULT``, ``NAMED`` or ``ALL``.
+refused: the default graph (shared by every scope), ``GRAPH ?variable`` (unless ``USING NAMED``
+bounds it to the listed graphs, as the protocol's ``using-named-graph-uri`` does), ``LOAD``,
+``SERVICE``, ``CLEAR``/``DROP`` of ``DEFAULT``, ``NAMED`` or ``ALL``.
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ from typing import Any
 
 from em_plugin.access.tokens import AccessDenied, Grant
 from provenance.stores.graph_families import family_of
+from provenance.stores.sparql_errors import syntax_error_message
+from provenance.stores.union import with_standard_prefixes
 
 __all__ = ["UpdateGraphs", "check_query", "check_update"]
 
 _GRAPH_NODES = ("Graph", "GraphGraphPattern")
+_SCRATCH_BASE = "http://127.0.0.1/"  # relative IRIs parse as they do at the endpoint
+_REACHES_OUT = re.compile(r"\b(LOAD|SERVICE)\b", re.IGNORECASE)
 _TRIPLE_NODES = ("TriplesBlock", "TriplesSameSubject", "TriplesSameSubjectPath")
 
 
@@ -48,7 +53,8 @@ def check_query(query: str) -> None:
     try:
         tree = parseQuery(query)
     except Exception as exc:  # pyparsing and rdflib raise errors with no common public root
-        raise AccessDenied(f"the query does not parse: {exc}", 400) from exc
+        fault = _parse_fault(query, exc, update=False)
+        raise AccessDenied(f"the query does not parse: {fault}", 400) from exc
     if any(node.name == "ServiceGraphPattern" for node, _ in _walk(tree, False)):
         raise AccessDenied("SERVICE is refused: it would query past the graphs of your scopes")
 
@@ -78,7 +84,8 @@ def check_update(update: str, grant: Grant) -> UpdateGraphs:
         try:
             operations = translateUpdate(parseUpdate(update)).algebra
         except Exception as exc:  # pyparsing and rdflib raise errors with no common public root
-            raise AccessDenied(f"the update does not parse: {exc}", 400) from exc
+            fault = _parse_fault(update, exc, update=True)
+            raise AccessDenied(f"the update does not parse: {fault}", 400) from exc
         for operation in operations:
             _operation(operation, reads, writes)
     for iri in sorted(writes):
@@ -88,6 +95,30 @@ def check_update(update: str, grant: Grant) -> UpdateGraphs:
         if not grant.may_read(iri):
             raise AccessDenied(_refusal(grant, iri, "read"))
     return UpdateGraphs(frozenset(reads), frozenset(writes))
+
+
+def _parse_fault(text: str, exc: Exception, *, update: bool) -> str:
+    """Name a syntax fault at its line and column (:mod:`provenance.stores.sparql_errors`).
+
+    rdflib's parser often backtracks to the start of the text (``at char 0``) for a fault at
+    its end, so the text is parsed again by Oxigraph, on an empty scratch store, for its
+    position; never a text that could reach past this process (``LOAD``, ``SERVICE``).
+    """
+    import pyoxigraph as ox
+
+    if _REACHES_OUT.search(text) is None:
+        full = with_standard_prefixes(text)
+        scratch = ox.Store()
+        try:
+            if update:
+                scratch.update(full, base_iri=_SCRATCH_BASE)
+            else:
+                scratch.query(full, base_iri=_SCRATCH_BASE)
+        except SyntaxError as found:
+            return syntax_error_message(text, str(found), shift=len(full) - len(text))
+        except (OSError, RuntimeError, ValueError):
+            pass  # it parses there: rdflib's message is all there is
+    return syntax_error_message(text, str(exc))
 
 
 _IRI = r"<[^<>\"{}|^`\\\x00-\x20]*>"
@@ -153,6 +184,8 @@ def _operation(op: Any, reads: set[str], writes: set[str]) -> None:
 
 
 def _modify(op: Any, reads: set[str], writes: set[str]) -> None:
+    from rdflib.term import Variable
+
     with_graph = _get(op, "withClause")
     if with_graph is not None:
         with_graph = _named(with_graph, "WITH")
@@ -179,12 +212,17 @@ def _modify(op: Any, reads: set[str], writes: set[str]) -> None:
     using = _get(op, "using") or []
     defaults = [_named(_get(u, "default") or _get(u, "named"), "USING") for u in using]
     reads.update(defaults)
+    # USING NAMED makes the WHERE's named graphs exactly those: GRAPH ?g ranges over them only.
+    bounded = any(_get(u, "named") is not None for u in using)
     read_default = False
     for node, in_graph in _walk(_get(op, "where"), False):
         if node.name == "ServiceGraphPattern":
             raise AccessDenied("SERVICE is refused: it would query past the graphs of your scopes")
         if node.name in _GRAPH_NODES:
-            reads.add(_named(_get(node, "term"), "GRAPH in WHERE"))
+            term = _get(node, "term")
+            if bounded and isinstance(term, Variable):
+                continue  # a variable: bound by USING NAMED, whose graphs are checked above
+            reads.add(_named(term, "GRAPH in WHERE"))
         elif not in_graph and _has_triples(node):
             read_default = True
     if read_default:

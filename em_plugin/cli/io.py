@@ -345,17 +345,22 @@ def _check_iri(name: str, iri: str) -> str:
 
 
 def export_text(store: WorkflowStore, *, scope: str | None, fmt: str) -> str:
-    """Serialize the store's workflows (one scope, or all) as ``jsonl`` or an RDF/PROV format."""
+    """Serialize the store (one scope, or all) as ``jsonl``, a backup or an RDF/PROV format.
+
+    The RDF/PROV formats hold what an ad-hoc query's default graph merges: the workflows and
+    the lifecycle records (versions, retirements, procedures;
+    :func:`provenance.export.store_items`), so the export answers PROV-O and P-Plan queries as
+    the live store does.
+    """
     if fmt == "nq":  # a full backup: every family the store backs up (docs/sparql.md)
         from em_plugin.cli.backup import backup_text
 
         return backup_text(store, scope)
-    workflows = store.iter_workflows(scope)
     if fmt == "jsonl":
-        return jsonl_text(workflows)
-    from provenance.export import export
+        return jsonl_text(store.iter_workflows(scope))
+    from provenance.export import export, store_items
 
-    return export(list(workflows), fmt)
+    return export(store_items(store, scope=scope), fmt)
 
 
 def jsonl_text(workflows: Iterable[Workflow]) -> str:

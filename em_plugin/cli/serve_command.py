@@ -59,9 +59,9 @@ def serve(store_spec: str, port: int, host: str, token_file: Path | None) -> Non
     clients (rdflib SPARQLStore, SPARQLWrapper, a browser) query the same URL
     and see each save at once. Updates go to /update; a GET of /query without
     a query answers the SPARQL Service Description. A query that names no
-    dataset runs over the union of the workflow graphs, each triple once, with
-    the store's prefixes declared (the answer of 'em-plugin query'). Ctrl-C
-    stops the server.
+    dataset runs over the merge of the workflow graphs and lifecycle records,
+    each triple once, with the store's prefixes declared (the answer of
+    'em-plugin query'). Ctrl-C stops the server.
 
     \b
     With --token-file, every request needs 'Authorization: Bearer TOKEN', and
@@ -73,13 +73,15 @@ def serve(store_spec: str, port: int, host: str, token_file: Path | None) -> Non
       em-plugin serve --store ~/.em-plugin/store --port 7878
     """
     from em_plugin.endpoint import ServeError, start_endpoint
-    from em_plugin.errors import ConfigurationError
+    from em_plugin.errors import ConfigurationError, MissingExtraError
 
     spec = store_path(store_spec)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         try:
             endpoint = start_endpoint(spec, host=host, port=port, token_file=token_file)
+        except MissingExtraError:
+            raise  # exit 4, the extra named (docs/cli.md)
         except ConfigurationError as exc:
             hint = "--token-file" if token_file is not None and "token" in str(exc) else None
             raise click.BadParameter(str(exc), param_hint=hint or "--store/--host") from exc

@@ -10,15 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from provenance.stores.union import with_standard_prefixes
-
 if TYPE_CHECKING:
     from provenance.stores import QueryResult, WorkflowStore
 
-__all__ = ["union_query", "with_prefixes"]
-
-#: The CLI's former name of :func:`~provenance.stores.union.with_standard_prefixes`.
-with_prefixes = with_standard_prefixes
+__all__ = ["union_query"]
 
 
 def union_query(

@@ -5,8 +5,10 @@ a form or ``application/sparql-query``; a GET without a query answers the SPARQL
 Description), updates at ``/update`` (POST as a form or ``application/sparql-update``), as the
 SPARQL 1.1 Protocol says (``tests/em_plugin/endpoint/test_w3c_protocol.py`` runs its tests).
 Every door gives one query text one answer: the store's prefixes are declared for the text
-(:func:`provenance.prefixes.with_prefixes`), the default graph is the union of the workflow
-graphs, each triple once, and the named graphs are the store's graphs (``docs/deploy.md``).
+(:func:`provenance.stores.union.with_standard_prefixes`), and the dataset is the registry's
+query dataset (:mod:`provenance.stores.graph_families`, ``docs/sparql.md``): the default graph
+merges the default-graph families (workflows, lifecycle records), each triple once, and the
+named graphs are the query families' graphs (those of a token's scopes, with a token).
 
 * Without tokens an ``oxigraph serve`` child holds the store on a private port
   (:mod:`~em_plugin.endpoint.proxied`); the endpoint binds a loopback address only.

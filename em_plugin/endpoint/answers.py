@@ -16,6 +16,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from em_plugin.endpoint.protocol import ProtocolError
+from provenance.stores.sparql_errors import syntax_error_message
 
 __all__ = ["BOOLEAN", "GRAPH", "TABULAR", "Answer", "pick_media_type", "run_query"]
 
@@ -80,6 +81,7 @@ def run_query(
     base_iri: str | None = None,
     default_graph: Any = None,
     named_graphs: Any = None,
+    typed: str | None = None,
 ) -> Answer:
     """Run a query on ``store`` and return its serialized answer (the result is dropped here).
 
@@ -90,6 +92,8 @@ def run_query(
         base_iri: The base IRI relative IRIs resolve against.
         default_graph: Passed to ``Store.query`` (``None``: the store's default graph).
         named_graphs: Passed to ``Store.query`` (``None``: all its named graphs).
+        typed: The query as the client sent it, when ``text`` has the standard prefixes in
+            front: a syntax error names the line and column of this text.
 
     Returns:
         The answer.
@@ -103,7 +107,9 @@ def run_query(
             text, base_iri=base_iri, default_graph=default_graph, named_graphs=named_graphs
         )
     except SyntaxError as exc:
-        raise ProtocolError(f"the query does not parse: {exc}") from None
+        sent = text if typed is None else typed
+        fault = syntax_error_message(sent, str(exc), shift=len(text) - len(sent))
+        raise ProtocolError(f"the query does not parse: {fault}") from None
     try:
         if isinstance(result, ox.QueryTriples):
             media = pick_media_type(accept, GRAPH)

@@ -118,8 +118,8 @@ def start_endpoint(
 
     Raises:
         ConfigurationError: A bad store spec or token file, or a public address without tokens.
-        ServeError: The store is held by another process, the port is taken, or the
-            ``oxigraph`` binary is missing.
+        MissingExtraError: The ``oxigraph`` binary is missing (the ``serve`` extra).
+        ServeError: The store is held by another process, or the port is taken.
     """
     location = store_location(str(store))
     label = str(store)

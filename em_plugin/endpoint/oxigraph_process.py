@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from em_plugin.errors import EpisodicMemoryError
+from em_plugin.errors import EpisodicMemoryError, MissingExtraError
 
 __all__ = ["OxigraphProcess", "ServeError", "free_port", "oxigraph_binary"]
 
@@ -49,15 +49,17 @@ class OxigraphProcess:
         label: How to name the store in messages.
 
     Raises:
-        ServeError: The binary is missing, the store is held by another process, or the
-            server did not answer in time.
+        MissingExtraError: The binary is missing (the ``serve`` extra is not installed).
+        ServeError: The store is held by another process, or the server did not answer in
+            time.
     """
 
     def __init__(self, location: Path | None, label: str) -> None:
         binary = oxigraph_binary()
         if binary is None:
-            raise ServeError(
-                "the oxigraph server binary is missing; install it with: pip install oxigraph"
+            raise MissingExtraError(
+                "the oxigraph server binary is missing (em-plugin serve without --token-file "
+                "runs it); install the serve extra: pip install 'em-plugin[serve]'"
             )
         self.port = free_port()
         command = [binary, "serve", "--bind", f"127.0.0.1:{self.port}", "--union-default-graph"]

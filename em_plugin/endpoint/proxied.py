@@ -4,8 +4,11 @@ Requests are read and checked by the server (:mod:`~em_plugin.endpoint.protocol`
 to Oxigraph rebuilt in one form (a form POST for a query, a direct update), with the base IRI of
 the public endpoint and the store's prefixes declared, so Oxigraph's own answers to a malformed
 request never reach a client. A query that names no dataset is answered here over the default
-dataset of every door (``docs/deploy.md``): its default graph is the union of the workflow
-graphs, each triple once, and its named graphs are every graph of the store. Oxigraph's own
+dataset of every door (the registry's query dataset, ``docs/sparql.md``): its default graph
+is the merge of the default-graph families (workflows, lifecycle records), each triple once, and
+its named graphs are the query families' graphs plus any graph of no family (a client's own,
+written by ``INSERT DATA { GRAPH <x> ... }``); the store's bookkeeping (change logs, session
+journals, the embedder record) stays out. Oxigraph's own
 ``--union-default-graph`` counts a triple once per graph that holds it, so a count through a
 shared tool node would come out squared. That dataset is an in-memory copy of the store, made
 again after any write went through this endpoint (serve owns the directory: every write does).
@@ -27,15 +30,17 @@ import pyoxigraph as ox
 from em_plugin.endpoint.answers import GRAPH, TABULAR, Answer, pick_media_type, run_query
 from em_plugin.endpoint.protocol import ProtocolError, SparqlRequest
 from em_plugin.endpoint.sparql_text import query_form, with_base
-from provenance.prefixes import with_prefixes
-from provenance.stores.union import WORKFLOW_GRAPH_NAMESPACE
+from provenance.stores.graph_families import family_of
+from provenance.stores.sparql_errors import syntax_error_message
+from provenance.stores.union import with_standard_prefixes
 
 __all__ = ["ProxiedBackend"]
 
-_MERGE = f"""DROP SILENT DEFAULT ;
-INSERT {{ ?s ?p ?o }} WHERE {{
-  GRAPH ?g {{ ?s ?p ?o }} FILTER(STRSTARTS(STR(?g), "{WORKFLOW_GRAPH_NAMESPACE}"))
-}}"""
+# The default graph is a set: each triple of the default-graph families' graphs lands once.
+_MERGE = (
+    "DROP SILENT DEFAULT ; "
+    "INSERT {{ ?s ?p ?o }} WHERE {{ VALUES ?g {{ {graphs} }} GRAPH ?g {{ ?s ?p ?o }} }}"
+)
 _HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                "trailers", "transfer-encoding", "upgrade", "host", "content-length"}  # fmt: skip
 
@@ -62,9 +67,11 @@ class ProxiedBackend:
 
     def query(self, grant: None, request: SparqlRequest, base: str, accept: str | None) -> Answer:
         """Answer over the default dataset here, or send a query naming its dataset on."""
-        text = with_prefixes(request.text or "")
+        text = with_standard_prefixes(request.text or "")
         if not request.names_dataset and not request.extra:
-            return run_query(self._dataset(), text, accept=accept, base_iri=base)
+            return run_query(
+                self._dataset(), text, accept=accept, base_iri=base, typed=request.text or ""
+            )
         form = query_form(text)
         media = pick_media_type(accept, GRAPH if form in ("CONSTRUCT", "DESCRIBE") else TABULAR)
         fields = [("query", with_base(text, base))]
@@ -92,7 +99,12 @@ class ProxiedBackend:
         finally:
             self._wrote()
         if status // 100 != 2:
-            raise ProtocolError(answer.decode("utf-8", "replace"), status)
+            message = answer.decode("utf-8", "replace")
+            if status == 400 and "error at" in message:  # Oxigraph's parse error
+                sent = request.text or ""
+                fault = syntax_error_message(sent, message, shift=len(body) - len(sent.encode()))
+                message = f"the update does not parse: {fault}"
+            raise ProtocolError(message, status)
 
     def other(self, handler: BaseHTTPRequestHandler, body: bytes) -> bool:
         """Pass any other request (the Graph Store Protocol) to Oxigraph as it is."""
@@ -160,9 +172,17 @@ class ProxiedBackend:
 
 
 def _dataset_of(nquads: bytes) -> ox.Store:
-    """The store's named graphs, and the merge of its workflow graphs as the default graph."""
+    """The store's query dataset: its query graphs named, the default-graph families merged."""
     local = ox.Store()
     local.load(nquads, format=ox.RdfFormat.N_QUADS)  # parsed and stored in Rust, no Python terms
-    # The default graph is the merge of the workflow graphs only: a set, so each triple once.
-    local.update(_MERGE)
+    merged: list[str] = []
+    for graph in list(local.named_graphs()):
+        if not isinstance(graph, ox.NamedNode):
+            continue
+        family = family_of(graph.value)
+        if family is not None and not family.named_graph:
+            local.remove_graph(graph)  # the store's bookkeeping is no part of the dataset
+        elif family is not None and family.default_graph:
+            merged.append(str(graph))
+    local.update(_MERGE.format(graphs=" ".join(merged)))
     return local

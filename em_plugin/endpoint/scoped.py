@@ -1,10 +1,12 @@
 """The endpoint with bearer tokens: the store in this process, one dataset per grant.
 
 Each query runs on a copy of the graphs its token's scopes own
-(:class:`~em_plugin.endpoint.scope_copy.ScopeCopy`: the scopes' graphs as named graphs, the
-union of their workflow graphs as the default graph), made on the first query of that set of
-scopes and kept in step with every update. The query text is never narrowed: ``FROM``,
-``FROM NAMED`` and ``GRAPH ?g`` range over that copy only, because the engine holds nothing else.
+(:class:`~em_plugin.endpoint.scope_copy.ScopeCopy`: the graphs the registry lets the token read
+as named graphs, the merge of their workflow graphs and lifecycle records as the default graph;
+an ad-hoc query's named graphs are the query families' ones, docs/sparql.md), made on the first
+query of that set of scopes and kept in step with every update. The query text is never
+narrowed: ``FROM``, ``FROM NAMED`` and ``GRAPH ?g`` range over that copy only, because the engine
+holds nothing else.
 ``SERVICE`` is refused (it would query past it), and updates are checked graph by graph
 (:func:`em_plugin.access.check_update`) after the protocol's ``using-graph-uri`` /
 ``using-named-graph-uri`` became ``USING`` clauses. A client's ``default-graph-uri`` /
@@ -25,7 +27,7 @@ from em_plugin.endpoint.answers import Answer, run_query
 from em_plugin.endpoint.protocol import ProtocolError, SparqlRequest
 from em_plugin.endpoint.scope_copy import ScopeCopy
 from em_plugin.endpoint.sparql_text import with_using
-from provenance.prefixes import with_prefixes
+from provenance.stores.union import with_standard_prefixes
 
 __all__ = ["ScopedBackend", "open_store"]
 
@@ -81,9 +83,14 @@ class ScopedBackend:
         copy = self.copy_for(grant)
         default = _listed(grant, request.default_graphs)
         named = _listed(grant, request.named_graphs)
+        if named is None and not request.extra:
+            # The dataset of every door (docs/sparql.md); a store backend reading through the
+            # token (it sends `union-default-graph`) also sees its scopes' bookkeeping.
+            named = copy.query_graphs()
         return run_query(
             copy.store,
-            with_prefixes(request.text or ""),
+            with_standard_prefixes(request.text or ""),
+            typed=request.text or "",
             accept=accept,
             base_iri=base,
             default_graph=None if default is None else [*default] or [_NO_GRAPH],

@@ -30,7 +30,6 @@ records on purpose) and run in place, without the copy.
 
 from __future__ import annotations
 
-import re
 import threading
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -41,6 +40,7 @@ from provenance.errors import QueryError
 from provenance.stores._sparql import _tokens, bind, query_form
 from provenance.stores._terms import nquads
 from provenance.stores.graph_families import FAMILIES, WORKFLOWS, family_of
+from provenance.stores.sparql_errors import syntax_error_message
 from provenance.vocab import PREFIXES
 
 if TYPE_CHECKING:
@@ -82,10 +82,6 @@ _MERGE = (
     + ") }"
 )
 _cache_lock = threading.Lock()
-_MAX_ERROR_CHARS = 300
-# Oxigraph's parse errors end with "expected one of ..." and every token it could take, the
-# Unicode ranges of a prefixed name included.
-_EXPECTED = re.compile(r",?\s*expected (one of )?.*$", re.DOTALL)
 
 
 def with_standard_prefixes(text: str) -> str:
@@ -211,8 +207,8 @@ def union_query(
     try:
         return local.query(bound, default_graph=ox.DefaultGraph(), named_graphs=named)
     except SyntaxError as exc:
-        message = _short_error(f"invalid SPARQL: {exc}", full, len(full) - len(text))
-        raise QueryError(message) from None
+        message = syntax_error_message(text, str(exc), shift=len(full) - len(text))
+        raise QueryError(f"invalid SPARQL: {message}") from None
     except (OSError, RuntimeError, ValueError) as exc:
         raise QueryError(f"the query failed: {exc}") from None
 
@@ -233,36 +229,3 @@ def _size(store: WorkflowStore, names: list[URIRef]) -> int:
         return 0
     rows = store.backend.select("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", graphs=names).rows
     return int(str(rows[0][0])) if rows and rows[0][0] is not None else 0
-
-
-def _short_error(message: str, text: str = "", shift: int = 0) -> str:
-    """Shorten a SPARQL error for a person: the position in the text as typed, no token lists.
-
-    Args:
-        message: The engine's message (Oxigraph: ``... error at 1:120: expected ...``).
-        text: The query as it was run (prefixes included), to name an unknown prefix.
-        shift: Characters the prefixes added in front of the first line.
-
-    Returns:
-        One line of at most 300 characters.
-    """
-    flat = " ".join(message.split())
-    position = re.search(r"(?<![\d.])(\d+):(\d+)(?![\d.])", flat)
-    if position is not None:
-        line, column = int(position.group(1)), int(position.group(2))
-        if "Prefix not found" in flat:
-            lines = text.split("\n")
-            before = lines[line - 1][: column - 1] if 0 < line <= len(lines) else ""
-            name = re.search(r"([A-Za-z][\w\-.]*)?:[\w\-.]*\s*$", before)
-            prefix = f"{name.group(1) or ''}:" if name else "a prefix"
-            declared = ", ".join(f"{p}:" for p in PREFIXES)
-            return (
-                f"invalid SPARQL: unknown prefix {prefix} (declared for you: {declared}; "
-                "declare others with PREFIX)"
-            )
-        if line == 1:
-            column = max(1, column - shift)
-        where = f"line {line}, column {column}"
-        flat = flat[: position.start()] + where + flat[position.end() :]
-    flat = _EXPECTED.sub("", flat) if len(flat) > 160 else flat
-    return flat if len(flat) <= _MAX_ERROR_CHARS else flat[: _MAX_ERROR_CHARS - 1] + "…"

@@ -101,3 +101,43 @@ def test_smuggling_past_the_replace_form_is_refused(update: str) -> None:
 def test_a_brace_in_a_literal_stays_data() -> None:
     update = f'INSERT DATA {{ GRAPH <{A}> {{ <urn:s> <urn:p> "}} ; DROP ALL ; INSERT DATA {{" }} }}'
     assert check_update(update, WRITER).writes == {A}
+
+
+def test_graph_variable_bounded_by_using_named_reads_only_the_listed_graphs() -> None:
+    where = f"INSERT {{ GRAPH <{A2}> {{ ?s a <urn:C> }} }} USING NAMED <{A}> "
+    graphs = check_update(where + "WHERE { GRAPH ?g { ?s a <urn:D> } }", WRITER)
+    assert graphs.reads == {A} and graphs.writes == {A2}
+    with pytest.raises(AccessDenied, match="read"):  # the bound names another scope's graph
+        check_update(
+            f"INSERT {{ GRAPH <{A2}> {{ ?s a <urn:C> }} }} USING NAMED <{B}> "
+            "WHERE { GRAPH ?g { ?s a <urn:D> } }",
+            WRITER,
+        )
+    with pytest.raises(AccessDenied, match="variables"):  # USING alone leaves ?g unbounded
+        check_update(
+            f"INSERT {{ GRAPH <{A2}> {{ ?s a <urn:C> }} }} USING <{A}> "
+            "WHERE { GRAPH ?g { ?s a <urn:D> } }",
+            WRITER,
+        )
+
+
+@pytest.mark.parametrize(
+    ("update", "fault"),
+    [
+        (
+            f"INSERT DATA {{ GRAPH <{A}> {{ <urn:s> <urn:p> <urn:o> }}",
+            "line 1, column 91: the text ends before the `{` at line 1, column 13 is closed",
+        ),
+        (
+            f"INSERT DATA {{ GRAPH <{A}> {{\n<urn:s> <urn:p> }} }}",
+            "line 2, column 17: the triple pattern `<urn:s> <urn:p>` has no object",
+        ),
+    ],
+)
+def test_an_update_that_does_not_parse_is_named_at_its_fault_not_at_char_0(
+    update: str, fault: str
+) -> None:
+    with pytest.raises(AccessDenied) as error:
+        check_update(update, WRITER)
+    assert error.value.status == 400
+    assert str(error.value) == f"the update does not parse: {fault}"

@@ -78,8 +78,9 @@ def test_a_crew_on_a_token_endpoint_opens_without_warning_and_keeps_every_family
     finally:
         memory.close()
     families = {family_of(g).name for g in store.backend.graph_names()}  # type: ignore[union-attr]
-    assert families == {"workflows", "lifecycle", "suggestions", "journal", "changes"}
-    assert {graph_scope(g) for g in store.backend.graph_names()} == {"a"}
+    # The embedder record, of no scope, is read by every token (the registry's rule).
+    assert families == {"workflows", "lifecycle", "suggestions", "journal", "changes", "embedder"}
+    assert {graph_scope(g) for g in store.backend.graph_names()} == {"a", None}
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert warnings == []
 
@@ -90,7 +91,9 @@ def test_a_crew_on_a_token_endpoint_opens_without_warning_and_keeps_every_family
         erased.close()
         store.close()
     with SparqlEndpointStore(url, token=WRITER_A) as again:
-        # Every family of scope a is gone; one log entry says "the whole scope changed".
-        assert [family_of(g).name for g in again.graph_names()] == ["changes"]  # type: ignore[union-attr]
+        # Every family of scope a is gone; one log entry says "the whole scope changed". The
+        # embedder record, of no scope, stays.
+        left = sorted(family_of(g).name for g in again.graph_names())  # type: ignore[union-attr]
+        assert left == ["changes", "embedder"]
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert warnings == []

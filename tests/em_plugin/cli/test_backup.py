@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyoxigraph as ox
 import pytest
 from click.testing import CliRunner, Result
 
@@ -17,6 +18,7 @@ from em_plugin.suggest.types import Evidence, Suggestion
 from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import open_store
 from provenance.stores.graph_families import FAMILIES, family_of
+from provenance.stores.union import with_standard_prefixes
 
 ROOT = Path(__file__).resolve().parents[3]
 BOOTSTRAP = ROOT / "integrations" / "demo" / "pfas" / "data" / "bootstrap.jsonl"
@@ -97,3 +99,28 @@ def test_an_import_into_a_scope_keeps_the_records_but_the_lifecycle(
         assert store.ids(scope=scope) == ["w1", "w1@v1"]
         assert store.lifecycle_graphs("default") == []
         assert read_record(store) is not None
+
+
+def test_a_prov_export_answers_the_lifecycle_queries_as_the_live_store(tmp_path: Path) -> None:
+    source, exported = tmp_path / "source", tmp_path / "prov.trig"
+    step = InstructionStep("Check the SDS", (CallStep("sds_reader"),))
+    with EpisodicMemory(store=source, embedder="fake") as memory:
+        memory.save_many([Workflow(id=f"w{i}", steps=(step,)) for i in range(3)])
+        memory.save(Workflow(id="w0", title="saved again", steps=(step, step)))  # a version
+        memory.lifecycle.retire("w1", reason="duplicate")
+    done = run("export", "--format", "trig", "-o", str(exported), "--store", str(source))
+    assert done.exit_code == 0, done.output
+    offline_store = ox.Store()
+    offline_store.load(exported.read_bytes(), format=ox.RdfFormat.TRIG)
+    offline_store.update("INSERT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }")  # the merge
+    queries = (
+        "SELECT (COUNT(*) AS ?n) WHERE { ?new prov:wasRevisionOf ?old }",
+        "SELECT (COUNT(*) AS ?n) WHERE { ?e prov:invalidatedAtTime ?t }",
+        "SELECT (COUNT(DISTINCT ?a) AS ?n) WHERE { ?a a prov:Activity }",
+    )
+    with open_store(source, read_only=True) as store:
+        live = [int(store.query(q).rows[0][0]) for q in queries]
+    offline = [
+        int(next(iter(offline_store.query(with_standard_prefixes(q))))[0].value) for q in queries
+    ]
+    assert live[:2] == [1, 1] and offline == live

@@ -379,12 +379,12 @@ def test_union_default_graph_counts_each_triple_once(tmp_path: Path) -> None:
     truth = count(with_graph)
     assert using == 26 and truth >= using
     assert count(without_graph) == truth
-    from em_plugin.cli.union import with_prefixes
+    from provenance.stores.union import with_standard_prefixes
 
     with open_store(str(store), read_only=True) as opened:
         # The Python API answers as the CLI does; Oxigraph's own union is a cross product.
-        assert int(opened.query(with_prefixes(without_graph)).rows[0][0]) == truth
-        naive = int(opened.backend.query(with_prefixes(without_graph)).rows[0][0])
+        assert int(opened.query(with_standard_prefixes(without_graph)).rows[0][0]) == truth
+        naive = int(opened.backend.query(with_standard_prefixes(without_graph)).rows[0][0])
     assert naive == truth * using
 
 
@@ -581,9 +581,9 @@ def test_sparql_errors_point_at_the_text_as_typed(store: Path) -> None:
     bad = run("query", "--sparql", "SELECT * WHERE {\n ?s ?p ?o .\n ?x ?y }", "--store", store,
               ok=False)  # fmt: skip
     assert bad.exit_code == 1
-    assert "line 3, column 9" in bad.stderr
+    assert "line 3, column 8: the triple pattern `?x ?y` has no object" in bad.stderr
     first_line = run("query", "--sparql", "SELECT * WHERE { ?s ?p }", "--store", store, ok=False)
-    assert "line 1, column 25" in first_line.stderr
+    assert "line 1, column 24: the triple pattern `?s ?p` has no object" in first_line.stderr
     unknown = run("query", "--sparql", "SELECT * WHERE { ?s foo:bar ?o }", "--store", store,
                   ok=False)  # fmt: skip
     assert "unknown prefix foo:" in unknown.stderr and "declared for you: prov:" in unknown.stderr

@@ -268,3 +268,15 @@ def test_a_dataset_parameter_that_is_no_iri_is_a_400(tmp_path: Path) -> None:
             assert (answer.status, b"not an IRI" in answer.read()) == (400, True)
         finally:
             connection.close()
+
+
+def test_serve_without_the_oxigraph_binary_names_the_extra_and_exits_4(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import em_plugin.endpoint.oxigraph_process as process
+
+    monkeypatch.setattr(process, "oxigraph_binary", lambda: None)
+    result = CliRunner().invoke(cli, ["serve", "--store", str(tmp_path / "store"), "--port", "0"])
+    assert result.exit_code == 4, result.output
+    assert "pip install 'em-plugin[serve]'" in result.output
+    assert "Traceback" not in result.output

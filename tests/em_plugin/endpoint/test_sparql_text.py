@@ -6,7 +6,7 @@ import pytest
 
 from em_plugin.endpoint import ProtocolError, pick_media_type, read_request
 from em_plugin.endpoint.sparql_text import declares_dataset, query_form, with_base, with_using
-from provenance.prefixes import with_prefixes
+from provenance.stores.union import with_standard_prefixes
 
 
 def test_using_goes_before_each_operations_where_only() -> None:
@@ -26,11 +26,12 @@ def test_dataset_clauses_base_and_form_are_read_outside_groups_only() -> None:
     assert not declares_dataset('INSERT DATA { <s> <p> "USING WITH" }')
     assert with_base("SELECT * { <s> ?p ?o }", "http://h/query").startswith("BASE <http://h/query>")
     assert with_base("BASE <x:> SELECT * {}", "http://h/") == "BASE <x:> SELECT * {}"
-    assert query_form(with_prefixes("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }")) == "CONSTRUCT"
+    construct = with_standard_prefixes("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }")
+    assert query_form(construct) == "CONSTRUCT"
 
 
 def test_prefixes_are_declared_once_and_keep_the_users_own() -> None:
-    text = with_prefixes("PREFIX pl: <urn:mine#> SELECT * { ?s a pl:X }")
+    text = with_standard_prefixes("PREFIX pl: <urn:mine#> SELECT * { ?s a pl:X }")
     assert text.count("PREFIX pl:") == 1 and "PREFIX prov:" in text
     assert text.count("\n") == 0
 

@@ -38,10 +38,6 @@ TOKEN = "protocol-writer-token-0123456789"
 SCOPE = "protocol"
 # The token's update check (em_plugin/access/sparql.py) refuses GRAPH ?g in an update's WHERE,
 # even where using-named-graph-uri bounds ?g to graphs of the token's scope.
-TOKEN_REFUSED = {
-    name: "a token's update may not read GRAPH ?g, even bounded by using-named-graph-uri"
-    for name in ("update_dataset_named_graphs", "update_dataset_full")
-}
 _BOOLEAN_TYPES = ("application/sparql-results+json", "application/sparql-results+xml")
 _TABULAR_TYPES = (*_BOOLEAN_TYPES, "text/csv", "text/tab-separated-values")
 # The Protocol's list for CONSTRUCT and DESCRIBE: RDF/XML, Turtle, N-Triples, RDFa.
@@ -179,8 +175,6 @@ def _serving(root: Path, with_token: bool) -> Iterator[Endpoint]:
     "case", [c for c in CASES if c.name not in NOT_APPLICABLE], ids=lambda c: c.name
 )
 def test_w3c_protocol_case(endpoint: Endpoint, case: Case) -> None:
-    if endpoint.token and case.name in TOKEN_REFUSED:
-        pytest.xfail(TOKEN_REFUSED[case.name])
     assert run_case(endpoint, case) == []
 
 
