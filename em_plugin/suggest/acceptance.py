@@ -29,6 +29,7 @@ from em_plugin.suggest.feedback import FeedbackStats, context_of
 from em_plugin.suggest.types import Suggestion
 from provenance.errors import MappingError
 from provenance.model import CallStep, InstructionStep, Step, Workflow
+from provenance.stores.graph_writes import write_graphs
 from provenance.suggestion_record import (
     SuggestionRef,
     acceptance_triples,
@@ -270,7 +271,7 @@ class AcceptanceLog:
                 "(ids are listed by: em-plugin query suggestion-acceptance)"
             )
         triples.extend(graph)
-        self._store.backend.replace_graphs([(name, triples)])
+        write_graphs(self._store.backend, [(name, triples)])
 
 
 def acceptance_rates(store: Any, *, last: int = LAST_SESSIONS) -> dict[str, dict[str, Any]]:
