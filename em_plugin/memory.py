@@ -495,7 +495,8 @@ class EpisodicMemory:
         Returns:
             Structured suggestions, best first (see :class:`~em_plugin.suggest.types.Suggestion`).
         """
-        return self.suggest_from(self.request(workflow), limit)
+        with self._engine.using(self.scope):  # not unloaded by other scopes' turns meanwhile
+            return self.suggest_from(self.request(workflow), limit)
 
     def suggest_from(self, request: SuggestionRequest, limit: int | None = 3) -> list[Suggestion]:
         """Run the suggestion chain on a request from :meth:`request`.
@@ -665,8 +666,9 @@ class EpisodicMemory:
     @telemetry.traced("search_memory")
     async def asuggest(self, workflow: Workflow, limit: int | None = 3) -> list[Suggestion]:
         """Async twin of :meth:`suggest`; an async chat model is awaited on the caller's loop."""
-        request = await asyncio.to_thread(self.request, workflow)
-        found = await self.chain.asuggest(request, limit, offload=self._locked)
+        with self._engine.using(self.scope):
+            request = await asyncio.to_thread(self.request, workflow)
+            found = await self.chain.asuggest(request, limit, offload=self._locked)
         return await asyncio.to_thread(self._with_procedures, workflow, found, limit)
 
     async def arecord_suggestions(
