@@ -273,7 +273,14 @@ class MemoryEngine:
         *,
         index: StepIndex | None = None,
     ) -> None:
-        """Apply a change to the scope's state (models follow), then to the copies."""
+        """Apply a change to the scope's state (models follow), then to the copies.
+
+        Args:
+            scope: The scope of the ``gone`` ids.
+            fresh: Workflows to index, each in its own scope (a batch may span scopes).
+            gone: Ids of ``scope`` to remove.
+            index: The index to change (the engine's own by default).
+        """
         index = self.index if index is None else index
         for workflow_id in gone:
             index.remove(workflow_id, scope)

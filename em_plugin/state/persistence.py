@@ -97,11 +97,13 @@ class ScopeFile:
         base: The scope's files without their suffix (``DIR/scope-<i>``).
         workflows: Its live workflows (``None``: a snapshot written before counts were).
         ids: Its workflow ids, once read or known (``None``: not yet).
+        unloaded: Whether the scope was loaded and unloaded since (its next load is a reload).
     """
 
     base: Path
     workflows: int | None = None
     ids: tuple[str, ...] | None = None
+    unloaded: bool = False
 
     def known_ids(self) -> tuple[str, ...]:
         """Return the scope's workflow ids, reading them from its file the first time."""
@@ -163,7 +165,8 @@ def write_snapshot(
                 for suffix in (".json", ".npz"):
                     _link(stored[name].base.with_suffix(suffix), base.with_suffix(suffix))
             entries.append({"scope": name, "file": base.name, "workflows": len(ids)})
-            files[name] = ScopeFile(path / base.name, len(ids), ids)
+            unloaded = name in stored and stored[name].unloaded
+            files[name] = ScopeFile(path / base.name, len(ids), ids, unloaded)
         pairs = [(name, wid) for name, file in files.items() for wid in file.ids or ()]
         meta = {
             "format": FORMAT,

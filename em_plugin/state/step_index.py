@@ -577,7 +577,7 @@ class StepIndex:
             self.lost.add(name)
             return None
         self._scopes[name] = found
-        if self.evictions:
+        if file.unloaded:
             self.reloads += 1
         return found
 
@@ -629,7 +629,7 @@ class StepIndex:
         for name in victims:
             scope = self._scopes.pop(name)
             file = self._files[name]
-            file.workflows, file.ids = len(scope), tuple(scope.id_slots)
+            file.workflows, file.ids, file.unloaded = len(scope), tuple(scope.id_slots), True
         self.evictions += len(victims)
 
     def _remove(self, name: str, workflow_id: str, *, compact: bool = True) -> bool:
