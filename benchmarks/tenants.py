@@ -15,11 +15,13 @@ each visit asks for one suggestion (the tenant's current workflow is a prefix of
 workflows). With fewer cached scopes than tenants, every visit of both passes finds its scope
 unloaded: the first suggestion of a cold scope (read back from its snapshot files, its
 suggestion models built again). Every ``N/S``-th visit asks a second time at once: a warm scope.
-The same warm suggestion is timed on a store of one scope holding one tenant's workflows (the
-baseline, same process, same run).
+The first ``--baseline-tenants`` of those tenants are each also put alone in a store of one
+scope, where the same warm suggestion is timed (the baseline, same process, same run): tenants'
+workflows differ in length, so warm times compare tenant by tenant.
 
 Printed: the visit process's peak RSS (``VmHWM``), evictions and reloads of the scope cache,
-cold and warm p50/p95, the one-scope p50/p95 and the warm/one-scope ratio of p50s, the store's
+cold and warm p50/p95, the same tenants' warm p50/p95 in the shared store and alone, and the
+ratio of those p50s, the store's
 disk, the build rate, and the load average before and after.
 """
 
@@ -34,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +85,7 @@ def visit(store: Path, scopes: int, per_scope: int, warm_every: int) -> dict[str
     from em_plugin.memory import EpisodicMemory
 
     cold: list[float] = []
-    warm: list[float] = []
+    warm: dict[int, list[float]] = {}
     empty = 0
     start = time.perf_counter()
     memory = EpisodicMemory(store, embedder=FakeEmbedder(EMBEDDER))
@@ -99,7 +102,7 @@ def visit(store: Path, scopes: int, per_scope: int, warm_every: int) -> dict[str
                 if number % warm_every == 0:
                     began = time.perf_counter()
                     view.suggest(query)
-                    warm.append(time.perf_counter() - began)
+                    warm.setdefault(number, []).append(time.perf_counter() - began)
         index = memory.index
         report: dict[str, object] = {
             "open_s": opened,
@@ -115,16 +118,17 @@ def visit(store: Path, scopes: int, per_scope: int, warm_every: int) -> dict[str
     return report
 
 
-def one_scope(tmp: Path, per_scope: int, calls: int) -> list[float]:
-    """Warm suggestion times on a store holding one tenant's workflows only."""
+def one_scope(tmp: Path, number: int, per_scope: int, calls: int) -> list[float]:
+    """Warm suggestion times on a store holding tenant ``number``'s workflows only."""
     from em_plugin.memory import EpisodicMemory
 
-    store = tmp / "one-scope"
+    store = tmp / f"one-scope-{number}"
     times = []
+    mine = list(islice(workflows(number + 1, per_scope), number * per_scope, None))
     with EpisodicMemory(store, embedder=FakeEmbedder(EMBEDDER)) as memory:
-        memory.with_scope(tenant(0)).save_many(list(workflows(1, per_scope)))
-    with EpisodicMemory(store, embedder=FakeEmbedder(EMBEDDER), scope=tenant(0)) as memory:
-        query = current(0, per_scope)
+        memory.save_many(mine)
+    with EpisodicMemory(store, embedder=FakeEmbedder(EMBEDDER), scope=tenant(number)) as memory:
+        query = current(number, per_scope)
         memory.suggest(query)
         for _ in range(calls):
             began = time.perf_counter()
@@ -162,6 +166,9 @@ def main() -> None:
     parser.add_argument("--per-scope", type=int, default=2)
     parser.add_argument("--cache", type=int, default=None, help="scopes kept loaded")
     parser.add_argument("--warm-sample", type=int, default=2000, help="warm visits timed")
+    parser.add_argument(
+        "--baseline-tenants", type=int, default=20, help="warm tenants also timed alone"
+    )
     parser.add_argument("--store", type=Path, default=None, help="reuse or keep this store")
     parser.add_argument("--_build", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -185,12 +192,20 @@ def main() -> None:
         disk = _bytes(store) + _bytes(store.with_name(f"{store.name}.em-index"))
         warm_every = max(1, args.scopes // max(1, args.warm_sample))
         seen = visit(store, args.scopes, args.per_scope, warm_every)
-        baseline = one_scope(tmp, args.per_scope, len(seen["warm"]))  # type: ignore[arg-type]
+        warm_by_tenant = seen["warm"]
+        assert isinstance(warm_by_tenant, dict)
+        # The same tenants, each alone in a store of its own: warm calls compared tenant by
+        # tenant (tenants' workflows differ in length, so only the same ones compare).
+        matched = sorted(warm_by_tenant)[: args.baseline_tenants]
+        alone = {n: one_scope(tmp, n, args.per_scope, 2 * len(warm_by_tenant[n])) for n in matched}
     finally:
         if args.store is None:
             shutil.rmtree(tmp, ignore_errors=True)
-    cold, warm = seen["cold"], seen["warm"]
-    assert isinstance(cold, list) and isinstance(warm, list)
+    cold = seen["cold"]
+    assert isinstance(cold, list)
+    warm = [t for times in warm_by_tenant.values() for t in times]
+    shared = [t for n in matched for t in warm_by_tenant[n]]
+    baseline = [t for n in matched for t in alone[n]]
     workflows_total = args.scopes * args.per_scope
     print(f"tenants: {args.scopes:,} scopes x {args.per_scope} workflows, one memory object")
     print(f"load average before / after: {load_before} / {_loadavg()}")
@@ -212,8 +227,10 @@ def main() -> None:
     print(f"{'suggestion':<30} {'p50 ms':>8} {'p95 ms':>8}")
     print(f"{'cold scope (first suggestion)':<30} {_ms(cold, 50):>8.2f} {_ms(cold, 95):>8.2f}")
     print(f"{'warm scope':<30} {_ms(warm, 50):>8.2f} {_ms(warm, 95):>8.2f}")
-    print(f"{'one-scope store (baseline)':<30} {_ms(baseline, 50):>8.2f} {_ms(baseline, 95):>8.2f}")
-    print(f"warm / one-scope p50: {_ms(warm, 50) / _ms(baseline, 50):.2f}")
+    print(f"the same {len(matched)} tenants, warm:")
+    print(f"{'  in the shared store':<30} {_ms(shared, 50):>8.2f} {_ms(shared, 95):>8.2f}")
+    print(f"{'  each alone in a store':<30} {_ms(baseline, 50):>8.2f} {_ms(baseline, 95):>8.2f}")
+    print(f"warm shared / alone p50: {_ms(shared, 50) / _ms(baseline, 50):.2f}")
 
 
 if __name__ == "__main__":

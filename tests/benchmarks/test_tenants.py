@@ -16,6 +16,7 @@ def test_tenants_runs_tiny(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = [str(SCRIPT), "--scopes", "12", "--cache", "4", "--warm-sample", "3"]
+    argv += ["--baseline-tenants", "3"]
     monkeypatch.setattr(sys, "argv", argv)
     runpy.run_path(str(SCRIPT), run_name="__main__")
     out = capsys.readouterr().out
@@ -27,6 +28,12 @@ def test_tenants_runs_tiny(
     evictions = re.search(r"evictions: ([\d,]+)\s+reloads: ([\d,]+)", out)
     assert evictions is not None and int(evictions.group(1)) >= 20
     assert int(evictions.group(2)) >= 12 - 4  # the second pass reads them back
-    for row in ("cold scope (first suggestion)", "warm scope", "one-scope store (baseline)"):
+    assert "the same 3 tenants, warm:" in out
+    for row in (
+        "cold scope (first suggestion)",
+        "warm scope",
+        "in the shared store",
+        "each alone in a store",
+    ):
         cells = re.search(re.escape(row) + r"\s+([\d.]+)\s+([\d.]+)", out)
         assert cells is not None and float(cells.group(2)) > 0
