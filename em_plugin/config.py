@@ -54,8 +54,9 @@ WARM_UP_WAIT_ENV = "EM_PLUGIN_WARM_UP_WAIT"
 
 #: The embedder alias of tests and benchmarks (``fake`` or ``fake:<dimension>``).
 FAKE_EMBEDDER = "fake"
-#: Scopes a memory keeps loaded at most: about 30 KB each for a scope of a few workflows, so
-#: 4096 small scopes hold ~120 MB; a large scope costs what its workflows cost (docs/state.md).
+#: Scopes a memory keeps loaded at most: about 75 KB each for a scope of two workflows with its
+#: suggestion models, so 4096 small scopes hold ~300 MB; a large scope costs what its workflows
+#: cost (docs/state.md).
 DEFAULT_SCOPE_CACHE = 4096
 #: Seconds the memory may add to a turn when neither the policy nor the environment says.
 DEFAULT_TURN_BUDGET = 0.5
