@@ -517,7 +517,8 @@ class EpisodicMemory:
         Returns:
             Structured suggestions, best first (see :class:`~em_plugin.suggest.types.Suggestion`).
         """
-        return self.suggest_from(self.request(workflow), limit)
+        with self._engine.using(self.scope):  # not unloaded by other scopes' turns meanwhile
+            return self.suggest_from(self.request(workflow), limit)
 
     def suggest_from(self, request: SuggestionRequest, limit: int | None = 3) -> list[Suggestion]:
         """Run the suggestion chain on a request from :meth:`request`.
@@ -528,18 +529,26 @@ class EpisodicMemory:
         An active procedure the current workflow has begun comes first (source
         ``"procedure"``, docs/lifecycle.md).
         """
-        session = request.workflow.session
-        if session:
-            self._asked[(self.scope, session)] = request.workflow
-        # Asked for more than shown: dismissed ones leave, and what users keep taking here may
-        # rank below the limit (docs/suggestions.md, "Learning from acceptance").
-        dismissed = self.acceptance.dismissed_in(session) if session else set()
-        wanted = None if limit is None else 3 * limit + len(dismissed)
-        found = self.chain.suggest(request, wanted, guard=self._engine.lock)
+        dismissed = self._asking(request.workflow)
+        found = self.chain.suggest(request, _wanted(limit, dismissed), guard=self._engine.lock)
+        return self._finish(request.workflow, found, dismissed, limit)
+
+    def _asking(self, workflow: Workflow) -> set[str]:
+        """Note the session's current workflow; return what was dismissed in the session."""
+        session = workflow.session
+        if not session:
+            return set()
+        self._asked[(self.scope, session)] = workflow
+        return self.acceptance.dismissed_in(session)
+
+    def _finish(
+        self, workflow: Workflow, found: list[Suggestion], dismissed: set[str], limit: int | None
+    ) -> list[Suggestion]:
+        """Drop what was dismissed, rank by this scope's feedback, put procedures first."""
         if dismissed:
             found = [s for s in found if (s.tool or s.text) not in dismissed]
-        found = self.feedback.rerank(context_of(request.workflow), found)
-        return self._with_procedures(request.workflow, found[:limit] if limit else found, limit)
+        found = self.feedback.rerank(context_of(workflow), found)
+        return self._with_procedures(workflow, found[:limit] if limit else found, limit)
 
     def _with_procedures(
         self, workflow: Workflow, found: list[Suggestion], limit: int | None
@@ -694,11 +703,13 @@ class EpisodicMemory:
     @telemetry.traced("search_memory")
     async def asuggest(self, workflow: Workflow, limit: int | None = 3) -> list[Suggestion]:
         """Async twin of :meth:`suggest`; an async chat model is awaited on the caller's loop."""
-        request = await asyncio.to_thread(self.request, workflow)
-        if workflow.session:
-            self._asked[(self.scope, workflow.session)] = workflow
-        found = await self.chain.asuggest(request, limit, offload=self._locked)
-        return await asyncio.to_thread(self._with_procedures, workflow, found, limit)
+        with self._engine.using(self.scope):
+            request = await asyncio.to_thread(self.request, workflow)
+            dismissed = await asyncio.to_thread(self._asking, request.workflow)
+            found = await self.chain.asuggest(
+                request, _wanted(limit, dismissed), offload=self._locked
+            )
+        return await asyncio.to_thread(self._finish, request.workflow, found, dismissed, limit)
 
     async def arecord_suggestions(
         self, session_id: str, suggestions: Sequence[Suggestion], **kw: Any
@@ -760,3 +771,9 @@ def _old_lifecycle(memory: EpisodicMemory, name: str, scope: str | None) -> Life
 def _check_scope(scope: Any) -> None:
     if not isinstance(scope, str) or not scope.strip():
         raise ConfigurationError(f"scope must be a non-empty string, got {scope!r}")
+
+
+def _wanted(limit: int | None, dismissed: set[str]) -> int | None:
+    # Asked for more than shown: dismissed ones leave, and what users keep taking here may
+    # rank below the limit (docs/suggestions.md, "Learning from acceptance").
+    return None if limit is None else 3 * limit + len(dismissed)

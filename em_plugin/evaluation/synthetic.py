@@ -6,6 +6,13 @@ tools from the pattern's own pool. Each generated workflow perturbs its pattern 
 sessions do: calls dropped, repeated or swapped for an unrelated tool, a sub-agent handoff
 (nested calls), instructions answered without tools (instruction leaves), follow-ups. Leaf
 counts are kept within 2–30. The same ``seed`` always gives the same workflows.
+
+By default the instruction texts repeat: ``patterns`` intents times six frames, so a large
+memory holds a few thousand distinct texts, far fewer than a real log of that size. With
+``distinct_texts=True`` every instruction that states a task names what it is about, as real
+requests do ("... - ticket 1234.2": the workflow's number and the instruction's position), so
+each such text is distinct; the follow-ups ("ok, what next?") repeat, as they would in a real
+log. The random choices are the same either way: only the texts differ.
 """
 
 from __future__ import annotations
@@ -72,10 +79,14 @@ class SyntheticMemory:
         seed: Makes the output reproducible.
         patterns: Number of task patterns.
         tools: Number of distinct tool names.
+        distinct_texts: Give every task instruction a text of its own (see the module).
     """
 
-    def __init__(self, seed: int = 0, patterns: int = 400, tools: int = 300) -> None:
+    def __init__(
+        self, seed: int = 0, patterns: int = 400, tools: int = 300, *, distinct_texts: bool = False
+    ) -> None:
         rng = random.Random(seed)
+        self.distinct_texts = distinct_texts
         self.tools = tool_names(tools, seed)
         self.seed = seed
         self.patterns = [self._pattern(rng) for _ in range(patterns)]
@@ -95,7 +106,8 @@ class SyntheticMemory:
         for number in range(start, start + count):
             rng = random.Random(f"{self.seed}:{prefix}:{number}")
             pattern = self.patterns[rng.randrange(len(self.patterns))]
-            yield self._workflow(f"{prefix}-{number:07d}", pattern, rng)
+            reference = f"{number}" if prefix == "wf" else f"{prefix}-{number}"
+            yield self._workflow(f"{prefix}-{number:07d}", pattern, rng, reference)
 
     def queries(self, count: int) -> Iterator[Workflow]:
         """Yield current workflows: prefixes (at least 2 leaves) of held-out workflows."""
@@ -104,11 +116,15 @@ class SyntheticMemory:
             leaves = len(held_out.leaves())
             yield held_out.prefix(rng.randint(MIN_LEAVES, max(MIN_LEAVES, leaves - 1)))
 
-    def _workflow(self, workflow_id: str, pattern: list[_Segment], rng: random.Random) -> Workflow:
+    def _workflow(
+        self, workflow_id: str, pattern: list[_Segment], rng: random.Random, reference: str
+    ) -> Workflow:
         steps: list[Step] = []
-        for segment in pattern:
+        for position, segment in enumerate(pattern):
             verb, noun, obj = segment.intent
             text = rng.choice(_FRAMES).format(v=verb, n=noun, o=obj)
+            if self.distinct_texts:
+                text = f"{text} - ticket {reference}.{position}"
             calls = self._calls(segment.tools, rng)
             steps.append(InstructionStep(text[0].upper() + text[1:], tuple(calls)))
             if rng.random() < 0.15:

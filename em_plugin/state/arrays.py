@@ -49,7 +49,9 @@ class GrowRows:
     """
 
     def __init__(self, width: int) -> None:
-        self._data = np.zeros((16, width), dtype=np.float32)
+        # Empty until the first rows: a scope of a few workflows (one of many tenants) would
+        # otherwise hold 16 unused rows (24 KB at 384 dimensions) per table.
+        self._data = np.zeros((0, width), dtype=np.float32)
         self.size = 0
 
     def extend(self, rows: np.ndarray) -> None:

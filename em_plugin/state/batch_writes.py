@@ -254,8 +254,8 @@ class BatchWrites:
         engine = self.engine
         live = batch.plan.live
         try:
-            for scope in dict.fromkeys(w.scope for w in live):
-                engine.apply(scope, [w for w in live if w.scope == scope])
+            if live:  # one pass for every scope of the batch (one copies transaction)
+                engine.apply(live[0].scope, live)
         except BaseException:
             # The index's marker still names the store before this write, so whatever state
             # the restore leaves, the next read reloads the ids changed since.

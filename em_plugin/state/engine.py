@@ -32,12 +32,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from em_plugin.config import scope_cache as scope_cache_setting
 from em_plugin.embedding.embedders import resolve_embedder
 from em_plugin.embedding.record import check_embedder, write_record
 from em_plugin.errors import IndexStaleError
@@ -68,6 +70,10 @@ _CHECKPOINT = 1000
 class MemoryEngine:
     """Store, embedder, step index and per-scope suggestion state, kept consistent.
 
+    The scopes kept loaded at most are ``$EM_PLUGIN_SCOPE_CACHE``
+    (:func:`em_plugin.config.scope_cache`): an unloaded scope is read back from its index
+    snapshot, never embedded again.
+
     Args:
         store: A store spec or an open store (an open store is not closed by :meth:`close`).
         embedder: Anything :func:`~em_plugin.embedding.resolve_embedder` accepts.
@@ -76,6 +82,9 @@ class MemoryEngine:
         edge_similarity: Context cosine from which a graph edge ranks by similarity.
         use_text: ``False`` treats every instruction as the same text.
         poll_interval: Seconds between checks of the store's change markers before reads.
+
+    Raises:
+        ConfigurationError: When ``$EM_PLUGIN_SCOPE_CACHE`` is not a positive integer or ``none``.
     """
 
     def __init__(
@@ -89,6 +98,7 @@ class MemoryEngine:
         use_text: bool,
         poll_interval: float = DEFAULT_POLL_INTERVAL,
     ) -> None:
+        self.scope_cache = scope_cache_setting()
         self.owns_store = not isinstance(store, WorkflowStore)
         self.store: WorkflowStore = open_store(store) if self.owns_store else store
         self.read_only = self.store.read_only
@@ -139,12 +149,16 @@ class MemoryEngine:
         index: StepIndex | None = None
         if steps is not None and (steps / META).exists():
             try:
-                index = StepIndex.load(steps, self.embedder, read_only=self.read_only)
+                index = StepIndex.load(
+                    steps, self.embedder, read_only=self.read_only, cache_scopes=self.scope_cache
+                )
             except IndexStaleError as exc:
                 log.warning("rebuilding the step index: %s", exc)
         if index is None:
             writable = steps is not None and not self.read_only
-            index = StepIndex(self.embedder, path=steps if writable else None)
+            index = StepIndex(
+                self.embedder, path=steps if writable else None, cache_scopes=self.scope_cache
+            )
             self._rebuild(index)
             return index
         markers = self.store.markers()
@@ -214,13 +228,18 @@ class MemoryEngine:
         """
         with self.lock:
             now = time.monotonic()
-            if not (force or self.unsettled or now - self._polled >= self.poll_interval):
+            lost = sorted(self.index.lost)  # scope files found unreadable: reload those scopes
+            if not (force or lost or self.unsettled or now - self._polled >= self.poll_interval):
                 return
             self._polled = now
             # Unsettled (a write whose outcome is unknown) until a reconcile has gone through:
             # a read failing meanwhile (the server still down) leaves the next one to settle,
             # whatever the poll interval.
             self.store.refresh()
+            for name in lost:
+                self._reconcile(self.index, name, None)
+            # Cleared once reloaded: a reload failing (the store unreachable) is tried again.
+            self.index.lost.difference_update(lost)
             if scope is None or self.unsettled:  # an unsettled write may span scopes
                 markers = self.store.markers()
                 for name in sorted(set(markers) | set(self.index.markers)):
@@ -242,6 +261,12 @@ class MemoryEngine:
             # models of every change.
             return self._new_state(self.embedder.dimension, self.embedder.embed, arrays=arrays)
 
+    @contextmanager
+    def using(self, scope: str) -> Iterator[None]:
+        """Keep a scope's state loaded while the block runs (see ``StepIndex.pin``)."""
+        with self.index.pin(scope):
+            yield
+
     def apply(
         self,
         scope: str,
@@ -250,7 +275,14 @@ class MemoryEngine:
         *,
         index: StepIndex | None = None,
     ) -> None:
-        """Apply a change to the scope's state (models follow), then to the copies."""
+        """Apply a change to the scope's state (models follow), then to the copies.
+
+        Args:
+            scope: The scope of the ``gone`` ids.
+            fresh: Workflows to index, each in its own scope (a batch may span scopes).
+            gone: Ids of ``scope`` to remove.
+            index: The index to change (the engine's own by default).
+        """
         index = self.index if index is None else index
         for workflow_id in gone:
             index.remove(workflow_id, scope)

@@ -2,8 +2,9 @@
 
 Layout of an index directory::
 
-    meta.json          format, embedder name and dimension, store fingerprint, scope files,
-                       and per scope the store change marker ``(sequence, token)`` reflected
+    meta.json          format, embedder name and dimension, store fingerprint, scope files
+                       with their workflow counts, and per scope the store change marker
+                       ``(sequence, token)`` reflected
     scope-<i>.json     a scope's name, workflow ids, tool names, instruction texts, the
                        distinct contexts and args of its leaves, and the distinct handoff routes
     scope-<i>.npz      its instruction vectors, leaf codes and counts, context and args ids,
@@ -14,15 +15,20 @@ Layout of an index directory::
 A snapshot is written to a temporary sibling directory and swapped in by renames, so a crash
 leaves either the old or the new snapshot. The journal is replayed on load; a torn last line
 (a crash mid-write) is ignored, and the fingerprint check then reports the index as stale.
+
+A scope's two files are all it takes to load that scope (:func:`read_scope`): the step index
+loads scopes on first use and unloads idle ones (docs/state.md, "Many scopes"), and a snapshot
+hard-links the files of scopes unchanged since the last one instead of writing them again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import tempfile
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,14 +89,39 @@ def fingerprint(pairs: Iterable[tuple[str, str]]) -> str:
     return f"{count}:{digest.hexdigest()[:32]}"
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """What a snapshot's ``meta.json`` says."""
+@dataclass
+class ScopeFile:
+    """Where a snapshot holds one scope, and what is known of it without reading it.
 
+    Attributes:
+        base: The scope's files without their suffix (``DIR/scope-<i>``).
+        workflows: Its live workflows (``None``: a snapshot written before counts were).
+        ids: Its workflow ids, once read or known (``None``: not yet).
+        unloaded: Whether the scope was loaded and unloaded since (its next load is a reload).
+    """
+
+    base: Path
+    workflows: int | None = None
+    ids: tuple[str, ...] | None = None
+    unloaded: bool = False
+
+    def known_ids(self) -> tuple[str, ...]:
+        """Return the scope's workflow ids, reading them from its file the first time."""
+        if self.ids is None:
+            doc = json.loads(self.base.with_suffix(".json").read_text(encoding="utf-8"))
+            self.ids = tuple(doc["ids"])
+            self.workflows = len(self.ids)
+        return self.ids
+
+
+@dataclass(frozen=True)
+class Meta:
+    """A snapshot's ``meta.json``: what each scope's files are, without reading them."""
+
+    format: int
     embedder: str
     dimension: int
-    fingerprint: str
-    scopes: dict[str, ScopeIndex]
+    files: dict[str, ScopeFile]
     markers: dict[str, tuple[int, str]]
 
 
@@ -98,33 +129,51 @@ def write_snapshot(
     path: Path,
     embedder: str,
     dimension: int,
-    scopes: dict[str, ScopeIndex],
+    scopes: Mapping[str, ScopeIndex],
     markers: dict[str, tuple[int, str]] | None = None,
-) -> None:
+    *,
+    stored: Mapping[str, ScopeFile] | None = None,
+) -> dict[str, ScopeFile]:
     """Write a snapshot of compacted scopes to ``path`` atomically (an empty journal).
 
     Args:
         path: The index directory.
         embedder: The embedder's name.
         dimension: The embedding dimension.
-        scopes: The scopes' indexes.
+        scopes: The scopes' indexes to write.
         markers: Per scope, the store change marker the index reflects.
+        stored: Scopes unchanged since they were written (not in ``scopes``): their files are
+            hard-linked (copied where links fail) into the new snapshot.
+
+    Returns:
+        Where the new snapshot holds each scope.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    stored = {n: f for n, f in (stored or {}).items() if n not in scopes}
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
-        files = []
-        for i, (name, scope) in enumerate(sorted(scopes.items())):
-            _write_scope(staging / f"scope-{i}", name, scope)
-            files.append({"scope": name, "file": f"scope-{i}"})
-        pairs = [(name, wid) for name, scope in scopes.items() for wid in scope.id_slots]
+        entries, files = [], {}
+        for i, name in enumerate(sorted({*scopes, *stored})):
+            base = staging / f"scope-{i}"
+            if name in scopes:
+                scope = scopes[name]
+                _write_scope(base, name, scope)
+                ids: tuple[str, ...] = tuple(scope.id_slots)
+            else:
+                ids = stored[name].known_ids()
+                for suffix in (".json", ".npz"):
+                    _link(stored[name].base.with_suffix(suffix), base.with_suffix(suffix))
+            entries.append({"scope": name, "file": base.name, "workflows": len(ids)})
+            unloaded = name in stored and stored[name].unloaded
+            files[name] = ScopeFile(path / base.name, len(ids), ids, unloaded)
+        pairs = [(name, wid) for name, file in files.items() for wid in file.ids or ()]
         meta = {
             "format": FORMAT,
             "embedder": embedder,
             "dimension": dimension,
             "fingerprint": fingerprint(pairs),
-            "scopes": files,
+            "scopes": entries,
             "markers": {name: list(position) for name, position in (markers or {}).items()},
         }
         (staging / META).write_text(json.dumps(meta, indent=1), encoding="utf-8")
@@ -136,9 +185,17 @@ def write_snapshot(
             path.rename(old)
         staging.rename(path)
         shutil.rmtree(old, ignore_errors=True)
+        return files
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def _link(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # a file system without hard links
+        shutil.copyfile(source, target)
 
 
 def _write_scope(base: Path, name: str, scope: ScopeIndex) -> None:
@@ -169,11 +226,11 @@ def _write_scope(base: Path, name: str, scope: ScopeIndex) -> None:
     )
 
 
-def read_snapshot(path: Path) -> Snapshot:
-    """Read a snapshot directory.
+def read_meta(path: Path) -> Meta:
+    """Read a snapshot's ``meta.json`` (no scope is read).
 
     Raises:
-        IndexStaleError: When files are missing, unreadable or of another format.
+        IndexStaleError: When it is missing, unreadable or of another format.
     """
     path = Path(path)
     try:
@@ -183,23 +240,44 @@ def read_snapshot(path: Path) -> Snapshot:
                 f"step index {path} has format {meta.get('format')!r}, expected {FORMAT}; "
                 f"{REINDEX_HINT}"
             )
-        dimension = int(meta["dimension"])
-        scopes = {
-            entry["scope"]: _read_scope(path / entry["file"], dimension) for entry in meta["scopes"]
+        files = {
+            str(entry["scope"]): ScopeFile(
+                path / entry["file"],
+                None if entry.get("workflows") is None else int(entry["workflows"]),
+            )
+            for entry in meta["scopes"]
         }
         markers = {
             str(name): (int(position[0]), str(position[1]))
             for name, position in meta.get("markers", {}).items()
         }
-        return Snapshot(str(meta["embedder"]), dimension, str(meta["fingerprint"]), scopes, markers)
+        return Meta(
+            int(meta["format"]), str(meta["embedder"]), int(meta["dimension"]), files, markers
+        )
     except IndexStaleError:
         raise
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise IndexStaleError(f"step index {path} is unreadable ({exc}); {REINDEX_HINT}") from exc
 
 
-def _read_scope(base: Path, dimension: int) -> ScopeIndex:
+def read_scope(name: str, file: ScopeFile, dimension: int) -> ScopeIndex:
+    """Read one scope of a snapshot.
+
+    Raises:
+        IndexStaleError: When its files are missing, unreadable, or hold another scope.
+    """
+    try:
+        return _read_scope(file.base, dimension, name)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise IndexStaleError(
+            f"step index scope file {file.base} is unreadable ({exc}); {REINDEX_HINT}"
+        ) from exc
+
+
+def _read_scope(base: Path, dimension: int, name: str | None = None) -> ScopeIndex:
     doc = json.loads(base.with_suffix(".json").read_text(encoding="utf-8"))
+    if name is not None and doc.get("scope") != name:
+        raise ValueError(f"{base.name} holds scope {doc.get('scope')!r}, not {name!r}")
     with np.load(base.with_suffix(".npz"), allow_pickle=False) as arrays:
         vectors, lengths, codes = arrays["vectors"], arrays["lengths"], arrays["codes"]
         contexts, args = arrays["context_codes"], arrays["arg_codes"]

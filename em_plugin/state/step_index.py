@@ -9,13 +9,19 @@ with another embedder or dimension, or for another set of stored workflows, with
 store's workflows alone.
 
 Retrieval never crosses scopes: every structure is per scope.
+
+A writable index on disk keeps at most ``cache_scopes`` scopes loaded (least recently used out,
+never one in use or changed since the last snapshot); an unloaded scope is read back from its
+snapshot files on its next use, never embedded again (docs/state.md, "Many scopes").
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -27,7 +33,7 @@ from em_plugin.retrieval.reference import LeafSequence, Match, MatchConfig
 from em_plugin.state import persistence as index_files
 from em_plugin.state.episodes import Episode, episode_of
 from em_plugin.state.matching import METHODS, Method, check_method, match_scope, query_leaves
-from em_plugin.state.persistence import REINDEX_HINT, fingerprint
+from em_plugin.state.persistence import REINDEX_HINT, ScopeFile, fingerprint
 from em_plugin.state.scope_index import ScopeIndex, leaf_texts
 from provenance.model import DEFAULT_SCOPE, Workflow
 
@@ -43,14 +49,35 @@ class StepIndex:
         embedder: Embeds instruction texts; wrapped in an in-memory
             :class:`~em_plugin.embedding.cache.CachedEmbedder` unless it is one already.
         path: Directory to journal changes to and save snapshots in; ``None`` for memory only.
+        cache_scopes: Scopes kept loaded at most (``None``: every scope). Only an index that
+            writes its own snapshots unloads scopes: the others have nowhere to reload from.
+
+    Raises:
+        ConfigurationError: When ``cache_scopes`` is below 1.
     """
 
-    def __init__(self, embedder: Embedder, *, path: str | Path | None = None) -> None:
+    def __init__(
+        self, embedder: Embedder, *, path: str | Path | None = None, cache_scopes: int | None = None
+    ) -> None:
+        if cache_scopes is not None and cache_scopes < 1:
+            raise ConfigurationError(f"cache_scopes must be at least 1 or None, got {cache_scopes}")
         self.embedder = (
             embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder)
         )
         self.path = Path(path) if path is not None else None
-        self._scopes: dict[str, ScopeIndex] = {}
+        self.cache_scopes = cache_scopes
+        # Loaded scopes, least recently used first; a scope not loaded is in `_files`.
+        self._scopes: OrderedDict[str, ScopeIndex] = OrderedDict()
+        # Where the last snapshot holds each scope; a loaded scope not in `_dirty` equals it.
+        self._files: dict[str, ScopeFile] = {}
+        self._dirty: set[str] = set()
+        self._pins: Counter[str] = Counter()
+        self._pin_lock = threading.Lock()
+        #: Scopes unloaded (evicted) and loaded back from their snapshot files so far.
+        self.evictions = 0
+        self.reloads = 0
+        #: Scopes whose files could not be read: empty here until reloaded from the store.
+        self.lost: set[str] = set()
         self.markers: dict[str, tuple[int, str]] = {}
         self._lock = threading.RLock()
         self._journal: index_files.Journal | None = None
@@ -68,29 +95,48 @@ class StepIndex:
 
     def __contains__(self, key: object) -> bool:
         """``(scope, id)`` asks one scope; a bare id asks whether any scope holds it."""
-        if isinstance(key, tuple) and len(key) == 2:
-            found = self._scopes.get(key[0])
-            return found is not None and key[1] in found.id_slots
-        return any(key in s.id_slots for s in self._scopes.values())
+        with self._lock:
+            if isinstance(key, tuple) and len(key) == 2:
+                return isinstance(key[0], str) and key[1] in self._ids_of(key[0])
+            return any(key in self._ids_of(name) for name in self._names())
 
     def __len__(self) -> int:
-        return sum(len(s) for s in self._scopes.values())
+        with self._lock:
+            return sum(self._count(name) for name in self._names())
 
     def scopes(self) -> list[str]:
         """Return the scopes holding at least one workflow, sorted."""
         with self._lock:
-            return sorted(name for name, scope in self._scopes.items() if len(scope))
+            return sorted(name for name in self._names() if self._count(name))
 
     def ids(self, scope: str = DEFAULT_SCOPE) -> list[str]:
         """Return the ids of a scope's workflows, sorted."""
         with self._lock:
-            found = self._scopes.get(scope)
-            return sorted(found.id_slots) if found is not None else []
+            return sorted(self._ids_of(scope))
 
     def scopes_of(self, workflow_id: str) -> list[str]:
         """Return the scopes holding a workflow with this id, sorted (ids are per scope)."""
         with self._lock:
-            return sorted(n for n, s in self._scopes.items() if workflow_id in s.id_slots)
+            return sorted(n for n in self._names() if workflow_id in self._ids_of(n))
+
+    def loaded(self) -> int:
+        """Return how many scopes are loaded now (at most ``cache_scopes`` once trimmed)."""
+        return len(self._scopes)
+
+    @contextmanager
+    def pin(self, scope: str) -> Iterator[None]:
+        """Keep a scope loaded while the block runs (a suggestion reading its state)."""
+        # Its own lock, never held long: an event loop pins a scope while a save holds the
+        # index's lock.
+        with self._pin_lock:
+            self._pins[scope] += 1
+        try:
+            yield
+        finally:
+            with self._pin_lock:
+                self._pins[scope] -= 1
+                if self._pins[scope] <= 0:
+                    del self._pins[scope]
 
     def scope_of(self, workflow_id: str) -> str | None:
         """Return the one scope holding this id, or ``None`` when none does.
@@ -118,13 +164,17 @@ class StepIndex:
         """
         with self._lock:
             name = scope if scope is not None else self.scope_of(workflow_id)
-            found = self._scopes[name]  # type: ignore[index]
-            return found.leaves(found.id_slots[workflow_id])
+            found = self._get(name) if name is not None else None
+            if found is None:
+                raise KeyError(workflow_id)
+            leaves = found.leaves(found.id_slots[workflow_id])
+            self._trim()
+            return leaves
 
     def fingerprint(self) -> str:
         """Return the digest of the indexed ``(scope, id)`` pairs (see :func:`fingerprint`)."""
         with self._lock:
-            return fingerprint((n, wid) for n, s in self._scopes.items() for wid in s.id_slots)
+            return fingerprint((n, wid) for n in self._names() for wid in self._ids_of(n))
 
     def set_marker(self, scope: str, position: tuple[int, str]) -> None:
         """Record the store change marker ``(sequence, token)`` this scope's entries reflect."""
@@ -137,29 +187,41 @@ class StepIndex:
         """Return a scope's state, or ``None`` when the index has none.
 
         Read it under the index's lock: it changes with every save and delete, and compaction
-        replaces it (its suggestion models are then built again on first use).
+        replaces it (its suggestion models are then built again on first use). An unloaded
+        scope is read from its snapshot files; hold :meth:`pin` while using it outside the
+        lock, so that it is not unloaded meanwhile.
         """
-        return self._scopes.get(scope)
+        with self._lock:
+            found = self._get(scope)
+            self._trim()
+            return found
 
     def episodes(self, scope: str) -> list[Episode]:
         """Return a scope's episodes in save order (what its suggestion state is built from)."""
         with self._lock:
-            found = self._scopes.get(scope)
-            return found.episodes() if found is not None else []
+            found = self._get(scope)
+            episodes = found.episodes() if found is not None else []
+            self._trim()
+            return episodes
 
     def texts(self) -> set[str]:
         """Return every instruction text any scope's entries use.
 
         Leaf texts and the contexts the suggestion state takes its vectors from (those of
         removed workflows until the scope is compacted), so their cached vectors are kept.
+        Unloaded scopes are read from their files without being loaded.
         """
         with self._lock:
-            return {t for s in self._scopes.values() for t in (*s.live_texts(), *s.contexts.values)}
+            found: set[str] = set()
+            for name in self._names():
+                scope = self._peek(name)
+                found.update(scope.live_texts(), scope.contexts.values)
+            return found
 
     def stats(self) -> dict[str, Any]:
         """Return counts per scope: workflows, leaves, distinct texts and tools."""
         with self._lock:
-            return {name: scope.stats() for name, scope in sorted(self._scopes.items())}
+            return {name: self._peek(name).stats() for name in sorted(self._names())}
 
     # ----------------------------------------------------------------------------- changes
 
@@ -193,6 +255,7 @@ class StepIndex:
             with self._lock:
                 self._apply_adds(entries)
                 self._log([index_files.add_entry(*e) for e in entries])
+                self._trim()
             done += len(batch)
             if progress is not None:
                 progress(done)
@@ -210,6 +273,7 @@ class StepIndex:
             removed = name is not None and self._remove(name, workflow_id)
             if removed:
                 self._log([{"op": "remove", "scope": name, "id": workflow_id}])
+            self._trim()
             return removed
 
     def remove_scope(self, scope: str) -> list[str]:
@@ -222,12 +286,14 @@ class StepIndex:
             The removed workflow ids, sorted.
         """
         with self._lock:
-            found = self._scopes.pop(scope, None)
+            ids = self._ids_of(scope)
+            known = scope in self._scopes or scope in self._files
+            self._drop(scope)
             self.markers.pop(scope, None)
-            if found is None:
+            if not known:
                 return []
             self._log([{"op": "remove_scope", "scope": scope}])
-            return sorted(found.id_slots)
+            return sorted(ids)
 
     def rebuild(self, workflows: Iterable[Workflow], **kwargs: Any) -> int:
         """Replace the whole index by these workflows (``em-plugin reindex``); save if on disk.
@@ -241,6 +307,8 @@ class StepIndex:
         """
         with self._lock:
             self._scopes.clear()
+            self._files.clear()
+            self._dirty.clear()
             self.markers.clear()
             journal, self._journal = self._journal, None
             try:
@@ -285,8 +353,10 @@ class StepIndex:
             scope = current.scope if scope is None else scope
             current = self.query_leaves(current)
         with self._lock:
-            found = self._scopes.get(DEFAULT_SCOPE if scope is None else scope)
-            return match_scope(current, found, config or MatchConfig(), method)
+            found = self._get(DEFAULT_SCOPE if scope is None else scope)
+            matches = match_scope(current, found, config or MatchConfig(), method)
+            self._trim()
+            return matches
 
     # ----------------------------------------------------------------------------- persistence
 
@@ -300,18 +370,31 @@ class StepIndex:
         if target is None:
             raise ConfigurationError("save() needs a path: this index was created without one")
         with self._lock:
-            self._scopes = {
-                n: s.compacted() if s.dead or (s.text_refs.view() == 0).any() else s
-                for n, s in self._scopes.items()
-                if len(s)
+            # Only scopes changed since the last snapshot are compacted and written; the files
+            # of the others are linked into the new snapshot.
+            for name in [n for n in self._dirty if n in self._scopes]:
+                scope = self._scopes[name]
+                if not len(scope):
+                    self._drop(name)
+                elif scope.dead or (scope.text_refs.view() == 0).any():
+                    self._scopes[name] = scope.compacted()  # keeps its place in the LRU order
+            changed = {
+                n: s for n, s in self._scopes.items() if n in self._dirty or n not in self._files
             }
             own = self.path is not None and target.resolve() == self.path.resolve()
             if own and self._journal is not None:
                 self._journal.close()
-            index_files.write_snapshot(
-                target, self.embedder.name, self.dimension, self._scopes, self.markers
+            files = index_files.write_snapshot(
+                target,
+                self.embedder.name,
+                self.dimension,
+                changed,
+                self.markers,
+                stored={n: f for n, f in self._files.items() if n not in changed},
             )
             if own:
+                self._files = files
+                self._dirty.clear()
                 self._journal = index_files.Journal(target)
 
     @classmethod
@@ -343,8 +426,12 @@ class StepIndex:
         *,
         expected_fingerprint: str | None = None,
         read_only: bool = False,
+        cache_scopes: int | None = None,
     ) -> StepIndex:
         """Open a saved index and replay its journal.
+
+        Scopes are read from their files on first use (every scope at once for a read-only
+        index, or a snapshot written before its files had counts).
 
         Args:
             path: The index directory.
@@ -352,6 +439,8 @@ class StepIndex:
             expected_fingerprint: The store's :func:`fingerprint`; checked when given.
             read_only: Never write to ``path`` (a reader beside a writer): changes stay in
                 memory.
+            cache_scopes: Scopes kept loaded at most (``None``: every scope); ignored when
+                read-only.
 
         Returns:
             The index, journaling further changes to ``path`` unless read-only.
@@ -363,18 +452,25 @@ class StepIndex:
         path = Path(path)
         if not (path / index_files.META).exists():
             raise IndexStaleError(f"no step index at {path}; {REINDEX_HINT}")
-        snapshot = index_files.read_snapshot(path)
+        meta = index_files.read_meta(path)
         cached = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder)
-        if snapshot.embedder != cached.name or snapshot.dimension != cached.dimension:
+        if meta.embedder != cached.name or meta.dimension != cached.dimension:
             raise IndexStaleError(
-                f"step index {path} was built with embedder {snapshot.embedder!r} "
-                f"(dimension {snapshot.dimension}), but the embedder is {cached.name!r} "
+                f"step index {path} was built with embedder {meta.embedder!r} "
+                f"(dimension {meta.dimension}), but the embedder is {cached.name!r} "
                 f"(dimension {cached.dimension}); {REINDEX_HINT}"
             )
-        index = cls(cached)
-        index._scopes = snapshot.scopes
+        # A reader beside a writer loads every scope now: the writer's next snapshot renumbers
+        # the files it would load later.
+        index = cls(cached, cache_scopes=None if read_only else cache_scopes)
+        index._files = meta.files
+        index.markers = dict(meta.markers)
+        eager = read_only or meta.format < index_files.FORMAT
+        if eager or any(f.workflows is None for f in meta.files.values()):
+            for name in sorted(meta.files):  # older snapshots: no counts to load lazily with
+                index._get(name)
         migrated = index_files.add_context_vectors(index._scopes.values(), cached.embed)
-        index.markers = dict(snapshot.markers)
+        index._dirty.update(index._scopes if migrated else ())
         index._replay(index_files.read_journal(path))
         index.path = path
         if not read_only:
@@ -382,6 +478,7 @@ class StepIndex:
             if migrated:
                 log.warning("step index %s: format upgraded (context vectors added)", path)
                 index.save()
+            index._trim()
         index._check(expected_fingerprint)
         return index
 
@@ -412,8 +509,10 @@ class StepIndex:
     # ----------------------------------------------------------------------------- internals
 
     def _check(self, expected: str | None) -> None:
+        if expected is None:
+            return
         actual = self.fingerprint()
-        if expected is None or actual == expected:
+        if actual == expected:
             return
         self.close()
         raise IndexStaleError(
@@ -444,15 +543,101 @@ class StepIndex:
             self._compact_if_sparse(scope_name)
 
     def _scope(self, name: str) -> ScopeIndex:
-        scope = self._scopes.get(name)
+        """Return a scope's state to change (loaded or made, and marked changed)."""
+        scope = self._get(name)
         if scope is None:
             scope = self._scopes[name] = ScopeIndex(self.dimension)
+        self._dirty.add(name)
         return scope
 
-    def _remove(self, name: str, workflow_id: str, *, compact: bool = True) -> bool:
+    def _names(self) -> set[str]:
+        return {*self._scopes, *self._files}
+
+    def _get(self, name: str) -> ScopeIndex | None:
+        """Return a scope's state, loading it from its snapshot files when it is not loaded.
+
+        Never unloads anything (callers may hold other scopes): :meth:`_trim` does, between
+        operations.
+        """
         found = self._scopes.get(name)
-        if found is None or not found.remove(workflow_id):
+        if found is not None:
+            self._scopes.move_to_end(name)
+            return found
+        file = self._files.get(name)
+        if file is None:
+            return None
+        try:
+            found = index_files.read_scope(name, file, self.dimension)
+        except IndexStaleError as exc:
+            # The scope is dropped with its store position, so the engine's next check with the
+            # store reloads it (MemoryEngine.sync): a damaged file costs this read its results.
+            log.warning("%s; the scope is reloaded from the store", exc)
+            self._drop(name)
+            self.markers.pop(name, None)
+            self.lost.add(name)
+            return None
+        self._scopes[name] = found
+        if file.unloaded:
+            self.reloads += 1
+        return found
+
+    def _peek(self, name: str) -> ScopeIndex:
+        """Return a scope's state, read from its files (not loaded) when it is not loaded."""
+        found = self._scopes.get(name)
+        if found is None:
+            found = index_files.read_scope(name, self._files[name], self.dimension)
+        return found
+
+    def _ids_of(self, name: str) -> Collection[str]:
+        found = self._scopes.get(name)
+        if found is not None:
+            return found.id_slots
+        file = self._files.get(name)
+        return file.known_ids() if file is not None else ()
+
+    def _count(self, name: str) -> int:
+        found = self._scopes.get(name)
+        if found is not None:
+            return len(found)
+        file = self._files[name]
+        return file.workflows if file.workflows is not None else len(file.known_ids())
+
+    def _drop(self, name: str) -> None:
+        self._scopes.pop(name, None)
+        self._files.pop(name, None)
+        self._dirty.discard(name)
+
+    def _trim(self) -> None:
+        """Unload the least recently used scopes beyond ``cache_scopes``.
+
+        A scope in use (:meth:`pin`) stays; so does one changed since the last snapshot, since
+        its files do not hold it yet: when those fill half the cache, a snapshot is written
+        (only the changed scopes are; the others' files are linked).
+        """
+        limit = self.cache_scopes
+        if limit is None or len(self._scopes) <= limit or self._journal is None:
+            return
+        if len(self._dirty) > limit // 2:
+            self.save()
+        excess = len(self._scopes) - limit
+        victims = []
+        for name in self._scopes:  # least recently used first
+            if name not in self._dirty and not self._pins.get(name) and name in self._files:
+                victims.append(name)
+                if len(victims) == excess:
+                    break
+        for name in victims:
+            scope = self._scopes.pop(name)
+            file = self._files[name]
+            file.workflows, file.ids, file.unloaded = len(scope), tuple(scope.id_slots), True
+        self.evictions += len(victims)
+
+    def _remove(self, name: str, workflow_id: str, *, compact: bool = True) -> bool:
+        found = self._get(name)
+        if found is None or workflow_id not in found.id_slots:
             return False
+        self._dirty.add(name)
+        found.remove(workflow_id)
         if compact:
             self._compact_if_sparse(name)
         return True
@@ -463,6 +648,7 @@ class StepIndex:
         scope = self._scopes[name]
         if scope.dead > max(1024, len(scope)):
             self._scopes[name] = scope.compacted()
+            self._dirty.add(name)
 
     def _log(self, entries: list[dict[str, Any]]) -> None:
         if self._journal is None:
@@ -470,7 +656,7 @@ class StepIndex:
         self._journal.write(entries)
         # Bounds what an open replays (a reader beside this writer, or after a crash): ~1 s for
         # 12.5k lines at 100k workflows, against ~0.8 s to write the snapshot.
-        if self._journal.lines > max(10_000, len(self) // 8):
+        if self._journal.lines > 10_000 and self._journal.lines > len(self) // 8:
             self.save()
 
     def _replay(self, entries: Iterable[dict[str, Any]]) -> None:
@@ -488,7 +674,7 @@ class StepIndex:
                 for name in [scope] if scope is not None else self.scopes_of(entry["id"]):
                     self._remove(name, entry["id"])
             elif op == "remove_scope":
-                self._scopes.pop(entry["scope"], None)
+                self._drop(entry["scope"])
                 self.markers.pop(entry["scope"], None)
             elif op == "marker":
                 self.markers[entry["scope"]] = (int(entry["position"][0]), entry["position"][1])

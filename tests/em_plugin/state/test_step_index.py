@@ -177,9 +177,20 @@ def test_load_reports_missing_or_corrupt_index(tmp_path, index):
     with pytest.raises(IndexStaleError, match="no step index"):
         StepIndex.load(tmp_path / "nothing", FakeEmbedder(32))
     index.save(tmp_path / "ix")
-    (tmp_path / "ix" / "scope-0.npz").write_bytes(b"garbage")
+    (tmp_path / "ix" / "meta.json").write_text("{")
     with pytest.raises(IndexStaleError, match="unreadable.*reindex"):
         StepIndex.load(tmp_path / "ix", FakeEmbedder(32))
+
+
+def test_a_damaged_scope_file_drops_the_scope_for_a_reload(tmp_path, index, caplog):
+    # Scopes are read on first use: a damaged file is found then, and the scope is dropped with
+    # its store position (the engine reloads it from the store at its next check).
+    index.save(tmp_path / "ix")
+    (tmp_path / "ix" / "scope-0.npz").write_bytes(b"garbage")
+    loaded = StepIndex.load(tmp_path / "ix", FakeEmbedder(32))
+    assert loaded.scope_index("default") is None
+    assert loaded.lost == {"default"}
+    assert "unreadable" in caplog.text
 
 
 def test_rebuild_from_the_store_alone(tmp_path, index):
