@@ -128,6 +128,7 @@ class EpisodicMemory:
         poll_interval: float = DEFAULT_POLL_INTERVAL,
         on_suggestions: Callable[[str, Sequence[Suggestion]], None] | None = None,
         _use_text: bool = True,
+        _warm_up: bool = True,
         _engine: MemoryEngine | None = None,
     ) -> None:
         _check_scope(scope)
@@ -153,7 +154,9 @@ class EpisodicMemory:
         # The lifecycle's state, shared with this memory's scope views (memory.lifecycle).
         self._procedures = ProcedureCache(self._engine.poll_interval)
         # The model loads in the background while the crew starts (docs/architecture.md).
-        self._warmup = Warmup(self._engine.embedder, wait=warm_up_wait())
+        # A one-shot command that may embed nothing (delete, stats) loads the model on first use
+        # instead: a warm-up thread would import torch behind its back.
+        self._warmup = Warmup(self._engine.embedder if _warm_up else None, wait=warm_up_wait())
         self._writer = BackgroundWriter()
         # What became of the suggestions shown, per scope (docs/suggestions.md, "Acceptance"),
         # shared with the scope views; the last workflow suggested for per (scope, session)

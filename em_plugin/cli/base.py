@@ -422,7 +422,11 @@ def open_cli_memory(
     if must_exist:
         _require_existing(store_path(store_spec))
     with open_cli_store(store_spec, update_url) as store:
-        kwargs: dict[str, Any] = {"store": store, "embedder": embedder_setting(ctx, store)}
+        kwargs: dict[str, Any] = {
+            "store": store,
+            "embedder": embedder_setting(ctx, store),
+            "_warm_up": False,  # one command: the model loads when (if) it embeds
+        }
         if scope is not None:
             kwargs["scope"] = scope
         memory = EpisodicMemory(**kwargs)
