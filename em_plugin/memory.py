@@ -174,7 +174,7 @@ class EpisodicMemory:
                 self.scope,
                 self._engine.embedder.embed,
                 lambda: self.threshold,
-                FeedbackStats(),
+                FeedbackStats.from_store(self._engine.store, self.scope),
             )
             found = self._learning.setdefault(self.scope, made)
         return found

@@ -257,6 +257,8 @@ def acceptance_triples(
     *,
     round_ref: SuggestionRef | None = None,
     step: URIRef | None = None,
+    context: Sequence[str] | None = None,
+    next_tool: str | None = None,
 ) -> Graph:
     """Return the record of what became of a suggestion, for its round's record graph.
 
@@ -270,6 +272,11 @@ def acceptance_triples(
         verdict: One of :data:`ACCEPTANCE`.
         round_ref: Any suggestion of the round, for ``not-taken`` (its rank is ignored).
         step: The IRI of the step that took the suggestion, when one did.
+        context: For a judged round (``taken`` or ``not-taken``), the tools of the last
+            leaves of the workflow it was shown for (``wf:contextTools``, a JSON list); with
+            ``next_tool`` (``wf:nextTool``, the tool the next turn took) it is what the memory's
+            ranking learns from, read back when a memory opens the scope.
+        next_tool: The tool the judged round's next turn took, suggested or not.
 
     Returns:
         A graph to add to ``suggestion_graph_iri(session_id, scope)``.
@@ -284,6 +291,12 @@ def acceptance_triples(
         raise MappingError(f"acceptance {verdict!r} needs the suggestion it is about")
     activity = suggestion_iri(named.session_id, named.time, named.scope)
     graph = bind_prefixes(Graph(bind_namespaces="none"))
+    if context is not None:
+        graph.add(
+            (activity, WF.contextTools, Literal(json.dumps(list(context)), datatype=RDF.JSON))
+        )
+    if next_tool:
+        graph.add((activity, WF.nextTool, Literal(next_tool)))
     if verdict == "not-taken" or ref is None:
         graph.add((activity, WF.acceptance, Literal("not-taken")))
         return graph

@@ -126,6 +126,8 @@ class WF(DefinedNamespace):
     suggestionSource: URIRef
     acceptance: URIRef  # what became of a suggestion: taken, accepted, dismissed, not-taken
     takenRank: URIRef  # the rank of a round's suggestion that was taken or accepted
+    contextTools: URIRef  # a judged round's context: its workflow's last leaves' tools (JSON)
+    nextTool: URIRef  # the tool a judged round's next turn called first, suggested or not
     # Lifecycle records (provenance/lifecycle.py): versions, retirement, procedures
     LifecycleRecord: URIRef
     Procedure: URIRef

@@ -212,15 +212,23 @@ class AcceptanceLog:
         telemetry.record_acceptance(self._scope, taken.rank)
         calls = [step.name for _, step in turn if isinstance(step, CallStep)]
         tool = pending.shown[taken.rank - 1].tool if taken.rank else None
-        self.feedback.note(
-            pending.context, [s.tool for s in pending.shown], tool or (calls[0] if calls else None)
-        )
+        next_tool = tool or (calls[0] if calls else None)
+        self.feedback.note(pending.context, [s.tool for s in pending.shown], next_tool)
+        # The round's record keeps what the counts learned, so a memory opened later (another
+        # process, a restart) counts it too (em_plugin/suggest/feedback_history.py).
+        context = pending.context
         if taken.rank is None:
-            self._write(acceptance_triples(None, "not-taken", round_ref=pending.ref), pending.ref)
+            verdict = acceptance_triples(
+                None, "not-taken", round_ref=pending.ref, context=context, next_tool=next_tool
+            )
+            self._write(verdict, pending.ref)
         else:
             ref = SuggestionRef(pending.ref.scope, session_id, pending.ref.time, taken.rank)
             step = URIRef(f"{workflow_iri(workflow.id)}#exec-{taken.path}")
-            self._write(acceptance_triples(ref, "taken", step=step), ref)
+            verdict = acceptance_triples(
+                ref, "taken", step=step, context=context, next_tool=next_tool
+            )
+            self._write(verdict, ref)
         return taken
 
     def say(self, suggestion_id: str, verdict: str, *, step: URIRef | None = None) -> SuggestionRef:

@@ -19,15 +19,20 @@ scope's ranking.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from em_plugin.suggest.types import Suggestion
+from provenance.errors import ProvenanceError
 from provenance.model import CallStep, Workflow
 
 __all__ = ["CONTEXT", "MIN_ROUNDS", "FeedbackStats", "context_of"]
+
+log = logging.getLogger("em_plugin.suggest")
 
 #: Leaves that make a context.
 CONTEXT = 2
@@ -55,6 +60,39 @@ class FeedbackStats:
     def __init__(self) -> None:
         self._counts: dict[tuple[str, ...], _Counts] = {}
         self._lock = threading.Lock()
+
+    @classmethod
+    def from_store(cls, store: Any, scope: str) -> FeedbackStats:
+        """Return a scope's counts as its stored judged rounds say (a memory opened later).
+
+        Every judged round's record keeps its context, the tools shown and the tool its next
+        turn took (``wf:contextTools``, ``wf:nextTool``), so a restarted process, another
+        worker or the CLI ranks as the memory that judged them did.
+
+        Args:
+            store: The memory's workflow store (``judged_rounds``).
+            scope: The scope; other scopes' rounds are never read.
+
+        Returns:
+            The counts; empty when the store cannot read the records (logged: learning is
+            an improvement, never a reason for a suggestion to fail).
+        """
+        stats = cls()
+        try:
+            rounds = store.judged_rounds(scope)
+        except ProvenanceError:
+            log.warning(
+                "scope %r: judged rounds unreadable, ranking starts unlearned", scope, exc_info=True
+            )
+            return stats
+        for judged in rounds:
+            stats.note(judged.context, judged.shown, judged.next_tool)
+        return stats
+
+    def rounds(self) -> int:
+        """Return how many judged rounds were counted."""
+        with self._lock:
+            return sum(counts.rounds for counts in self._counts.values())
 
     def note(
         self, context: tuple[str, ...], shown: Sequence[str | None], taken: str | None

@@ -31,6 +31,7 @@ gives empty results.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
@@ -64,7 +65,7 @@ from provenance.stores.graph_writes import scope_graphs
 from provenance.suggestion_record import suggestion_graph_iri, suggestion_triples
 from provenance.vocab import PREFIXES, changes_graph_iri, graph_iri
 
-__all__ = ["ChangeMarker", "StagedWrite", "WorkflowStore"]
+__all__ = ["ChangeMarker", "JudgedRound", "StagedWrite", "WorkflowStore"]
 
 log = logging.getLogger("provenance.stores")
 
@@ -92,8 +93,32 @@ _STEP_COUNT = (
 _SCOPE_RECORDS = (
     _PREFIXES + "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?a a wf:Suggestion ; wf:scope ?scope } }"
 )
+# Every judged round of a scope that says what it learned (suggestion_record.acceptance_triples),
+# with its suggestions' ranks and tools.
+_JUDGED_ROUNDS = (
+    _PREFIXES
+    + """SELECT ?a ?context ?next ?rank ?tool WHERE {
+  GRAPH ?g {
+    ?a a wf:Suggestion ; wf:scope ?scope ; wf:contextTools ?context .
+    OPTIONAL { ?a wf:nextTool ?next }
+    OPTIONAL { ?s prov:wasGeneratedBy ?a ; wf:rank ?rank . OPTIONAL { ?s wf:suggestedTool ?tool } }
+  }
+}"""
+)
 # A bare word (no blank, brace or '?') names a query in provenance/queries/.
 _QUERY_NAME = re.compile(r"[A-Za-z_][\w\-]*")
+
+
+@dataclass(frozen=True)
+class JudgedRound:
+    """What one judged suggestion round taught (:meth:`WorkflowStore.judged_rounds`)."""
+
+    context: tuple[str, ...]
+    """The tools of the last leaves of the workflow it was shown for (``""``: an instruction)."""
+    shown: tuple[str | None, ...]
+    """The tools shown, in rank order (``None``: a suggestion without one)."""
+    next_tool: str | None
+    """The tool the round's next turn took, suggested or not (``None``: no call)."""
 
 
 @dataclass(frozen=True)
@@ -439,6 +464,38 @@ class WorkflowStore:
         """Return the names of a scope's suggestion record graphs, sorted."""
         rows = self.backend.select(_SCOPE_RECORDS, {"scope": Literal(scope)}).rows
         return sorted(URIRef(str(row[0])) for row in rows)
+
+    def judged_rounds(self, scope: str) -> list[JudgedRound]:
+        """Return what a scope's judged suggestion rounds learned, in no particular order.
+
+        Args:
+            scope: The scope.
+
+        Returns:
+            One :class:`JudgedRound` per round recorded with its context (rounds judged before
+            contexts were recorded are left out).
+        """
+        rows = self.backend.select(_JUDGED_ROUNDS, {"scope": Literal(scope)}).rows
+        found: dict[str, tuple[tuple[str, ...], str | None, dict[int, str | None]]] = {}
+        for activity, context, next_tool, rank, tool in rows:
+            key = str(activity)
+            if key not in found:
+                try:
+                    tools = json.loads(str(context))
+                except ValueError:
+                    log.warning("round %s: unreadable wf:contextTools %r", key, str(context))
+                    continue
+                found[key] = (
+                    tuple(str(t) for t in tools),
+                    None if next_tool is None else str(next_tool),
+                    {},
+                )
+            if rank is not None:
+                found[key][2][int(str(rank))] = None if tool is None else str(tool)
+        return [
+            JudgedRound(context, tuple(shown[r] for r in sorted(shown)), next_tool)
+            for context, next_tool, shown in found.values()
+        ]
 
     # -- lifecycle records (provenance/lifecycle.py) --------------------------------------------
 

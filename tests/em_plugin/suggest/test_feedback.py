@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from em_plugin.memory import EpisodicMemory
 from em_plugin.suggest.feedback import MIN_ROUNDS, FeedbackStats, context_of
 from em_plugin.suggest.types import Suggestion
@@ -59,3 +61,50 @@ def test_feedback_never_leaves_its_scope() -> None:
         assert "after this step here" in (a.suggest(current)[0].why or "")
         assert b.suggest(current)[0].tool == "classifier"  # scope b never saw a's feedback
         assert b.feedback is not a.feedback
+
+
+def test_a_reopened_memory_ranks_by_the_rounds_judged_before(tmp_path: Path) -> None:
+    # Users of scope "a" keep taking the table after an extraction, ignoring the classifier
+    # shown first; the counts are read back from the round records by the next process.
+    past = [
+        Workflow(
+            id=f"p{i}",
+            steps=(InstructionStep("Extract", (CallStep("extractor"), CallStep("classifier"))),),
+        )
+        for i in range(3)
+    ] + [
+        Workflow(
+            id="q", steps=(InstructionStep("Extract", (CallStep("extractor"), CallStep("table"))),)
+        )
+    ]
+    store = tmp_path / "store"
+    with EpisodicMemory(store=store, embedder="fake", scope="a") as memory:
+        memory.save_many(past)
+        for n in range(MIN_ROUNDS):
+            current = Workflow(
+                id=f"session/s{n}",
+                session=f"s{n}",
+                steps=(InstructionStep("Extract", (CallStep("extractor"),)),),
+            )
+            shown = memory.suggest(current)
+            assert shown[0].tool == "classifier"
+            memory.record_suggestions(f"s{n}", shown)
+            later = Workflow(
+                id=current.id,
+                session=current.session,
+                steps=(
+                    InstructionStep("Extract", (CallStep("extractor"),)),
+                    InstructionStep("Tabulate", (CallStep("table"),)),
+                ),
+            )
+            memory.record_suggestions(f"s{n}", memory.suggest(later))
+        learned = memory.feedback.rounds()
+    assert learned == MIN_ROUNDS
+    current = Workflow(id="c", steps=(InstructionStep("Extract", (CallStep("extractor"),)),))
+    with EpisodicMemory(store=store, embedder="fake", scope="a") as again:
+        assert again.feedback.rounds() == learned
+        ranked = again.suggest(current)
+        assert ranked[0].tool == "table"
+        assert ranked[0].why == f"taken {MIN_ROUNDS} of {learned} times after this step here"
+        # Another scope of the same store learned nothing.
+        assert again.with_scope("b").feedback.rounds() == 0
