@@ -34,10 +34,8 @@ from em_plugin import telemetry
 from em_plugin._compat import legacy_memory_arguments
 from em_plugin._deprecation import deprecated
 from em_plugin.capture.redaction import Redactor
-from em_plugin.config import warm_up_wait
 from em_plugin.durability import BackgroundWriter
 from em_plugin.embedding.embedders import Embedder
-from em_plugin.embedding.warmup import Warmup
 from em_plugin.errors import ConfigurationError
 from em_plugin.lifecycle import Lifecycle
 from em_plugin.lifecycle.cache import ProcedureCache
@@ -149,14 +147,13 @@ class EpisodicMemory:
         self._engine = _engine or MemoryEngine(
             store, embedder, continuation=self.ranking.continuation, c=self.ranking.c,
             edge_similarity=self.ranking.edge_similarity, use_text=_use_text,
-            poll_interval=poll_interval,
+            poll_interval=poll_interval, warm_up=_warm_up,
         )  # fmt: skip
         # The lifecycle's state, shared with this memory's scope views (memory.lifecycle).
         self._procedures = ProcedureCache(self._engine.poll_interval)
-        # The model loads in the background while the crew starts (docs/architecture.md).
-        # A one-shot command that may embed nothing (delete, stats) loads the model on first use
-        # instead: a warm-up thread would import torch behind its back.
-        self._warmup = Warmup(self._engine.embedder if _warm_up else None, wait=warm_up_wait())
+        # The model loads in the background while the crew starts (docs/architecture.md); a
+        # one-shot command that may embed nothing (delete, stats) passes _warm_up=False.
+        self._warmup = self._engine.embedding.warmup
         self._writer = BackgroundWriter()
         # What became of the suggestions shown, per scope (docs/suggestions.md, "Acceptance"),
         # shared with the scope views; the last workflow suggested for per (scope, session)
