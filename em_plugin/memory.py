@@ -28,10 +28,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Siz
 from concurrent.futures import Future
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from em_plugin import telemetry
-from em_plugin._compat import legacy_memory_arguments
+from em_plugin._compat import legacy_memory_arguments, old_memory_attribute
 from em_plugin._deprecation import deprecated
 from em_plugin.capture.redaction import Redactor
 from em_plugin.durability import BackgroundWriter
@@ -39,7 +39,6 @@ from em_plugin.embedding.embedders import Embedder
 from em_plugin.errors import ConfigurationError
 from em_plugin.lifecycle import Lifecycle
 from em_plugin.lifecycle.cache import ProcedureCache
-from em_plugin.lifecycle.types import Procedure, WorkflowVersion
 from em_plugin.retrieval.reference import Match
 from em_plugin.settings import RankingSettings, RetrievalSettings
 from em_plugin.state.engine import DEFAULT_POLL_INTERVAL, MemoryEngine
@@ -161,6 +160,13 @@ class EpisodicMemory:
         self._learning: dict[str, AcceptanceLog] = {}
         self._asked: dict[tuple[str, str], Workflow] = {}
 
+    if not TYPE_CHECKING:  # the moved names are no part of the typed API
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached for names the class lacks: the ones moved in this release warn and
+            # keep working (em_plugin/_compat.py).
+            return old_memory_attribute(self, name)
+
     @property
     def acceptance(self) -> AcceptanceLog:
         """What became of this scope's shown suggestions (docs/suggestions.md, "Acceptance")."""
@@ -175,17 +181,6 @@ class EpisodicMemory:
             )
             found = self._learning.setdefault(self.scope, made)
         return found
-
-    @property
-    def feedback(self) -> FeedbackStats:
-        """This scope's counts of what its users took after each context (never shared)."""
-        return self.acceptance.feedback
-
-    @property
-    def crew(self) -> CrewDescription | None:
-        """Deprecated alias of :attr:`crew_description`."""
-        deprecated("EpisodicMemory.crew", "EpisodicMemory.crew_description", stacklevel=3)
-        return self.crew_description
 
     # ------------------------------------------------------------------------------ views
 
@@ -429,10 +424,6 @@ class EpisodicMemory:
         SessionJournal(self.store.backend).forget(scope)  # session journals hold its texts too
         return deleted
 
-    def set_outcome(self, workflow_id: str, outcome: str, *, scope: str | None = None) -> Workflow:
-        """Deprecated: use ``memory.lifecycle.set_outcome``."""
-        return _old_lifecycle(self, "set_outcome", scope).set_outcome(workflow_id, outcome)
-
     def abandon_idle(self, *, older_than: timedelta | float, scope: str | None = None) -> list[str]:
         """Save every journaled session nobody saved, idle longer than ``older_than``.
 
@@ -547,7 +538,7 @@ class EpisodicMemory:
         """Drop what was dismissed, rank by this scope's feedback, put procedures first."""
         if dismissed:
             found = [s for s in found if (s.tool or s.text) not in dismissed]
-        found = self.feedback.rerank(context_of(workflow), found)
+        found = self.acceptance.feedback.rerank(context_of(workflow), found)
         return self._with_procedures(workflow, found[:limit] if limit else found, limit)
 
     def _with_procedures(
@@ -572,40 +563,6 @@ class EpisodicMemory:
         ``memory.with_scope(s).lifecycle`` is another scope's.
         """
         return Lifecycle(self._engine, self.scope, procedures=self._procedures)
-
-    def history(self, workflow_id: str, *, scope: str | None = None) -> list[WorkflowVersion]:
-        """Deprecated: use ``memory.lifecycle.history``."""
-        return _old_lifecycle(self, "history", scope).history(workflow_id)
-
-    def retire(
-        self, workflow_id: str, *, reason: str, scope: str | None = None, agent: str | None = None
-    ) -> None:
-        """Deprecated: use ``memory.lifecycle.retire``."""
-        _old_lifecycle(self, "retire", scope).retire(workflow_id, reason=reason, agent=agent)
-
-    def restore(
-        self, workflow_id: str, *, scope: str | None = None, agent: str | None = None
-    ) -> None:
-        """Deprecated: use ``memory.lifecycle.restore``."""
-        _old_lifecycle(self, "restore", scope).restore(workflow_id, agent=agent)
-
-    def procedures(self, *, status: str | None = None, scope: str | None = None) -> list[Procedure]:
-        """Deprecated: use ``memory.lifecycle.procedures``."""
-        return _old_lifecycle(self, "procedures", scope).procedures(status=status)
-
-    def accept_procedure(
-        self, procedure_id: str, *, name: str, scope: str | None = None, agent: str | None = None
-    ) -> Procedure:
-        """Deprecated: use ``memory.lifecycle.accept_procedure``."""
-        lifecycle = _old_lifecycle(self, "accept_procedure", scope)
-        return lifecycle.accept_procedure(procedure_id, name=name, agent=agent)
-
-    def retire_procedure(
-        self, procedure_id: str, *, reason: str, scope: str | None = None, agent: str | None = None
-    ) -> Procedure:
-        """Deprecated: use ``memory.lifecycle.retire_procedure``."""
-        lifecycle = _old_lifecycle(self, "retire_procedure", scope)
-        return lifecycle.retire_procedure(procedure_id, reason=reason, agent=agent)
 
     # ------------------------------------------------------------------------------ provenance
 
@@ -753,19 +710,6 @@ class EpisodicMemory:
             return self._engine.load(workflow_id, self.scope)
         except ProvenanceError:
             return None
-
-
-def _old_lifecycle(memory: EpisodicMemory, name: str, scope: str | None) -> Lifecycle:
-    """The lifecycle a deprecated ``EpisodicMemory`` lifecycle method delegates to, warned."""
-    if scope is None:
-        deprecated(f"EpisodicMemory.{name}()", f"memory.lifecycle.{name}()", stacklevel=4)
-        return memory.lifecycle
-    deprecated(
-        f"EpisodicMemory.{name}(scope=...)",
-        f"memory.with_scope(scope).lifecycle.{name}()",
-        stacklevel=4,
-    )
-    return memory.with_scope(scope).lifecycle
 
 
 def _check_scope(scope: Any) -> None:

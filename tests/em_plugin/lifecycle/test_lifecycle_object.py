@@ -128,3 +128,22 @@ def test_scope_memory_of_another_scope_warns(memory: EpisodicMemory) -> None:
     with pytest.warns(DeprecationWarning, match=r"with_scope\(scope\)\.scope_memory\(\)"):
         state = memory.scope_memory("ops")
     assert state is memory.with_scope("ops").scope_memory() and "o1" in state.ids()
+
+
+@pytest.mark.parametrize(
+    ("old", "new"), [("crew", "crew_description"), ("feedback", "acceptance.feedback")]
+)
+def test_moved_attributes_warn_from_the_callers_line_and_are_no_public_names(
+    memory: EpisodicMemory, old: str, new: str
+) -> None:
+    with pytest.warns(DeprecationWarning, match=rf"use EpisodicMemory\.{new}") as caught:
+        value = getattr(memory, old)
+    assert {w.filename for w in caught} == {__file__}
+    owner: object = memory
+    for part in new.split("."):
+        owner = getattr(owner, part)
+    assert value is owner
+    moved = {old, *(o.name for o in _OLD_CALLS), "accept_procedure", "retire_procedure"}
+    assert not moved & set(dir(EpisodicMemory))
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        memory.no_such_name  # type: ignore[attr-defined]  # noqa: B018

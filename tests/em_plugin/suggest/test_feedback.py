@@ -54,8 +54,8 @@ def test_feedback_never_leaves_its_scope() -> None:
         current = Workflow(id="c", steps=(InstructionStep("Extract", (CallStep("extractor"),)),))
         assert a.suggest(current)[0].tool == b.suggest(current)[0].tool == "classifier"
         for _ in range(MIN_ROUNDS):
-            a.feedback.note(context_of(current), ["classifier", "table"], "table")
+            a.acceptance.feedback.note(context_of(current), ["classifier", "table"], "table")
         assert a.suggest(current)[0].tool == "table"
         assert "after this step here" in (a.suggest(current)[0].why or "")
         assert b.suggest(current)[0].tool == "classifier"  # scope b never saw a's feedback
-        assert b.feedback is not a.feedback
+        assert b.acceptance.feedback is not a.acceptance.feedback
