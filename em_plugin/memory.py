@@ -34,13 +34,13 @@ from em_plugin import telemetry
 from em_plugin._compat import legacy_memory_arguments, old_memory_attribute
 from em_plugin._deprecation import deprecated
 from em_plugin.capture.redaction import Redactor
-from em_plugin.durability import BackgroundWriter
 from em_plugin.embedding.embedders import Embedder
 from em_plugin.errors import ConfigurationError
 from em_plugin.lifecycle import Lifecycle
 from em_plugin.lifecycle.cache import ProcedureCache
 from em_plugin.retrieval.reference import Match
 from em_plugin.settings import RankingSettings, RetrievalSettings
+from em_plugin.state.durability import BackgroundWriter
 from em_plugin.state.engine import DEFAULT_POLL_INTERVAL, MemoryEngine
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.state.step_index import StepIndex
@@ -361,7 +361,7 @@ class EpisodicMemory:
         """Start :meth:`save` on the memory's writer thread and return at once.
 
         The save is durable: saves apply in submission order, and :meth:`close`, interpreter
-        exit and SIGTERM wait for the unfinished ones (:mod:`em_plugin.durability`).
+        exit and SIGTERM wait for the unfinished ones (:mod:`em_plugin.state.durability`).
 
         Returns:
             The future of the stored workflow (its exception if the save failed).
