@@ -37,7 +37,7 @@ from em_plugin.capture.redaction import Redactor
 from em_plugin.embedding.embedders import Embedder
 from em_plugin.errors import ConfigurationError
 from em_plugin.lifecycle import Lifecycle
-from em_plugin.lifecycle.cache import ProcedureCache
+from em_plugin.lifecycle.cache import LifecycleCache
 from em_plugin.retrieval.reference import Match
 from em_plugin.settings import RankingSettings, RetrievalSettings
 from em_plugin.state.durability import BackgroundWriter
@@ -126,7 +126,6 @@ class EpisodicMemory:
         on_suggestions: Callable[[str, Sequence[Suggestion]], None] | None = None,
         _use_text: bool = True,
         _warm_up: bool = True,
-        _engine: MemoryEngine | None = None,
     ) -> None:
         _check_scope(scope)
         self.scope = scope
@@ -143,13 +142,14 @@ class EpisodicMemory:
         )
         self.redactor = Redactor(redact_patterns)
         self.on_suggestions = on_suggestions
-        self._engine = _engine or MemoryEngine(
+        # The lifecycle's state (hidden ids, active procedures), shared with this memory's scope
+        # views (memory.lifecycle); the engine reads the hidden ids through it.
+        self._lifecycle = LifecycleCache(poll_interval)
+        self._engine = MemoryEngine(
             store, embedder, continuation=self.ranking.continuation, c=self.ranking.c,
             edge_similarity=self.ranking.edge_similarity, use_text=_use_text,
-            poll_interval=poll_interval, warm_up=_warm_up,
+            poll_interval=poll_interval, warm_up=_warm_up, hidden=self._lifecycle.hidden,
         )  # fmt: skip
-        # The lifecycle's state, shared with this memory's scope views (memory.lifecycle).
-        self._procedures = ProcedureCache(self._engine.poll_interval)
         # The model loads in the background while the crew starts (docs/architecture.md); a
         # one-shot command that may embed nothing (delete, stats) passes _warm_up=False.
         self._warmup = self._engine.embedding.warmup
@@ -539,20 +539,7 @@ class EpisodicMemory:
         if dismissed:
             found = [s for s in found if (s.tool or s.text) not in dismissed]
         found = self.acceptance.feedback.rerank(context_of(workflow), found)
-        return self._with_procedures(workflow, found[:limit] if limit else found, limit)
-
-    def _with_procedures(
-        self, workflow: Workflow, found: list[Suggestion], limit: int | None
-    ) -> list[Suggestion]:
-        try:
-            first = self.lifecycle.suggestions(workflow)
-        except ProvenanceError as exc:  # a suggestion less, never a failed turn
-            log.warning("could not read the active procedures: %s", exc)
-            return found
-        if not first:
-            return found
-        merged = [*first, *found]
-        return merged if limit is None else merged[:limit]
+        return self.lifecycle.put_first(workflow, found[:limit] if limit else found, limit=limit)
 
     # ------------------------------------------------------------------------------ lifecycle
 
@@ -562,7 +549,7 @@ class EpisodicMemory:
 
         ``memory.with_scope(s).lifecycle`` is another scope's.
         """
-        return Lifecycle(self._engine, self.scope, procedures=self._procedures)
+        return Lifecycle(self._engine, self.scope, cache=self._lifecycle)
 
     # ------------------------------------------------------------------------------ provenance
 

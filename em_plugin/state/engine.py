@@ -48,7 +48,7 @@ from em_plugin.state.continuation import ContinuationConfig
 from em_plugin.state.persistence import META, store_fingerprint
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.state.step_index import StepIndex
-from em_plugin.state.versions import Versions
+from em_plugin.state.versions import HiddenIds, Versions
 from em_plugin.state.workflow_cache import WorkflowCache
 from em_plugin.state.workflow_copies import FILE_NAME, WorkflowCopies
 from provenance.errors import WorkflowNotFound
@@ -84,6 +84,8 @@ class MemoryEngine:
         poll_interval: Seconds between checks of the store's change markers before reads.
         warm_up: Start loading the embedder's model in the background
             (:func:`~em_plugin.embedding.opener.open_embedder`).
+        hidden: The lifecycle's cache of hidden ids
+            (:class:`~em_plugin.lifecycle.cache.LifecycleCache`): the engine keeps none.
 
     Raises:
         ConfigurationError: When ``$EM_PLUGIN_SCOPE_CACHE`` is not a positive integer or ``none``.
@@ -100,6 +102,7 @@ class MemoryEngine:
         use_text: bool,
         poll_interval: float = DEFAULT_POLL_INTERVAL,
         warm_up: bool = True,
+        hidden: HiddenIds,
     ) -> None:
         self.scope_cache = scope_cache_setting()
         self.owns_store = not isinstance(store, WorkflowStore)
@@ -120,7 +123,7 @@ class MemoryEngine:
         self.copies: WorkflowCopies | None = None
         embedding: StoreEmbedder | None = None
         # Retired workflows and superseded versions stay stored but are never indexed.
-        self.versions = Versions(self.store)
+        self.versions = Versions(self.store, hidden)
         try:
             directory = self.store.derived_dir
             # Resolved, cached, checked against the store's record, warming up: in one call.

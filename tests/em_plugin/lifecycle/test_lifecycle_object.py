@@ -49,6 +49,9 @@ def test_the_engine_keeps_no_procedure_cache_and_views_share_the_lifecycle_one(
     assert not hasattr(engine, "active_procedures")
     assert not hasattr(engine, "procedures_changed")
     assert not hasattr(engine, "set_retired")  # retirement is the lifecycle's
+    # The hidden ids the engine skips are the lifecycle's cache, shared by every view.
+    assert vars(engine.versions)["_hidden"] is memory.with_scope("ops")._lifecycle.hidden
+    assert not any(isinstance(v, dict | set) for v in vars(engine.versions).values())
     reader = memory.with_scope("ops").with_scope("lab")  # another view of the same scope
     reader.save_many([_wf(f"w{i}", "fetch", "parse", "report") for i in range(3)])
     assert all(s.source != "procedure" for s in reader.suggest(NOW, limit=None))  # now cached
