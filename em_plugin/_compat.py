@@ -9,7 +9,8 @@ evaluation's ablation) is passed by :mod:`em_plugin.evaluation` only (docs/api.m
 
 The methods that moved behind the objects owning them (``memory.history(...)`` is
 ``memory.lifecycle.history(...)``, ``memory.feedback`` is ``memory.acceptance.feedback``,
-``memory.crew`` is ``memory.crew_description``) are served by :func:`old_memory_attribute`, with a
+``memory.crew`` is ``memory.crew_description``, ``memory.config`` is
+``memory.retrieval.match_config()``) are served by :func:`old_memory_attribute`, with a
 warning, and are no longer public names of the class.
 """
 
@@ -42,7 +43,11 @@ LIFECYCLE_METHODS = frozenset(
     }
 )
 # Old attribute -> (the object that owns it now, as a path from the memory; its new name).
-_MOVED_ATTRIBUTES = {"crew": "crew_description", "feedback": "acceptance.feedback"}
+_MOVED_ATTRIBUTES = {
+    "config": "retrieval.match_config()",
+    "crew": "crew_description",
+    "feedback": "acceptance.feedback",
+}
 
 # The positional parameters after ``store``, in their old order.
 _POSITIONAL = ("embedder", "scope", "threshold", "max_workflows", "llm", "crew")
@@ -150,9 +155,9 @@ def old_memory_attribute(memory: Any, name: str) -> Any:
     # warnings.warn reports the caller: deprecated() <- here <- __getattr__ <- caller.
     deprecated(f"EpisodicMemory.{name}", f"EpisodicMemory.{moved}", stacklevel=4)
     value = memory
-    for part in moved.split("."):
+    for part in moved.removesuffix("()").split("."):
         value = getattr(value, part)
-    return value
+    return value() if moved.endswith("()") else value
 
 
 def _old_lifecycle(memory: Any, name: str, scope: str | None) -> Any:

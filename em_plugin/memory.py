@@ -131,7 +131,6 @@ class EpisodicMemory:
         self.scope = scope
         self.retrieval = RetrievalSettings() if retrieval is None else retrieval
         self.ranking = RankingSettings() if ranking is None else ranking
-        self.config = self.retrieval.match_config()
         self.crew_description = coerce_crew(crew_description)
         self.validate = validate
         raising = raise_suggester_errors
@@ -202,12 +201,11 @@ class EpisodicMemory:
     @property
     def threshold(self) -> float:
         """The retrieval threshold ``T`` (``retrieval.threshold``; settable)."""
-        return self.config.threshold
+        return self.retrieval.threshold
 
     @threshold.setter
     def threshold(self, value: float) -> None:
         self.retrieval = dataclasses.replace(self.retrieval, threshold=value)
-        self.config = dataclasses.replace(self.config, threshold=value)
 
     def with_scope(self, scope: str) -> EpisodicMemory:
         """Return a view of this memory that reads and writes ``scope`` (same store and index)."""
@@ -483,7 +481,9 @@ class EpisodicMemory:
         """Retrieve this scope's workflows similar to ``workflow`` (paper's rule), best first."""
         with self._engine.lock:
             self._engine.sync(self.scope)
-            found = self._engine.index.match(workflow, scope=self.scope, config=self.config)
+            found = self._engine.index.match(
+                workflow, scope=self.scope, config=self.retrieval.match_config()
+            )
         return [m for m in found if m.workflow_id != workflow.id]
 
     def request(self, workflow: Workflow) -> SuggestionRequest:
