@@ -1,4 +1,4 @@
-"""The old constructor spellings of ``EpisodicMemory``, kept for one release.
+"""The old spellings of ``EpisodicMemory``, kept for one release.
 
 ``EpisodicMemory("memory:", "fake", threshold=0.5, c=2.0, crew=..., strict=True)`` still works and
 warns :class:`DeprecationWarning` naming the new spelling: everything after ``store`` is
@@ -6,6 +6,12 @@ keyword-only, the retrieval and ranking knobs moved into
 :class:`~em_plugin.settings.RetrievalSettings` and :class:`~em_plugin.settings.RankingSettings`,
 ``crew`` is ``crew_description``, ``strict`` is ``raise_suggester_errors``, and ``use_text`` (the
 evaluation's ablation) is passed by :mod:`em_plugin.evaluation` only (docs/api.md).
+
+The methods that moved behind the objects owning them (``memory.history(...)`` is
+``memory.lifecycle.history(...)``, ``memory.feedback`` is ``memory.acceptance.feedback``,
+``memory.crew`` is ``memory.crew_description``, ``memory.config`` is
+``memory.retrieval.match_config()``) are served by :func:`old_memory_attribute`, with a
+warning, and are no longer public names of the class.
 """
 
 from __future__ import annotations
@@ -19,10 +25,29 @@ from em_plugin._deprecation import deprecated
 from em_plugin.errors import ConfigurationError
 from em_plugin.settings import RankingSettings, RetrievalSettings
 
-__all__ = ["legacy_memory_arguments"]
+__all__ = ["LIFECYCLE_METHODS", "legacy_memory_arguments", "old_memory_attribute"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+#: ``EpisodicMemory`` methods that moved to ``memory.lifecycle`` (they took ``scope=`` too).
+LIFECYCLE_METHODS = frozenset(
+    {
+        "accept_procedure",
+        "history",
+        "procedures",
+        "restore",
+        "retire",
+        "retire_procedure",
+        "set_outcome",
+    }
+)
+# Old attribute -> (the object that owns it now, as a path from the memory; its new name).
+_MOVED_ATTRIBUTES = {
+    "config": "retrieval.match_config()",
+    "crew": "crew_description",
+    "feedback": "acceptance.feedback",
+}
 
 # The positional parameters after ``store``, in their old order.
 _POSITIONAL = ("embedder", "scope", "threshold", "max_workflows", "llm", "crew")
@@ -102,3 +127,47 @@ def _grouped(kwargs: dict[str, Any], group: str, settings: type, names: tuple[st
         kwargs[group] = settings(**flat)
     else:
         kwargs[group] = dataclasses.replace(base, **flat)
+
+
+def old_memory_attribute(memory: Any, name: str) -> Any:
+    """Serve an ``EpisodicMemory`` name that moved in this release, with its warning.
+
+    Args:
+        memory: The memory.
+        name: The attribute asked for.
+
+    Returns:
+        The attribute's value (a moved method: a function that warns when called).
+
+    Raises:
+        AttributeError: When ``name`` is no moved name either.
+    """
+    if name in LIFECYCLE_METHODS:
+
+        def call(*args: Any, scope: str | None = None, **kwargs: Any) -> Any:
+            return getattr(_old_lifecycle(memory, name, scope), name)(*args, **kwargs)
+
+        call.__name__ = call.__qualname__ = name
+        return call
+    moved = _MOVED_ATTRIBUTES.get(name)
+    if moved is None:
+        raise AttributeError(f"'EpisodicMemory' object has no attribute {name!r}")
+    # warnings.warn reports the caller: deprecated() <- here <- __getattr__ <- caller.
+    deprecated(f"EpisodicMemory.{name}", f"EpisodicMemory.{moved}", stacklevel=4)
+    value = memory
+    for part in moved.removesuffix("()").split("."):
+        value = getattr(value, part)
+    return value() if moved.endswith("()") else value
+
+
+def _old_lifecycle(memory: Any, name: str, scope: str | None) -> Any:
+    """The lifecycle a moved method delegates to, warned (for the caller of ``call``)."""
+    if scope is None:
+        deprecated(f"EpisodicMemory.{name}()", f"memory.lifecycle.{name}()", stacklevel=4)
+        return memory.lifecycle
+    deprecated(
+        f"EpisodicMemory.{name}(scope=...)",
+        f"memory.with_scope(scope).lifecycle.{name}()",
+        stacklevel=4,
+    )
+    return memory.with_scope(scope).lifecycle

@@ -28,6 +28,7 @@ most common also import from :mod:`em_plugin` itself)::
     │   ├── StoreOutcomeUnknown           a write that may or may not have been committed
     │   └── StoreConfigError (ValueError) a store spec or option that cannot work
     ├── QueryError (ValueError)           bad SPARQL, an update where a query belongs, bad bindings
+    │   └── TermError                     a value that cannot be one RDF term (an IRI, a tag)
     └── MappingError (ValueError)         RDF that does not map back to a workflow
 
 Errors from :mod:`provenance` pass through the engine unchanged: they already name the
@@ -46,6 +47,7 @@ from provenance.errors import (
     QueryError,
     StoreError,
     StoreOutcomeUnknown,
+    TermError,
     WorkflowFormatError,
     WorkflowNotFound,
 )
@@ -68,6 +70,7 @@ __all__ = [
     "StoreError",
     "StoreOutcomeUnknown",
     "SuggestionError",
+    "TermError",
     "TrajectoryError",
     "WorkflowFormatError",
     "WorkflowNotFound",

@@ -28,22 +28,19 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Siz
 from concurrent.futures import Future
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from em_plugin import telemetry
-from em_plugin._compat import legacy_memory_arguments
+from em_plugin._compat import legacy_memory_arguments, old_memory_attribute
 from em_plugin._deprecation import deprecated
 from em_plugin.capture.redaction import Redactor
-from em_plugin.config import warm_up_wait
-from em_plugin.durability import BackgroundWriter
 from em_plugin.embedding.embedders import Embedder
-from em_plugin.embedding.warmup import Warmup
 from em_plugin.errors import ConfigurationError
 from em_plugin.lifecycle import Lifecycle
-from em_plugin.lifecycle.cache import ProcedureCache
-from em_plugin.lifecycle.types import Procedure, WorkflowVersion
+from em_plugin.lifecycle.cache import LifecycleCache
 from em_plugin.retrieval.reference import Match
 from em_plugin.settings import RankingSettings, RetrievalSettings
+from em_plugin.state.durability import BackgroundWriter
 from em_plugin.state.engine import DEFAULT_POLL_INTERVAL, MemoryEngine
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.state.step_index import StepIndex
@@ -129,13 +126,11 @@ class EpisodicMemory:
         on_suggestions: Callable[[str, Sequence[Suggestion]], None] | None = None,
         _use_text: bool = True,
         _warm_up: bool = True,
-        _engine: MemoryEngine | None = None,
     ) -> None:
         _check_scope(scope)
         self.scope = scope
         self.retrieval = RetrievalSettings() if retrieval is None else retrieval
         self.ranking = RankingSettings() if ranking is None else ranking
-        self.config = self.retrieval.match_config()
         self.crew_description = coerce_crew(crew_description)
         self.validate = validate
         raising = raise_suggester_errors
@@ -146,23 +141,30 @@ class EpisodicMemory:
         )
         self.redactor = Redactor(redact_patterns)
         self.on_suggestions = on_suggestions
-        self._engine = _engine or MemoryEngine(
+        # The lifecycle's state (hidden ids, active procedures), shared with this memory's scope
+        # views (memory.lifecycle); the engine reads the hidden ids through it.
+        self._lifecycle = LifecycleCache(poll_interval)
+        self._engine = MemoryEngine(
             store, embedder, continuation=self.ranking.continuation, c=self.ranking.c,
             edge_similarity=self.ranking.edge_similarity, use_text=_use_text,
-            poll_interval=poll_interval,
+            poll_interval=poll_interval, warm_up=_warm_up, hidden=self._lifecycle.hidden,
         )  # fmt: skip
-        # The lifecycle's state, shared with this memory's scope views (memory.lifecycle).
-        self._procedures = ProcedureCache(self._engine.poll_interval)
-        # The model loads in the background while the crew starts (docs/architecture.md).
-        # A one-shot command that may embed nothing (delete, stats) loads the model on first use
-        # instead: a warm-up thread would import torch behind its back.
-        self._warmup = Warmup(self._engine.embedder if _warm_up else None, wait=warm_up_wait())
+        # The model loads in the background while the crew starts (docs/architecture.md); a
+        # one-shot command that may embed nothing (delete, stats) passes _warm_up=False.
+        self._warmup = self._engine.embedding.warmup
         self._writer = BackgroundWriter()
         # What became of the suggestions shown, per scope (docs/suggestions.md, "Acceptance"),
         # shared with the scope views; the last workflow suggested for per (scope, session)
         # judges that session's previous round.
         self._learning: dict[str, AcceptanceLog] = {}
         self._asked: dict[tuple[str, str], Workflow] = {}
+
+    if not TYPE_CHECKING:  # the moved names are no part of the typed API
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached for names the class lacks: the ones moved in this release warn and
+            # keep working (em_plugin/_compat.py).
+            return old_memory_attribute(self, name)
 
     @property
     def acceptance(self) -> AcceptanceLog:
@@ -178,17 +180,6 @@ class EpisodicMemory:
             )
             found = self._learning.setdefault(self.scope, made)
         return found
-
-    @property
-    def feedback(self) -> FeedbackStats:
-        """This scope's counts of what its users took after each context (never shared)."""
-        return self.acceptance.feedback
-
-    @property
-    def crew(self) -> CrewDescription | None:
-        """Deprecated alias of :attr:`crew_description`."""
-        deprecated("EpisodicMemory.crew", "EpisodicMemory.crew_description", stacklevel=3)
-        return self.crew_description
 
     # ------------------------------------------------------------------------------ views
 
@@ -210,12 +201,11 @@ class EpisodicMemory:
     @property
     def threshold(self) -> float:
         """The retrieval threshold ``T`` (``retrieval.threshold``; settable)."""
-        return self.config.threshold
+        return self.retrieval.threshold
 
     @threshold.setter
     def threshold(self, value: float) -> None:
         self.retrieval = dataclasses.replace(self.retrieval, threshold=value)
-        self.config = dataclasses.replace(self.config, threshold=value)
 
     def with_scope(self, scope: str) -> EpisodicMemory:
         """Return a view of this memory that reads and writes ``scope`` (same store and index)."""
@@ -369,7 +359,7 @@ class EpisodicMemory:
         """Start :meth:`save` on the memory's writer thread and return at once.
 
         The save is durable: saves apply in submission order, and :meth:`close`, interpreter
-        exit and SIGTERM wait for the unfinished ones (:mod:`em_plugin.durability`).
+        exit and SIGTERM wait for the unfinished ones (:mod:`em_plugin.state.durability`).
 
         Returns:
             The future of the stored workflow (its exception if the save failed).
@@ -432,10 +422,6 @@ class EpisodicMemory:
         SessionJournal(self.store.backend).forget(scope)  # session journals hold its texts too
         return deleted
 
-    def set_outcome(self, workflow_id: str, outcome: str, *, scope: str | None = None) -> Workflow:
-        """Deprecated: use ``memory.lifecycle.set_outcome``."""
-        return _old_lifecycle(self, "set_outcome", scope).set_outcome(workflow_id, outcome)
-
     def abandon_idle(self, *, older_than: timedelta | float, scope: str | None = None) -> list[str]:
         """Save every journaled session nobody saved, idle longer than ``older_than``.
 
@@ -495,7 +481,9 @@ class EpisodicMemory:
         """Retrieve this scope's workflows similar to ``workflow`` (paper's rule), best first."""
         with self._engine.lock:
             self._engine.sync(self.scope)
-            found = self._engine.index.match(workflow, scope=self.scope, config=self.config)
+            found = self._engine.index.match(
+                workflow, scope=self.scope, config=self.retrieval.match_config()
+            )
         return [m for m in found if m.workflow_id != workflow.id]
 
     def request(self, workflow: Workflow) -> SuggestionRequest:
@@ -550,21 +538,8 @@ class EpisodicMemory:
         """Drop what was dismissed, rank by this scope's feedback, put procedures first."""
         if dismissed:
             found = [s for s in found if (s.tool or s.text) not in dismissed]
-        found = self.feedback.rerank(context_of(workflow), found)
-        return self._with_procedures(workflow, found[:limit] if limit else found, limit)
-
-    def _with_procedures(
-        self, workflow: Workflow, found: list[Suggestion], limit: int | None
-    ) -> list[Suggestion]:
-        try:
-            first = self.lifecycle.suggestions(workflow)
-        except ProvenanceError as exc:  # a suggestion less, never a failed turn
-            log.warning("could not read the active procedures: %s", exc)
-            return found
-        if not first:
-            return found
-        merged = [*first, *found]
-        return merged if limit is None else merged[:limit]
+        found = self.acceptance.feedback.rerank(context_of(workflow), found)
+        return self.lifecycle.put_first(workflow, found[:limit] if limit else found, limit=limit)
 
     # ------------------------------------------------------------------------------ lifecycle
 
@@ -574,41 +549,7 @@ class EpisodicMemory:
 
         ``memory.with_scope(s).lifecycle`` is another scope's.
         """
-        return Lifecycle(self._engine, self.scope, procedures=self._procedures)
-
-    def history(self, workflow_id: str, *, scope: str | None = None) -> list[WorkflowVersion]:
-        """Deprecated: use ``memory.lifecycle.history``."""
-        return _old_lifecycle(self, "history", scope).history(workflow_id)
-
-    def retire(
-        self, workflow_id: str, *, reason: str, scope: str | None = None, agent: str | None = None
-    ) -> None:
-        """Deprecated: use ``memory.lifecycle.retire``."""
-        _old_lifecycle(self, "retire", scope).retire(workflow_id, reason=reason, agent=agent)
-
-    def restore(
-        self, workflow_id: str, *, scope: str | None = None, agent: str | None = None
-    ) -> None:
-        """Deprecated: use ``memory.lifecycle.restore``."""
-        _old_lifecycle(self, "restore", scope).restore(workflow_id, agent=agent)
-
-    def procedures(self, *, status: str | None = None, scope: str | None = None) -> list[Procedure]:
-        """Deprecated: use ``memory.lifecycle.procedures``."""
-        return _old_lifecycle(self, "procedures", scope).procedures(status=status)
-
-    def accept_procedure(
-        self, procedure_id: str, *, name: str, scope: str | None = None, agent: str | None = None
-    ) -> Procedure:
-        """Deprecated: use ``memory.lifecycle.accept_procedure``."""
-        lifecycle = _old_lifecycle(self, "accept_procedure", scope)
-        return lifecycle.accept_procedure(procedure_id, name=name, agent=agent)
-
-    def retire_procedure(
-        self, procedure_id: str, *, reason: str, scope: str | None = None, agent: str | None = None
-    ) -> Procedure:
-        """Deprecated: use ``memory.lifecycle.retire_procedure``."""
-        lifecycle = _old_lifecycle(self, "retire_procedure", scope)
-        return lifecycle.retire_procedure(procedure_id, reason=reason, agent=agent)
+        return Lifecycle(self._engine, self.scope, cache=self._lifecycle)
 
     # ------------------------------------------------------------------------------ provenance
 
@@ -756,19 +697,6 @@ class EpisodicMemory:
             return self._engine.load(workflow_id, self.scope)
         except ProvenanceError:
             return None
-
-
-def _old_lifecycle(memory: EpisodicMemory, name: str, scope: str | None) -> Lifecycle:
-    """The lifecycle a deprecated ``EpisodicMemory`` lifecycle method delegates to, warned."""
-    if scope is None:
-        deprecated(f"EpisodicMemory.{name}()", f"memory.lifecycle.{name}()", stacklevel=4)
-        return memory.lifecycle
-    deprecated(
-        f"EpisodicMemory.{name}(scope=...)",
-        f"memory.with_scope(scope).lifecycle.{name}()",
-        stacklevel=4,
-    )
-    return memory.with_scope(scope).lifecycle
 
 
 def _check_scope(scope: Any) -> None:

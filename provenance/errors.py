@@ -8,6 +8,7 @@ The tree::
     ├── WorkflowNotFound (LookupError)     no workflow with that id in the store
     ├── StoreError                         a backend failed (I/O, server, transaction)
     ├── QueryError (ValueError)            bad SPARQL, unknown named query, bad bindings
+    │   └── TermError                      a value that cannot be written as one RDF term
     └── MappingError (ValueError)          an RDF graph that does not describe a workflow
 """
 
@@ -66,6 +67,14 @@ class StoreOutcomeUnknown(StoreError):
 
 class QueryError(ProvenanceError, ValueError):
     """A SPARQL query could not be run: syntax, unknown name, or bad bindings."""
+
+
+class TermError(QueryError):
+    """A value cannot be written as one RDF term (an IRI, language tag or blank node label).
+
+    The stores raise it for a bad binding or graph name; a store write turns it into a
+    :class:`StoreError` that chains it.
+    """
 
 
 class MappingError(ProvenanceError, ValueError):

@@ -120,7 +120,6 @@ PACKAGE_ORDER = (
     "types",
     "config",
     "telemetry",
-    "durability",
     "capture",
     "embedding",
     "retrieval",

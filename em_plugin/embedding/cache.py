@@ -35,6 +35,26 @@ CREATE TABLE IF NOT EXISTS embeddings (
 """
 
 
+def open_cache(
+    embedder: Embedder, directory: Path | None, *, read_only: bool = False
+) -> CachedEmbedder:
+    """Wrap the embedder in a cache, persisted in ``directory`` when there is one.
+
+    Args:
+        embedder: The embedder (a cache is unwrapped first).
+        directory: A store's ``derived_dir`` (the file is ``embeddings.sqlite`` there), or
+            ``None`` for a cache in memory.
+        read_only: Never write the file.
+
+    Returns:
+        The cached embedder.
+    """
+    inner = embedder.inner if isinstance(embedder, CachedEmbedder) else embedder
+    if directory is None:
+        return embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(inner)
+    return CachedEmbedder(inner, directory / "embeddings.sqlite", read_only=read_only)
+
+
 class CachedEmbedder:
     """Wraps an :class:`~em_plugin.embedding.Embedder` with a cache keyed by text hash.
 

@@ -100,7 +100,7 @@ def _replay(
             ranked = list(dict.fromkeys(s.tool for s in found if s.tool))
             chain.add(ranked, target)
             # The replayed step judges the round: the scope's statistics learn from it.
-            memory.feedback.note(context_of(current), ranked[:3], target)
+            memory.acceptance.feedback.note(context_of(current), ranked[:3], target)
             for name, model in learners.items():
                 tallies[name].add(model.rank(context), target)
             done += 1

@@ -1,12 +1,18 @@
-"""The lifecycle's own state: per scope, the active procedures suggestions read."""
+"""The lifecycle's own state: per scope, the hidden ids and the active procedures.
+
+A memory holds one :class:`LifecycleCache`, shared by its scope views and its
+:class:`~em_plugin.lifecycle.Lifecycle` objects; the engine reads the hidden ids through it on
+every write and catch-up, and keeps no lifecycle state of its own.
+"""
 
 from __future__ import annotations
 
 import time
 
+from em_plugin.state.versions import HiddenIds
 from provenance.lifecycle import ProcedureRecord
 
-__all__ = ["ProcedureCache"]
+__all__ = ["LifecycleCache", "ProcedureCache"]
 
 
 class ProcedureCache:
@@ -37,3 +43,16 @@ class ProcedureCache:
     def drop(self, scope: str) -> None:
         """Forget the scope's entry (re-read at the next suggestion)."""
         self._entries.pop(scope, None)
+
+
+class LifecycleCache:
+    """The lifecycle's state of one memory: per scope, hidden ids and active procedures.
+
+    Args:
+        interval: Seconds an active-procedure entry serves reads (the memory's
+            ``poll_interval``); hidden ids are dropped when the store's change log moves.
+    """
+
+    def __init__(self, interval: float) -> None:
+        self.hidden = HiddenIds()
+        self.procedures = ProcedureCache(interval)

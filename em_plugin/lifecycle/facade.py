@@ -2,24 +2,28 @@
 
 A memory reaches it as ``memory.lifecycle`` (its own scope) and ``memory.with_scope(s).lifecycle``
 (another). The work is done by :mod:`em_plugin.lifecycle.api` over the engine's public members;
-the lifecycle's own state, the per-scope cache of active procedures, is a
-:class:`~em_plugin.lifecycle.cache.ProcedureCache` that a memory and its scope views share, so
+the lifecycle's own state, per scope the hidden ids and the active procedures, is a
+:class:`~em_plugin.lifecycle.cache.LifecycleCache` that a memory and its scope views share, so
 the engine keeps none.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.lifecycle import api
-from em_plugin.lifecycle.cache import ProcedureCache
+from em_plugin.lifecycle.cache import LifecycleCache
 from em_plugin.lifecycle.types import Procedure, WorkflowVersion
 from em_plugin.state.engine import MemoryEngine
 from em_plugin.suggest.types import Suggestion
+from provenance.errors import ProvenanceError
 from provenance.model import OUTCOMES, Workflow
 
 __all__ = ["Lifecycle"]
+
+log = logging.getLogger("em_plugin.memory")
 
 
 class Lifecycle:
@@ -30,12 +34,12 @@ class Lifecycle:
     Args:
         engine: The memory's engine.
         scope: The scope it reads and writes.
-        procedures: The active-procedure cache shared by the memory's scope views.
+        cache: The lifecycle's state, shared by the memory's scope views.
     """
 
-    def __init__(self, engine: MemoryEngine, scope: str, *, procedures: ProcedureCache) -> None:
+    def __init__(self, engine: MemoryEngine, scope: str, *, cache: LifecycleCache) -> None:
         self._engine = engine
-        self._procedures = procedures
+        self._procedures = cache.procedures
         self.scope = scope
 
     # ------------------------------------------------------------------------------ versions
@@ -190,6 +194,31 @@ class Lifecycle:
             At most one suggestion, source ``"procedure"``.
         """
         return api.procedure_suggestions(self._engine, self.scope, workflow, self._procedures)
+
+    def put_first(
+        self, workflow: Workflow, found: list[Suggestion], *, limit: int | None
+    ) -> list[Suggestion]:
+        """Put the active procedure the workflow has begun (if any) before ``found``.
+
+        A store failure is logged: a suggestion less, never a failed turn.
+
+        Args:
+            workflow: The current workflow.
+            found: The chain's suggestions, best first.
+            limit: How many to return at most (``None``: all).
+
+        Returns:
+            The suggestions, a procedure first.
+        """
+        try:
+            first = self.suggestions(workflow)
+        except ProvenanceError as exc:
+            log.warning("could not read the active procedures: %s", exc)
+            return found
+        if not first:
+            return found
+        merged = [*first, *found]
+        return merged if limit is None else merged[:limit]
 
     def record_uses(self, workflows: Sequence[Workflow]) -> list[str]:
         """Recount the procedures that just-saved workflows run; retire failing ones.

@@ -6,6 +6,6 @@ lives with the per-scope state (below this package); this module keeps its old i
 
 from __future__ import annotations
 
-from em_plugin.state.versions import DEFAULT_AGENT, SavePlan, Versions, leaf_key, now
+from em_plugin.state.versions import DEFAULT_AGENT, HiddenIds, SavePlan, Versions, leaf_key, now
 
-__all__ = ["DEFAULT_AGENT", "SavePlan", "Versions", "leaf_key", "now"]
+__all__ = ["DEFAULT_AGENT", "HiddenIds", "SavePlan", "Versions", "leaf_key", "now"]

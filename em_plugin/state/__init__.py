@@ -7,4 +7,5 @@ texts, contexts with vectors, args, routes); the suggestion models
 its arrays. The step index (:mod:`~em_plugin.state.step_index`) holds the scopes and journals
 their changes; the :class:`~em_plugin.state.engine.MemoryEngine` keeps them in step with the
 store, with one read-through cache of parsed workflows (:mod:`~em_plugin.state.workflow_cache`).
+Saves that outlive their turn go through the writer of :mod:`~em_plugin.state.durability`.
 """

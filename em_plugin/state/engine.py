@@ -40,18 +40,18 @@ from pathlib import Path
 from typing import Any
 
 from em_plugin.config import scope_cache as scope_cache_setting
-from em_plugin.embedding.embedders import resolve_embedder
-from em_plugin.embedding.record import check_embedder, write_record
+from em_plugin.embedding.cache import open_cache
+from em_plugin.embedding.opener import StoreEmbedder, open_embedder
 from em_plugin.errors import IndexStaleError
 from em_plugin.state.batch_writes import BatchWrites
 from em_plugin.state.continuation import ContinuationConfig
-from em_plugin.state.persistence import META, open_cache, store_fingerprint
+from em_plugin.state.persistence import META, store_fingerprint
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.state.step_index import StepIndex
-from em_plugin.state.versions import Versions
+from em_plugin.state.versions import HiddenIds, Versions
 from em_plugin.state.workflow_cache import WorkflowCache
 from em_plugin.state.workflow_copies import FILE_NAME, WorkflowCopies
-from provenance.errors import StoreError, WorkflowNotFound
+from provenance.errors import WorkflowNotFound
 from provenance.lifecycle import version_id, workflow_record_iri
 from provenance.model import InstructionStep, Workflow
 from provenance.stores import WorkflowStore, open_store
@@ -82,6 +82,10 @@ class MemoryEngine:
         edge_similarity: Context cosine from which a graph edge ranks by similarity.
         use_text: ``False`` treats every instruction as the same text.
         poll_interval: Seconds between checks of the store's change markers before reads.
+        warm_up: Start loading the embedder's model in the background
+            (:func:`~em_plugin.embedding.opener.open_embedder`).
+        hidden: The lifecycle's cache of hidden ids
+            (:class:`~em_plugin.lifecycle.cache.LifecycleCache`): the engine keeps none.
 
     Raises:
         ConfigurationError: When ``$EM_PLUGIN_SCOPE_CACHE`` is not a positive integer or ``none``.
@@ -97,6 +101,8 @@ class MemoryEngine:
         edge_similarity: float,
         use_text: bool,
         poll_interval: float = DEFAULT_POLL_INTERVAL,
+        warm_up: bool = True,
+        hidden: HiddenIds,
     ) -> None:
         self.scope_cache = scope_cache_setting()
         self.owns_store = not isinstance(store, WorkflowStore)
@@ -115,15 +121,14 @@ class MemoryEngine:
         self._polled = time.monotonic()
         self.unsettled = False
         self.copies: WorkflowCopies | None = None
+        embedding: StoreEmbedder | None = None
         # Retired workflows and superseded versions stay stored but are never indexed.
-        self.versions = Versions(self.store)
+        self.versions = Versions(self.store, hidden)
         try:
             directory = self.store.derived_dir
-            self.embedder = open_cache(
-                resolve_embedder(embedder), directory, read_only=self.read_only
-            )
-            # One embedder per store: refuse another before its index is rebuilt for this one.
-            self._recorded = check_embedder(self.store, self.embedder) is not None
+            # Resolved, cached, checked against the store's record, warming up: in one call.
+            self.embedding = embedding = open_embedder(embedder, self.store, warm_up=warm_up)
+            self.embedder = embedding.embedder
             if directory is not None and not self.read_only:
                 # Cited workflows are read from local copies, not parsed from the store's graphs
                 # (a request each on a remote store). Opened before the index, which writes them
@@ -133,8 +138,10 @@ class MemoryEngine:
             self.workflows = WorkflowCache(self.store, self.copies)
             self.index = self._open_index(directory)
             if self.index.scopes():
-                self.record_embedder()  # a store indexed before records existed
+                self.embedding.record()  # a store indexed before records existed
         except BaseException:
+            if embedding is not None:
+                embedding.embedder.close()
             if self.copies is not None:
                 self.copies.close()
             if self.owns_store:
@@ -313,16 +320,8 @@ class MemoryEngine:
             return BatchWrites(self).run(batches, on_batch=on_batch, pipelined=pipelined)
 
     def record_embedder(self) -> None:
-        """Record the store's embedder, once (a failure is logged: see the comment)."""
-        if not self._recorded and not self.read_only:
-            try:
-                write_record(self.store, self.embedder)
-            except StoreError as exc:
-                # A tenant's token may write its scopes only (docs/observability.md): the
-                # store-wide record is then the operator's to write; the mismatch check on
-                # open still reads it.
-                log.warning("could not record the store's embedder: %s", exc)
-            self._recorded = True
+        """Record the store's embedder, once (:meth:`StoreEmbedder.record`)."""
+        self.embedding.record()
 
     def advance(self, markers: Mapping[str, ChangeMarker]) -> None:
         """Record the markers after this write; reload what other writers changed since."""

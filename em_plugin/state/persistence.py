@@ -35,8 +35,6 @@ from typing import Any
 
 import numpy as np
 
-from em_plugin.embedding.cache import CachedEmbedder
-from em_plugin.embedding.embedders import Embedder
 from em_plugin.errors import IndexStaleError
 from em_plugin.state.arrays import GrowRows, StringTable
 from em_plugin.state.episodes import Episode
@@ -49,16 +47,6 @@ READABLE = (2, 3)  # a format-2 snapshot is read, its context vectors come from 
 META = "meta.json"
 JOURNAL = "journal.jsonl"
 REINDEX_HINT = "run `em-plugin reindex` to rebuild it from the store"
-
-
-def open_cache(
-    embedder: Embedder, directory: Path | None, *, read_only: bool = False
-) -> CachedEmbedder:
-    """Wrap the embedder in a cache, persisted in ``directory`` when there is one."""
-    inner = embedder.inner if isinstance(embedder, CachedEmbedder) else embedder
-    if directory is None:
-        return embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(inner)
-    return CachedEmbedder(inner, directory / "embeddings.sqlite", read_only=read_only)
 
 
 def store_fingerprint(store: WorkflowStore, hidden: Callable[[str], Collection[str]]) -> str:

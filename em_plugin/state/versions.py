@@ -1,6 +1,9 @@
 """Versions and retirement of stored workflows (docs/lifecycle.md).
 
-:class:`Versions` is what the engine asks, per write and per catch-up with the store:
+:class:`Versions` is what the engine asks, per write and per catch-up with the store (its cache
+of hidden ids, :class:`HiddenIds`, is the lifecycle's: the memory's
+:class:`~em_plugin.lifecycle.cache.LifecycleCache` holds it, and the engine keeps no lifecycle
+state):
 
 * which ids of a scope are **hidden** from retrieval and suggestions (retired workflows and
   superseded versions ``ID@vN``), cached per scope and re-read whenever the scope's change log
@@ -35,7 +38,7 @@ from provenance.lifecycle import (
 from provenance.model import CallStep, Workflow
 from provenance.stores import WorkflowStore
 
-__all__ = ["DEFAULT_AGENT", "SavePlan", "Versions", "leaf_key", "now"]
+__all__ = ["DEFAULT_AGENT", "HiddenIds", "SavePlan", "Versions", "leaf_key", "now"]
 
 log = logging.getLogger("em_plugin.memory")
 
@@ -74,30 +77,55 @@ class SavePlan:
     """What each workflow of the batch is stored as, in batch order."""
 
 
+class HiddenIds:
+    """Per scope, the ids that retrieval skips (retired workflows, superseded versions), as read.
+
+    The lifecycle owns it (:class:`~em_plugin.lifecycle.cache.LifecycleCache`, shared by a memory's
+    scope views); :class:`Versions` reads and keeps it current.
+    """
+
+    def __init__(self) -> None:
+        self._ids: dict[str, set[str]] = {}
+
+    def get(self, scope: str) -> set[str] | None:
+        """Return the scope's hidden ids as last read (kept current in place), or ``None``."""
+        return self._ids.get(scope)
+
+    def put(self, scope: str, ids: set[str]) -> None:
+        """Keep the scope's hidden ids as read now."""
+        self._ids[scope] = ids
+
+    def drop(self, scope: str | None = None) -> None:
+        """Forget one scope's entry (every scope's with ``None``): re-read at the next use."""
+        if scope is None:
+            self._ids.clear()
+        else:
+            self._ids.pop(scope, None)
+
+
 class Versions:
-    """Versions and retirement state of a store's workflows, per scope.
+    """Versions and retirement of a store's workflows, per scope, over the lifecycle's cache.
 
     Args:
         store: The workflow store.
+        hidden: The cache of hidden ids it reads and keeps current (the lifecycle's).
     """
 
-    def __init__(self, store: WorkflowStore) -> None:
+    def __init__(self, store: WorkflowStore, hidden: HiddenIds) -> None:
         self.store = store
-        self._hidden: dict[str, set[str]] = {}
+        self._hidden = hidden
 
     def hidden(self, scope: str) -> set[str]:
         """Return the ids of a scope that retrieval skips (read once, then kept current)."""
         found = self._hidden.get(scope)
         if found is None:
-            found = self._hidden[scope] = self.store.hidden(scope)
+            found = self.store.hidden(scope)
+            self._hidden.put(scope, found)
         return found
 
     def forget(self, scope: str | None = None) -> None:
         """Drop the cached hidden ids (of one scope), re-read at the next :meth:`hidden`."""
-        if scope is None:
-            self._hidden.clear()
-        else:
-            self._hidden.pop(scope, None)
+        self._hidden.drop(scope)
 
     def record(self, workflow_id: str, scope: str) -> tuple[WorkflowRecord, list[Any]]:
         """Return a workflow's lifecycle record and its graph's triples."""

@@ -19,6 +19,8 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import RDF, XSD
 from rdflib.term import Node
 
+from provenance.errors import TermError
+
 #: A triple of rdflib terms, as :func:`provenance.mapping.workflow_to_triples` returns them.
 Triple: TypeAlias = tuple[Node, Node, Node]
 
@@ -32,10 +34,6 @@ _LANG = re.compile(r"[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*")
 _BNODE = re.compile(r"[A-Za-z0-9_]+")
 # The four characters a "…" literal cannot hold raw, in N-Triples and in SPARQL alike.
 _ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
-
-
-class TermError(ValueError):
-    """A value cannot be written as one RDF term; callers turn it into their layer's error."""
 
 
 class TriplesText(Sequence[Triple]):

@@ -55,17 +55,7 @@ BESIDE_THEIR_CODE = (
 EVERY_ERROR = _error_classes(every=True)
 
 
-def _marked(error: type[BaseException]) -> object:
-    if error.__qualname__ == "TermError":
-        # provenance/stores/ is reworked by another change this round; TermError (a bad RDF
-        # term in bindings) belongs under QueryError there. Strict: this flips when it moves.
-        return pytest.param(error, marks=pytest.mark.xfail(strict=True, reason="moves later"))
-    return error
-
-
-@pytest.mark.parametrize(
-    "error", [_marked(e) for e in ERRORS], ids=lambda e: f"{e.__module__}.{e.__qualname__}"
-)
+@pytest.mark.parametrize("error", ERRORS, ids=lambda e: f"{e.__module__}.{e.__qualname__}")
 def test_every_error_is_under_one_of_the_two_roots(error: type[BaseException]) -> None:
     assert issubclass(error, EpisodicMemoryError | ProvenanceError)
 
@@ -89,7 +79,7 @@ def test_the_errors_users_catch_import_from_em_plugin() -> None:
         # Every public error is drawn in the tree; the engine's and the store's import from
         # em_plugin.errors. The servers' and the access layer's stay beside their code, which
         # imports em_plugin.errors (the tree names where they live).
-        if error.__name__.startswith("_") or error.__name__ == "TermError":  # see _marked
+        if error.__name__.startswith("_"):
             continue
         assert error.__name__ in tree, error
         if error.__module__ not in BESIDE_THEIR_CODE:

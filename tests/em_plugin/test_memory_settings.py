@@ -40,10 +40,10 @@ def test_settings_objects_are_frozen_validated_and_applied() -> None:
         retrieval.threshold = 0.9  # type: ignore[misc]
     with EpisodicMemory("memory:", embedder="fake:32", retrieval=retrieval, ranking=ranking) as m:
         assert m.retrieval is retrieval and m.ranking is ranking
-        assert (m.config.threshold, m.config.max_workflows, m.config.window) == (0.4, 2, 5)
+        assert (m.retrieval.threshold, m.retrieval.max_workflows, m.retrieval.window) == (0.4, 2, 5)
         assert m.threshold == 0.4
-        m.threshold = 0.3  # the setter keeps both views in step
-        assert m.retrieval.threshold == m.config.threshold == 0.3
+        m.threshold = 0.3  # the setter replaces the retrieval settings, which retrieval reads
+        assert m.retrieval.threshold == m.retrieval.match_config().threshold == 0.3
         assert isinstance(m.index, StepIndex)
         state = m.scope_memory()
         assert (state.graph.c, state.graph.similarity_threshold) == (2.0, 0.5)
@@ -79,10 +79,10 @@ def test_old_positional_spelling_warns_and_works() -> None:
     ("old", "new", "check"),
     [
         ({"threshold": 0.3}, r"retrieval=RetrievalSettings\(threshold=...\)",
-         lambda m: m.retrieval.threshold == m.config.threshold == 0.3),
+         lambda m: m.retrieval.match_config().threshold == 0.3),
         ({"max_workflows": 2, "window": 4},
          r"retrieval=RetrievalSettings\(max_workflows=..., window=...\)",
-         lambda m: (m.config.max_workflows, m.config.window) == (2, 4)),
+         lambda m: (m.retrieval.max_workflows, m.retrieval.window) == (2, 4)),
         ({"c": 2.0}, r"ranking=RankingSettings\(c=...\)", lambda m: m.ranking.c == 2.0),
         ({"edge_similarity": 0.5, "continuation": ContinuationConfig(max_order=2)},
          r"ranking=RankingSettings\(continuation=..., edge_similarity=...\)",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -49,6 +50,9 @@ def test_the_engine_keeps_no_procedure_cache_and_views_share_the_lifecycle_one(
     assert not hasattr(engine, "active_procedures")
     assert not hasattr(engine, "procedures_changed")
     assert not hasattr(engine, "set_retired")  # retirement is the lifecycle's
+    # The hidden ids the engine skips are the lifecycle's cache, shared by every view.
+    assert vars(engine.versions)["_hidden"] is memory.with_scope("ops")._lifecycle.hidden
+    assert not any(isinstance(v, dict | set) for v in vars(engine.versions).values())
     reader = memory.with_scope("ops").with_scope("lab")  # another view of the same scope
     reader.save_many([_wf(f"w{i}", "fetch", "parse", "report") for i in range(3)])
     assert all(s.source != "procedure" for s in reader.suggest(NOW, limit=None))  # now cached
@@ -128,3 +132,27 @@ def test_scope_memory_of_another_scope_warns(memory: EpisodicMemory) -> None:
     with pytest.warns(DeprecationWarning, match=r"with_scope\(scope\)\.scope_memory\(\)"):
         state = memory.scope_memory("ops")
     assert state is memory.with_scope("ops").scope_memory() and "o1" in state.ids()
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("crew", "crew_description"),
+        ("feedback", "acceptance.feedback"),
+        ("config", "retrieval.match_config()"),
+    ],
+)
+def test_moved_attributes_warn_from_the_callers_line_and_are_no_public_names(
+    memory: EpisodicMemory, old: str, new: str
+) -> None:
+    with pytest.warns(DeprecationWarning, match=rf"use EpisodicMemory\.{re.escape(new)}") as caught:
+        value = getattr(memory, old)
+    assert {w.filename for w in caught} == {__file__}
+    owner: object = memory
+    for part in new.removesuffix("()").split("."):
+        owner = getattr(owner, part)
+    assert value == (owner() if new.endswith("()") else owner)  # type: ignore[operator]
+    moved = {old, *(o.name for o in _OLD_CALLS), "accept_procedure", "retire_procedure"}
+    assert not moved & set(dir(EpisodicMemory))
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        memory.no_such_name  # type: ignore[attr-defined]  # noqa: B018

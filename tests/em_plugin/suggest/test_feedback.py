@@ -56,11 +56,11 @@ def test_feedback_never_leaves_its_scope() -> None:
         current = Workflow(id="c", steps=(InstructionStep("Extract", (CallStep("extractor"),)),))
         assert a.suggest(current)[0].tool == b.suggest(current)[0].tool == "classifier"
         for _ in range(MIN_ROUNDS):
-            a.feedback.note(context_of(current), ["classifier", "table"], "table")
+            a.acceptance.feedback.note(context_of(current), ["classifier", "table"], "table")
         assert a.suggest(current)[0].tool == "table"
         assert "after this step here" in (a.suggest(current)[0].why or "")
         assert b.suggest(current)[0].tool == "classifier"  # scope b never saw a's feedback
-        assert b.feedback is not a.feedback
+        assert b.acceptance.feedback is not a.acceptance.feedback
 
 
 def test_a_reopened_memory_ranks_by_the_rounds_judged_before(tmp_path: Path) -> None:
@@ -98,13 +98,13 @@ def test_a_reopened_memory_ranks_by_the_rounds_judged_before(tmp_path: Path) -> 
                 ),
             )
             memory.record_suggestions(f"s{n}", memory.suggest(later))
-        learned = memory.feedback.rounds()
+        learned = memory.acceptance.feedback.rounds()
     assert learned == MIN_ROUNDS
     current = Workflow(id="c", steps=(InstructionStep("Extract", (CallStep("extractor"),)),))
     with EpisodicMemory(store=store, embedder="fake", scope="a") as again:
-        assert again.feedback.rounds() == learned
+        assert again.acceptance.feedback.rounds() == learned
         ranked = again.suggest(current)
         assert ranked[0].tool == "table"
         assert ranked[0].why == f"taken {MIN_ROUNDS} of {learned} times after this step here"
         # Another scope of the same store learned nothing.
-        assert again.with_scope("b").feedback.rounds() == 0
+        assert again.with_scope("b").acceptance.feedback.rounds() == 0
