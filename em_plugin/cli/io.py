@@ -1,14 +1,14 @@
 """The steps behind the command line that are more than one call into the public API.
 
 Reading a ``.jsonl`` file with precise ``file:line`` errors, turning ``--bind k=v`` into RDF
-terms, walking a store for export or SHACL validation, rebuilding the step index. Nothing here
+terms, walking a store for export or SHACL validation. Nothing here
 prints; :mod:`em_plugin.cli` prints.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,6 @@ __all__ = [
     "parse_binding",
     "read_one_workflow",
     "read_workflows",
-    "rebuild_index",
     "resolve_query",
     "validate_store",
 ]
@@ -396,61 +395,3 @@ def validate_store(
         if progress is not None:
             progress("", done, len(pairs))
     return len(pairs), problems
-
-
-def rebuild_index(
-    store: WorkflowStore,
-    embedder: Any,
-    progress: Callable[[str, int, int], None] | None = None,
-    *,
-    force: bool = False,
-) -> tuple[int, str]:
-    """Rebuild the step index from the store alone (persisted beside a disk store).
-
-    Args:
-        store: The store.
-        embedder: Anything :func:`~em_plugin.embedding.resolve_embedder` accepts.
-        progress: Called as ``progress("", done, total)`` as workflows are read.
-        force: Rebuild for ``embedder`` even when the store records another one (the record
-            then names ``embedder``).
-
-    Returns:
-        How many workflows were indexed, and where the index lives (``"memory"`` for stores
-        whose index is rebuilt on every open).
-    """
-    from em_plugin.embedding.embedders import resolve_embedder
-    from em_plugin.embedding.record import check_embedder, write_record
-    from em_plugin.state.engine import open_cache
-    from em_plugin.state.step_index import StepIndex
-
-    resolved = resolve_embedder(embedder)
-    if not force:
-        check_embedder(store, resolved)  # another app's index is not ours to rebuild
-    directory = store.derived_dir
-    if directory is not None:
-        # A remote store's slot also holds workflow copies that follow its index: a rebuilt
-        # index starts without them (they fill again as suggestions read workflows).
-        from em_plugin.state.workflow_copies import erase
-
-        erase(directory)
-    cached = open_cache(resolved, directory)
-    steps = directory / "steps" if directory is not None else None
-    index = StepIndex(cached, path=steps)
-    try:
-        total = len(store)
-
-        def counted() -> Iterator[Workflow]:
-            for done, workflow in enumerate(store.iter_workflows(), start=1):
-                yield workflow
-                if progress is not None:
-                    progress("", done, total)
-
-        count = index.rebuild(counted())
-        if not store.read_only:
-            write_record(store, resolved)
-    finally:
-        index.close()
-        close = getattr(cached, "close", None)
-        if close is not None:
-            close()
-    return count, str(steps) if steps is not None else "memory"
