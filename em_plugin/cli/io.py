@@ -352,7 +352,7 @@ def export_text(store: WorkflowStore, *, scope: str | None, fmt: str) -> str:
     the live store does.
     """
     if fmt == "nq":  # a full backup: every family the store backs up (docs/sparql.md)
-        from em_plugin.cli.backup import backup_text
+        from provenance.stores.backup import backup_text
 
         return backup_text(store, scope)
     if fmt == "jsonl":

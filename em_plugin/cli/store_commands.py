@@ -73,14 +73,16 @@ def import_(
       em-plugin import workflows.jsonl --scope team-a
       em-plugin import backup.nq --store ~/restored-store
     """
-    from em_plugin.cli.backup import BACKUP_SUFFIXES, restore
     from em_plugin.cli.io import check_import_format, check_shapes, read_workflows
+    from em_plugin.state.backup import restore_to_memory
+    from provenance.stores.backup import BACKUP_SUFFIXES
 
     start = time.perf_counter()
     check_import_format(file)
     if file.suffix.lower() in BACKUP_SUFFIXES:
         with open_cli_memory(ctx, store_spec, update_url) as memory:
-            count, records = restore(file, memory, scope=scope)
+            restored = restore_to_memory(memory, file, scope=scope)
+        count, records = restored.workflows, restored.graphs
         click.echo(
             f"restored {count} workflow{'s' if count != 1 else ''} and {records} record "
             f"graph{'s' if records != 1 else ''} into {store_path(store_spec)}"
