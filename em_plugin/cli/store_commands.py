@@ -259,7 +259,6 @@ def query(
       em-plugin query --sparql 'SELECT (COUNT(*) AS ?n) WHERE { ?c wf:tool ?t }'
     """
     from em_plugin.cli.io import parse_binding, resolve_query
-    from em_plugin.cli.union import union_query
 
     if list_:
         _list_queries(fmt)
@@ -276,7 +275,7 @@ def query(
             # so the store does not take them for ad-hoc text (which runs over the union).
             result = store.query(name, bindings, scope=scope)
         else:
-            result = union_query(store, text, bindings, scope)
+            result = store.query(text, bindings, scope=scope)
     _print_result(result, fmt)
 
 
