@@ -99,7 +99,7 @@ def suggest(
     Example:
       em-plugin suggest current.json --limit 5
     """
-    from em_plugin.cli.io import read_one_workflow
+    from provenance.workflow_files import read_one_workflow
 
     workflow = read_one_workflow(file)
     scope = scope or workflow.scope

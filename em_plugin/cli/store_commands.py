@@ -23,6 +23,7 @@ from em_plugin.cli.base import (
 from em_plugin.cli.output import echo_json, emit_mapping, emit_records, format_option
 from em_plugin.cli.progress import progress_bar
 from provenance.errors import QueryError
+from provenance.export import STORE_FORMATS
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -73,9 +74,10 @@ def import_(
       em-plugin import workflows.jsonl --scope team-a
       em-plugin import backup.nq --store ~/restored-store
     """
-    from em_plugin.cli.io import check_import_format, check_shapes, read_workflows
     from em_plugin.state.backup import restore_to_memory
     from provenance.stores.backup import BACKUP_SUFFIXES
+    from provenance.validation import validate_workflows
+    from provenance.workflow_files import check_import_format, read_workflow_file
 
     start = time.perf_counter()
     check_import_format(file)
@@ -90,10 +92,10 @@ def import_(
         )
         return
     with progress_bar("import") as progress:
-        numbered, skipped = read_workflows(file, skip_invalid=skip_invalid, scope=scope)
+        numbered, skipped = read_workflow_file(file, skip_invalid=skip_invalid, scope=scope)
         if validate:
-            numbered, invalid = check_shapes(
-                numbered, str(file), skip_invalid=skip_invalid, progress=progress
+            numbered, invalid = validate_workflows(
+                numbered, file=str(file), skip_invalid=skip_invalid, progress=progress
             )
             skipped = sorted([*skipped, *invalid], key=lambda e: e.line or 0)
         for error in skipped:
@@ -116,7 +118,7 @@ def import_(
     )
 
 
-EXPORT_FORMATS = ("jsonl", "ttl", "trig", "jsonld", "provjson", "provn", "nq")
+EXPORT_FORMATS = STORE_FORMATS
 
 
 @cli.command()
@@ -155,11 +157,11 @@ def export(
     Example:
       em-plugin export --format trig -o memory.trig
     """
-    from em_plugin.cli.io import export_text
+    from provenance.export import export_store
 
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         check_scope(store, scope)
-        text = export_text(store, scope=scope, fmt=fmt)
+        text = export_store(store, format=fmt, scope=scope)
     if output is None:
         click.echo(text, nl=False)
     else:
@@ -457,7 +459,7 @@ def validate(store_spec: str, update_url: str | None, scope: str | None, fmt: st
     Example:
       em-plugin validate --format csv
     """
-    from em_plugin.cli.io import validate_store
+    from provenance.validation import validate_store
 
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         check_scope(store, scope)
