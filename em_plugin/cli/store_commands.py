@@ -293,7 +293,7 @@ def _print_result(result: Any, fmt: str) -> None:
         click.echo(result.serialize(format=rdf_format), nl=False)
         return
     columns = list(result.columns)
-    records = render.rows_to_records(columns, result.rows)
+    records = result.records()
     emit_records(
         columns, records, fmt, footer=f"{len(records)} row{'s' if len(records) != 1 else ''}"
     )
