@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -193,25 +194,12 @@ def list_(store_spec: str, update_url: str | None, scope: str | None, limit: int
     Example:
       em-plugin list --scope team-a --limit 20
     """
-    from provenance.model import CallStep
+    from provenance.summary import list_workflows
 
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         check_scope(store, scope)
-        total = len(store.ids(scope))
-        records: list[dict[str, Any]] = []
-        for workflow in store.iter_workflows(scope):
-            if limit and len(records) >= limit:
-                break
-            leaves = list(workflow.leaves())
-            records.append(
-                {
-                    "id": workflow.id,
-                    "scope": workflow.scope,
-                    "steps": len(leaves),
-                    "calls": sum(isinstance(s, CallStep) for s in leaves),
-                    "title": workflow.title or "",
-                }
-            )
+        summaries, total = list_workflows(store, scope=scope, limit=limit)
+    records = [dataclasses.asdict(summary) for summary in summaries]
     shown = f"{len(records)} of {total}" if len(records) < total else f"{total}"
     more = " (--limit 0 lists all)" if len(records) < total else ""
     noun = "workflow" if total == 1 else "workflows"
