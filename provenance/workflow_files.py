@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from provenance.errors import WorkflowFormatError
@@ -91,7 +92,12 @@ def _not_json(error: WorkflowFormatError) -> WorkflowFormatError:
 
 
 def read_workflow_file(
-    path: Path, *, skip_invalid: bool = False, scope: str | None = None
+    path: Path,
+    *,
+    skip_invalid: bool = False,
+    scope: str | None = None,
+    validate: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> tuple[list[NumberedWorkflow], list[WorkflowFormatError]]:
     """Read a Workflow JSON file, locating every error as ``file:line: reason``.
 
@@ -103,14 +109,33 @@ def read_workflow_file(
         path: The file.
         skip_invalid: Collect the bad lines' errors instead of raising on the first one.
         scope: When given, every workflow is moved into this scope.
+        validate: Also check each workflow against the SHACL shapes
+            (:func:`provenance.validation.validate_workflows`, about 0.2 s each); a violation
+            is a bad line.
+        progress: Called as ``progress("shapes", done, total)`` while validating.
 
     Returns:
-        The valid workflows with their line numbers, in file order, and the skipped lines' errors.
+        The valid workflows with their line numbers, in file order, and the skipped lines'
+        errors in line order.
 
     Raises:
         WorkflowFormatError: On the first bad line (unless ``skip_invalid``) or when the file
             cannot be read. A repeated id is a bad line too.
     """
+    numbered, skipped = _read_file(path, skip_invalid=skip_invalid, scope=scope)
+    if validate:
+        from provenance.validation import validate_workflows
+
+        numbered, invalid = validate_workflows(
+            numbered, file=str(path), skip_invalid=skip_invalid, progress=progress
+        )
+        skipped = sorted([*skipped, *invalid], key=lambda e: e.line or 0)
+    return numbered, skipped
+
+
+def _read_file(
+    path: Path, *, skip_invalid: bool, scope: str | None
+) -> tuple[list[NumberedWorkflow], list[WorkflowFormatError]]:
     name = str(path)
     try:
         raw = path.read_bytes()

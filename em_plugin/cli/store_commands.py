@@ -77,7 +77,6 @@ def import_(
     """
     from em_plugin.state.backup import restore_to_memory
     from provenance.stores.backup import BACKUP_SUFFIXES
-    from provenance.validation import validate_workflows
     from provenance.workflow_files import check_import_format, read_workflow_file
 
     start = time.perf_counter()
@@ -93,12 +92,9 @@ def import_(
         )
         return
     with progress_bar("import") as progress:
-        numbered, skipped = read_workflow_file(file, skip_invalid=skip_invalid, scope=scope)
-        if validate:
-            numbered, invalid = validate_workflows(
-                numbered, file=str(file), skip_invalid=skip_invalid, progress=progress
-            )
-            skipped = sorted([*skipped, *invalid], key=lambda e: e.line or 0)
+        numbered, skipped = read_workflow_file(
+            file, skip_invalid=skip_invalid, scope=scope, validate=validate, progress=progress
+        )
         for error in skipped:
             click.echo(f"skipped {error}", err=True)
         workflows = [w for _, w in numbered]

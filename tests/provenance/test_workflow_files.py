@@ -72,3 +72,14 @@ def test_read_one_workflow_takes_an_object_or_a_single_line(tmp_path: Path) -> N
     lines.write_text(json.dumps(ONE) + "\n" + json.dumps({**ONE, "id": "w2"}) + "\n")
     with pytest.raises(WorkflowFormatError, match="expected one workflow, found 2"):
         read_one_workflow(lines)
+
+
+def test_validate_checks_the_shapes_and_counts_progress(tmp_path: Path) -> None:
+    path = tmp_path / "flows.jsonl"
+    path.write_text(json.dumps(ONE) + "\n" + json.dumps({"id": 7}) + "\n")
+    seen: list[tuple[str, int, int]] = []
+    workflows, skipped = read_workflow_file(
+        path, skip_invalid=True, validate=True, progress=lambda *a: seen.append(a)
+    )
+    assert [w.id for _, w in workflows] == ["w1"] and [e.line for e in skipped] == [2]
+    assert seen == [("shapes", 1, 1)]
