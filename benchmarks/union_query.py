@@ -1,8 +1,9 @@
 """Ad-hoc SPARQL over the true union default graph vs Oxigraph's own union vs ``GRAPH ?g``.
 
-``em-plugin query --sparql`` copies the workflow graphs into a private store whose default graph
-holds each triple once (em_plugin/cli/union.py). This prints, for one count through a shared tool
-node, the time and the answer of the three ways, and the time ratio against Oxigraph's union:
+``em-plugin query --sparql`` (``WorkflowStore.query``) copies the workflow graphs into a private
+store whose default graph holds each triple once (provenance/stores/union.py). This prints, for
+one count through a shared tool node, the time and the answer of the three ways, and the time
+ratio against Oxigraph's union:
 
     python benchmarks/union_query.py notebooks/data/tau2_telecom.jsonl --tool reset_apn_settings
 """
@@ -14,7 +15,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from em_plugin.cli.union import union_query
 from provenance.stores import open_store
 from provenance.stores.union import with_standard_prefixes
 from provenance.workflow_json import read_jsonl
@@ -35,7 +35,7 @@ def main() -> None:
     graph = COUNT.format(open="GRAPH ?g { ", close="} ", tool=args.tool)
     timings = {}
     for name, run in (
-        ("true union (em-plugin query --sparql)", lambda: union_query(store, plain, None, None)),
+        ("true union (em-plugin query --sparql)", lambda: store.query(plain)),
         ("Oxigraph union default graph", lambda: store.query(with_standard_prefixes(plain))),
         ("GRAPH ?g in place (named queries)", lambda: store.query(with_standard_prefixes(graph))),
     ):

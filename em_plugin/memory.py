@@ -393,6 +393,16 @@ class EpisodicMemory:
         """
         return self._warmup.wait()
 
+    def sync(self) -> None:
+        """Catch up now with writes made to the store outside this memory.
+
+        Another process's saves, a restored backup
+        (:func:`em_plugin.state.backup.restore_to_memory`), a store written without em-plugin:
+        the workflows that changed are reloaded into the step index. Reads do this by themselves
+        at most every ``poll_interval`` seconds; call it to read them at once.
+        """
+        self._engine.sync(force=True)
+
     @telemetry.traced("delete_memory")
     def delete(self, workflow_id: str) -> bool:
         """Delete a workflow of this memory's scope (graph, index entries, vectors).

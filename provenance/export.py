@@ -40,7 +40,9 @@ if TYPE_CHECKING:  # prov is imported when a PROV format is used: most callers n
 
 __all__ = [
     "FORMATS",
+    "STORE_FORMATS",
     "export",
+    "export_store",
     "provjson_to_dataset",
     "provjson_to_graph",
     "provjson_to_workflows",
@@ -51,6 +53,8 @@ __all__ = [
 
 #: The formats :func:`export` writes.
 FORMATS: tuple[str, ...] = ("ttl", "trig", "jsonld", "provjson", "provn")
+#: The formats :func:`export_store` writes: Workflow JSON lines, :data:`FORMATS`, a backup.
+STORE_FORMATS: tuple[str, ...] = ("jsonl", *FORMATS, "nq")
 _RDFLIB_FORMATS = {"ttl": "turtle", "trig": "trig", "jsonld": "json-ld"}
 
 Exportable = Workflow | Graph
@@ -120,6 +124,40 @@ def store_items(store: WorkflowStore, *, scope: str | None = None) -> list[Expor
             graph.add(triple)
         items.append(graph)
     return items
+
+
+def export_store(store: WorkflowStore, *, format: str, scope: str | None = None) -> str:
+    """Serialize a store (one scope, or all) in one of :data:`STORE_FORMATS`.
+
+    ``jsonl`` gives back Workflow JSON lines (what ``em-plugin import`` reads); the RDF and PROV
+    formats hold what an ad-hoc query's default graph merges, the workflows and the lifecycle
+    records (:func:`store_items`), so the export answers PROV-O and P-Plan queries as the live
+    store does; ``nq`` is a full backup (:func:`provenance.stores.backup.backup_text`).
+
+    Args:
+        store: The store.
+        format: One of :data:`STORE_FORMATS`.
+        scope: Only this scope (default: every scope).
+
+    Returns:
+        The text (for ``jsonl``, one line per workflow, each ending with a newline).
+
+    Raises:
+        ProvenanceError: For an unknown format (the message lists the valid ones).
+    """
+    if format == "nq":  # a full backup: every family the store backs up (docs/sparql.md)
+        from provenance.stores.backup import backup_text
+
+        return backup_text(store, scope)
+    if format == "jsonl":
+        from provenance.workflow_json import dumps_workflow
+
+        return "".join(dumps_workflow(w) + "\n" for w in store.iter_workflows(scope))
+    if format not in FORMATS:
+        raise ProvenanceError(
+            f"unknown export format {format!r}; valid: {', '.join(STORE_FORMATS)}"
+        )
+    return export(store_items(store, scope=scope), format)
 
 
 def to_dataset(items: Exportable | Iterable[Exportable]) -> Dataset:

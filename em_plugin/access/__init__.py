@@ -7,7 +7,7 @@ access it gives. :class:`TokenTable` checks an ``Authorization`` header and retu
 store's registry of graph families, :mod:`provenance.stores.graph_families`), so a
 server (``em-plugin serve --token-file``, the memory panel) can hand its engine only the graphs
 a grant opens; :func:`check_query` and :func:`check_update` refuse SPARQL requests that would
-reach past them.
+reach past them. Without tokens a server binds loopback only (:func:`is_loopback`).
 
 Example:
     >>> from em_plugin.access import TokenTable, hash_token
@@ -29,6 +29,7 @@ from em_plugin.access.graphs import (
     token_may_read,
     token_may_write,
 )
+from em_plugin.access.hosts import LOOPBACK_NAMES, is_loopback
 from em_plugin.access.sparql import UpdateGraphs, check_query, check_update
 from em_plugin.access.tokens import (
     READ,
@@ -40,6 +41,7 @@ from em_plugin.access.tokens import (
 )
 
 __all__ = [
+    "LOOPBACK_NAMES",
     "READ",
     "READ_WRITE",
     "AccessDenied",
@@ -52,6 +54,7 @@ __all__ = [
     "hash_token",
     "in_default_graph",
     "in_query_dataset",
+    "is_loopback",
     "is_workflow_graph",
     "token_may_read",
     "token_may_write",

@@ -51,15 +51,15 @@ def reindex(ctx: click.Context, store_spec: str, update_url: str | None, force: 
       em-plugin reindex
       em-plugin --embedder myapp.embeddings:embed reindex --force
     """
-    from em_plugin.cli.io import rebuild_index
+    from em_plugin.state.reindex import reindex_store
 
     start = time.perf_counter()
     with open_cli_store(store_spec, update_url) as store, progress_bar("reindex") as progress:
         embedder = embedder_setting(ctx, None if force else store)
-        count, where = rebuild_index(store, embedder=embedder, progress=progress, force=force)
-    where = "memory (not persisted for this store)" if where == "memory" else where
+        done = reindex_store(store, embedder=embedder, force=force, progress=progress)
+    where = "memory (not persisted for this store)" if done.path is None else done.path
     click.echo(
-        f"indexed {count} workflow{'s' if count != 1 else ''} into {where}"
+        f"indexed {done.workflows} workflow{'s' if done.workflows != 1 else ''} into {where}"
         f" in {time.perf_counter() - start:.2f} s"
     )
 
@@ -99,7 +99,7 @@ def suggest(
     Example:
       em-plugin suggest current.json --limit 5
     """
-    from em_plugin.cli.io import read_one_workflow
+    from provenance.workflow_files import read_one_workflow
 
     workflow = read_one_workflow(file)
     scope = scope or workflow.scope

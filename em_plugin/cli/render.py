@@ -11,7 +11,6 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from decimal import Decimal
 from typing import Any
 
 from rich import box
@@ -32,48 +31,10 @@ __all__ = [
     "query_listing",
     "records_table",
     "records_to_csv",
-    "rows_to_records",
-    "term_to_json",
     "workflow_tree",
 ]
 
 _MAX_VALUE_CHARS = 120
-
-
-def term_to_json(value: Any) -> Any:
-    """Turn one SPARQL result value (an rdflib term, ``None`` or a plain value) into JSON.
-
-    IRIs and blank nodes become their string; numeric and boolean literals become numbers and
-    booleans; every other literal becomes its lexical form; unbound variables become ``None``.
-    """
-    # Imported lazily so the CLI module stays cheap to import for --help.
-    from rdflib import Literal
-    from rdflib.term import Node
-
-    if isinstance(value, Literal):  # before the str check: a Literal is a str
-        python = value.toPython()
-        if isinstance(python, bool | int | float) and not isinstance(python, Literal):
-            return python
-        if isinstance(python, Decimal):
-            return float(python)
-        return str(value)
-    if isinstance(value, Node):
-        return str(value)
-    return value
-
-
-def rows_to_records(
-    columns: Sequence[str], rows: Iterable[Sequence[Any] | Mapping[str, Any]]
-) -> list[dict[str, Any]]:
-    """Return query rows (tuples aligned with ``columns``, or dicts) as JSON-ready objects.
-
-    Every object has every column, in column order; unbound values are ``None``.
-    """
-    records = []
-    for row in rows:
-        values = [row.get(c) for c in columns] if isinstance(row, Mapping) else list(row)
-        records.append({c: term_to_json(v) for c, v in zip(columns, values, strict=True)})
-    return records
 
 
 def records_to_csv(columns: Sequence[str], records: Iterable[Mapping[str, Any]]) -> str:

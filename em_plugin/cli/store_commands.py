@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ from em_plugin.cli.base import (
 from em_plugin.cli.output import echo_json, emit_mapping, emit_records, format_option
 from em_plugin.cli.progress import progress_bar
 from provenance.errors import QueryError
+from provenance.export import STORE_FORMATS
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -73,14 +75,16 @@ def import_(
       em-plugin import workflows.jsonl --scope team-a
       em-plugin import backup.nq --store ~/restored-store
     """
-    from em_plugin.cli.backup import BACKUP_SUFFIXES, restore
-    from em_plugin.cli.io import check_import_format, check_shapes, read_workflows
+    from em_plugin.state.backup import restore_to_memory
+    from provenance.stores.backup import BACKUP_SUFFIXES
+    from provenance.workflow_files import check_import_format, read_workflow_file
 
     start = time.perf_counter()
     check_import_format(file)
     if file.suffix.lower() in BACKUP_SUFFIXES:
         with open_cli_memory(ctx, store_spec, update_url) as memory:
-            count, records = restore(file, memory, scope=scope)
+            restored = restore_to_memory(memory, file, scope=scope)
+        count, records = restored.workflows, restored.graphs
         click.echo(
             f"restored {count} workflow{'s' if count != 1 else ''} and {records} record "
             f"graph{'s' if records != 1 else ''} into {store_path(store_spec)}"
@@ -88,12 +92,9 @@ def import_(
         )
         return
     with progress_bar("import") as progress:
-        numbered, skipped = read_workflows(file, skip_invalid=skip_invalid, scope=scope)
-        if validate:
-            numbered, invalid = check_shapes(
-                numbered, str(file), skip_invalid=skip_invalid, progress=progress
-            )
-            skipped = sorted([*skipped, *invalid], key=lambda e: e.line or 0)
+        numbered, skipped = read_workflow_file(
+            file, skip_invalid=skip_invalid, scope=scope, validate=validate, progress=progress
+        )
         for error in skipped:
             click.echo(f"skipped {error}", err=True)
         workflows = [w for _, w in numbered]
@@ -114,7 +115,7 @@ def import_(
     )
 
 
-EXPORT_FORMATS = ("jsonl", "ttl", "trig", "jsonld", "provjson", "provn", "nq")
+EXPORT_FORMATS = STORE_FORMATS
 
 
 @cli.command()
@@ -153,11 +154,11 @@ def export(
     Example:
       em-plugin export --format trig -o memory.trig
     """
-    from em_plugin.cli.io import export_text
+    from provenance.export import export_store
 
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         check_scope(store, scope)
-        text = export_text(store, scope=scope, fmt=fmt)
+        text = export_store(store, format=fmt, scope=scope)
     if output is None:
         click.echo(text, nl=False)
     else:
@@ -189,25 +190,12 @@ def list_(store_spec: str, update_url: str | None, scope: str | None, limit: int
     Example:
       em-plugin list --scope team-a --limit 20
     """
-    from provenance.model import CallStep
+    from provenance.summary import list_workflows
 
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         check_scope(store, scope)
-        total = len(store.ids(scope))
-        records: list[dict[str, Any]] = []
-        for workflow in store.iter_workflows(scope):
-            if limit and len(records) >= limit:
-                break
-            leaves = list(workflow.leaves())
-            records.append(
-                {
-                    "id": workflow.id,
-                    "scope": workflow.scope,
-                    "steps": len(leaves),
-                    "calls": sum(isinstance(s, CallStep) for s in leaves),
-                    "title": workflow.title or "",
-                }
-            )
+        summaries, total = list_workflows(store, scope=scope, limit=limit)
+    records = [dataclasses.asdict(summary) for summary in summaries]
     shown = f"{len(records)} of {total}" if len(records) < total else f"{total}"
     more = " (--limit 0 lists all)" if len(records) < total else ""
     noun = "workflow" if total == 1 else "workflows"
@@ -257,7 +245,6 @@ def query(
       em-plugin query --sparql 'SELECT (COUNT(*) AS ?n) WHERE { ?c wf:tool ?t }'
     """
     from em_plugin.cli.io import parse_binding, resolve_query
-    from em_plugin.cli.union import union_query
 
     if list_:
         _list_queries(fmt)
@@ -274,7 +261,7 @@ def query(
             # so the store does not take them for ad-hoc text (which runs over the union).
             result = store.query(name, bindings, scope=scope)
         else:
-            result = union_query(store, text, bindings, scope)
+            result = store.query(text, bindings, scope=scope)
     _print_result(result, fmt)
 
 
@@ -290,7 +277,7 @@ def _print_result(result: Any, fmt: str) -> None:
         click.echo(result.serialize(format=rdf_format), nl=False)
         return
     columns = list(result.columns)
-    records = render.rows_to_records(columns, result.rows)
+    records = result.records()
     emit_records(
         columns, records, fmt, footer=f"{len(records)} row{'s' if len(records) != 1 else ''}"
     )
@@ -456,7 +443,7 @@ def validate(store_spec: str, update_url: str | None, scope: str | None, fmt: st
     Example:
       em-plugin validate --format csv
     """
-    from em_plugin.cli.io import validate_store
+    from provenance.validation import validate_store
 
     with open_cli_store(store_spec, update_url, read_only=True) as store:
         check_scope(store, scope)

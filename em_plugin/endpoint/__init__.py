@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from em_plugin.endpoint.answers import Answer, pick_media_type, run_query
 from em_plugin.endpoint.description import service_description
-from em_plugin.endpoint.launch import RunningEndpoint, is_loopback, start_endpoint, store_location
+from em_plugin.endpoint.launch import RunningEndpoint, start_endpoint, store_location
 from em_plugin.endpoint.oxigraph_process import ServeError, oxigraph_binary
 from em_plugin.endpoint.protocol import ProtocolError, SparqlRequest, read_request
 from em_plugin.endpoint.scope_copy import ScopeCopy
@@ -38,7 +38,6 @@ __all__ = [
     "ScopeCopy",
     "ServeError",
     "SparqlRequest",
-    "is_loopback",
     "oxigraph_binary",
     "pick_media_type",
     "read_request",

@@ -7,7 +7,6 @@ while it runs: a store on disk has one writer.
 
 from __future__ import annotations
 
-import ipaddress
 import time
 import urllib.parse
 import urllib.request
@@ -15,13 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from em_plugin.access import is_loopback
 from em_plugin.endpoint.oxigraph_process import OxigraphProcess, ServeError
 from em_plugin.endpoint.proxied import ProxiedBackend
 from em_plugin.endpoint.scoped import ScopedBackend, open_store
 from em_plugin.endpoint.server import SparqlServer
 from em_plugin.errors import ConfigurationError
 
-__all__ = ["RunningEndpoint", "is_loopback", "start_endpoint", "store_location"]
+__all__ = ["RunningEndpoint", "start_endpoint", "store_location"]
 
 
 @dataclass
@@ -68,16 +68,6 @@ class RunningEndpoint:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is a loopback address (or ``localhost``)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def store_location(spec: str) -> Path | None:

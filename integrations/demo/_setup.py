@@ -62,10 +62,9 @@ def workflow_steps(store: Any, workflow_id: str, query: str) -> tuple[list[str],
     Returns:
         The column names and the rows (JSON-ready values).
     """
-    from em_plugin.cli.render import rows_to_records
     from provenance.queries import load_query
 
     named = load_query(query)
     result = store.query(named.text, named.bindings(workflow=workflow_id))
     columns = list(named.columns) or [str(c) for c in result.columns]
-    return columns, rows_to_records(columns, result.dicts())
+    return columns, [{c: record.get(c) for c in columns} for record in result.records()]

@@ -14,9 +14,8 @@ import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from em_plugin.access import AccessDenied, TokenTable
+from em_plugin.access import AccessDenied, TokenTable, is_loopback
 from integrations.mcp.server import MemoryServer
-from integrations.panel.security import is_loopback
 
 __all__ = ["MCP_PATH", "BearerGate", "check_bind", "http_app", "listen", "serve_http"]
 

@@ -504,7 +504,7 @@ async def sparql_page(request: Request) -> Response:
         text = known[name].text
     result = None
     if text:
-        result = await _run(_run_query, state, text, bool(name), scope or None)
+        result = await _run(_run_query, state, text, scope or None)
     return render(
         request,
         "sparql.html",
@@ -531,7 +531,7 @@ async def sparql_csv(request: Request) -> Response:
         text = query_text(name)
     if not text:
         raise PanelError("no query to run")
-    result = await _run(_run_query, state, text, bool(name), scope or None)
+    result = await _run(_run_query, state, text, scope or None)
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(result["columns"])
@@ -543,14 +543,10 @@ async def sparql_csv(request: Request) -> Response:
     )
 
 
-def _run_query(state: PanelState, text: str, named: bool, scope: str | None) -> dict[str, Any]:
-    from em_plugin.cli.union import union_query
-
-    if named:
-        # Named queries match inside GRAPH ?g: they run in place, no union copy needed.
-        answer = state.store.query(text, None, scope=scope)
-    else:
-        answer = union_query(state.store, text, None, scope)
+def _run_query(state: PanelState, text: str, scope: str | None) -> dict[str, Any]:
+    # The text (typed, or a named query's) runs over the store's query dataset, as every door
+    # answers it (docs/sparql.md).
+    answer = state.store.query(text, None, scope=scope)
     if isinstance(answer, bool):
         return {"columns": ["answer"], "rows": [["true" if answer else "false"]], "kind": "ASK"}
     if isinstance(answer, Graph):

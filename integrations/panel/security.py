@@ -1,8 +1,9 @@
 """Who may talk to the panel: the loopback rule, the token, and same-origin form posts.
 
 * Without a token the panel serves loopback only: it must be bound to a loopback address
-  (:func:`check_bind`), and a request whose ``Host`` is not a loopback name is refused, so a web
-  page cannot reach it through a DNS name rebound to 127.0.0.1.
+  (:func:`check_bind`; :func:`em_plugin.access.is_loopback` is the rule), and a request whose
+  ``Host`` is not a loopback name is refused, so a web page cannot reach it through a DNS name
+  rebound to 127.0.0.1.
 * With a token every request must carry it: ``?token=...`` (the panel then sets an HttpOnly,
   SameSite=Strict cookie so that links and forms work), ``Authorization: Bearer ...``, or that
   cookie. Tokens are compared in constant time.
@@ -13,34 +14,22 @@
 from __future__ import annotations
 
 import hmac
-import ipaddress
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["COOKIE", "LOOPBACK_NAMES", "PanelAccess", "check_bind", "is_loopback"]
+from em_plugin.access import is_loopback
+
+__all__ = ["COOKIE", "PanelAccess", "check_bind"]
 
 COOKIE = "em_panel_token"
 """Cookie that carries the token after a request with a good ``?token=``."""
-LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
-"""Host names the panel answers to without a token."""
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-def is_loopback(host: str) -> bool:
-    """Tell whether a host name or address is the loopback interface."""
-    name = host.strip().strip("[]").lower()
-    if name in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(host: str, token: str | None) -> None:

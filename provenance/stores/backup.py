@@ -10,8 +10,9 @@ holds that scope's graphs of those families (the embedder record, of no scope, i
 :func:`restore_backup` writes a backup back as it was: the workflow graphs (read back as
 workflows by :func:`read_backup`, so a malformed one is refused before anything is written) and
 every other graph, in one transaction, each replacing a graph of the same name, with the scopes'
-change-log entries. ``em-plugin export --format nq`` and ``em-plugin import FILE.nq`` are these
-calls (``em_plugin/cli/backup.py``).
+change-log entries. ``em-plugin export --format nq`` is :func:`backup_text`; ``em-plugin import
+FILE.nq`` restores through the memory (``em_plugin/state/backup.py``), which checks the embedder
+record and brings the step index up to date.
 
 Example:
     >>> from provenance.model import CallStep, Workflow

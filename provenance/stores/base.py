@@ -45,6 +45,7 @@ __all__ = [
     "QueryResult",
     "StoreConfigError",
     "Triple",
+    "term_to_json",
 ]
 
 #: Variable name (with or without ``?``) -> rdflib term (plain str/int/float/bool become literals).
@@ -64,6 +65,8 @@ class QueryResult:
         >>> result = QueryResult(("id",), [(Literal("w1"),)])
         >>> [str(row["id"]) for row in result.dicts()]
         ['w1']
+        >>> result.records()
+        [{'id': 'w1'}]
     """
 
     columns: tuple[str, ...]
@@ -88,6 +91,17 @@ class QueryResult:
             for row in self.rows
         ]
 
+    def records(self) -> list[dict[str, Any]]:
+        """Return the rows as JSON-ready objects, every column in column order.
+
+        Each value goes through :func:`term_to_json`; an unbound variable is ``None``. This is
+        what ``em-plugin query --format json`` prints.
+        """
+        return [
+            {name: term_to_json(value) for name, value in zip(self.columns, row, strict=True)}
+            for row in self.rows
+        ]
+
     def column(self, name: str) -> list[Node | None]:
         """Return the values of one column.
 
@@ -101,6 +115,38 @@ class QueryResult:
                 f"no column {name!r} in the result; columns: {', '.join(self.columns)}"
             ) from None
         return [row[i] for row in self.rows]
+
+
+def term_to_json(value: Any) -> Any:
+    """Turn one SPARQL result value (an rdflib term, ``None`` or a plain value) into JSON.
+
+    Args:
+        value: The value.
+
+    Returns:
+        For an IRI or a blank node its string; for a numeric or boolean literal the number or
+        boolean (a decimal as a float); for every other literal its lexical form; ``None`` for
+        ``None``; any other value as it is.
+
+    Example:
+        >>> from rdflib import Literal, URIRef
+        >>> [term_to_json(v) for v in (URIRef("urn:x"), Literal(3), Literal("3"), None)]
+        ['urn:x', 3, '3', None]
+    """
+    from decimal import Decimal
+
+    from rdflib import Literal
+
+    if isinstance(value, Literal):  # before the str check: a Literal is a str
+        python = value.toPython()
+        if isinstance(python, bool | int | float) and not isinstance(python, Literal):
+            return python
+        if isinstance(python, Decimal):
+            return float(python)
+        return str(value)
+    if isinstance(value, Node):
+        return str(value)
+    return value
 
 
 class GraphStore(ABC):

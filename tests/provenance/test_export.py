@@ -123,3 +123,25 @@ def test_unknown_format_lists_the_valid_ones() -> None:
 def test_malformed_provjson_is_a_clear_error() -> None:
     with pytest.raises(ProvenanceError, match="not a PROV-JSON document"):
         provjson_to_graph("{not json")
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # rdflib's own TriG/JSON-LD parsers
+def test_export_store_writes_every_store_format() -> None:
+    from provenance.export import STORE_FORMATS, export_store
+    from provenance.model import CallStep
+    from provenance.stores import open_store
+    from provenance.stores.backup import backup_text
+
+    with open_store("memory:") as store:
+        store.save(Workflow(id="w1", steps=(CallStep(name="reader"),), scope="team"))
+        store.save(Workflow(id="w2", steps=(CallStep(name="writer"),)))
+        lines = export_store(store, format="jsonl", scope="team").splitlines()
+        assert [loads_workflow(line).id for line in lines] == ["w1"]
+        assert export_store(store, format="nq") == backup_text(store)
+        trig = Dataset().parse(data=export_store(store, format="trig"), format="trig")
+        assert {graph_iri("w1", "team"), graph_iri("w2", "default")} <= {
+            g.identifier for g in trig.graphs()
+        }
+        assert all(export_store(store, format=fmt) for fmt in STORE_FORMATS)
+        with pytest.raises(ProvenanceError, match="valid: jsonl, ttl, trig, jsonld, provjson"):
+            export_store(store, format="xml")

@@ -158,3 +158,49 @@ def test_failed_call_kept_in_plan_is_reported() -> None:
     graph.add((failed, PPLAN.correspondsToStep, URIRef(f"{workflow_iri(FAILED.id)}#step-0.0.0")))
     violations = validate_graph(graph)
     assert any("#exec-f0 [p-plan:correspondsToStep]: More than 0 values" in v for v in violations)
+
+
+def test_validate_workflows_keeps_the_conforming_and_counts_progress() -> None:
+    from provenance.validation import validate_workflows
+
+    seen: list[tuple[str, int, int]] = []
+    kept, errors = validate_workflows(
+        [(1, PFAS), (4, FAILED)], file="f.jsonl", progress=lambda *a: seen.append(a)
+    )
+    assert [(n, w.id) for n, w in kept] == [(1, PFAS.id), (4, FAILED.id)] and errors == []
+    assert seen == [("shapes", 1, 2), ("shapes", 2, 2)]
+
+
+def test_validate_workflows_locates_a_violation_in_its_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import provenance.validation as validation
+    from provenance.errors import WorkflowFormatError
+
+    # A Workflow always maps to a conforming graph; a shapes file that grew stricter does not.
+    found = [f"problem {i}" for i in range(5)]
+    monkeypatch.setattr(
+        validation, "validate_graph", lambda g: found if (None, None, None) in g else []
+    )
+    with pytest.raises(WorkflowFormatError, match=r"^f.jsonl:7: violates the SHACL shapes: "):
+        validation.validate_workflows([(7, PFAS)], file="f.jsonl")
+    kept, errors = validation.validate_workflows([(7, PFAS)], file="f.jsonl", skip_invalid=True)
+    assert kept == [] and [e.line for e in errors] == [7]
+    assert str(errors[0]).endswith("problem 0; problem 1; problem 2 (+2 more)")
+
+
+def test_validate_store_checks_the_graphs_as_stored() -> None:
+    from provenance.mapping import graph_iri
+    from provenance.stores import open_store
+    from provenance.validation import validate_store
+
+    with open_store("memory:") as store:
+        store.save(PFAS.replace(scope="team"))
+        store.save(FAILED)
+        assert validate_store(store) == (2, [])
+        name = graph_iri(PFAS.id, "team")
+        graph = store.backend.triples(name)
+        step = next(s for s, p, _ in graph if p == WF.index)
+        store.backend.replace_graphs([(name, [*graph, (step, WF.index, Literal(99))])])
+        checked, problems = validate_store(store, scope="team")
+    assert checked == 1 and problems and all(w == PFAS.id for w, _ in problems)

@@ -129,3 +129,30 @@ def test_nquads_keep_every_value_in_its_own_triple(values: list[str]) -> None:
     parsed = list(ox.parse(document, ox.RdfFormat.N_QUADS))
     assert [q.object.value for q in parsed] == values
     assert {q.graph_name.value for q in parsed} == {"urn:x:g"}
+
+
+def test_query_records_are_json_ready_in_column_order() -> None:
+    from decimal import Decimal
+
+    from rdflib import BNode, Literal, URIRef
+
+    from provenance.stores import QueryResult
+
+    result = QueryResult(
+        ("iri", "n", "share", "flag", "text", "unbound"),
+        [
+            (
+                URIRef("urn:w1"),
+                Literal(3),
+                Literal(Decimal("0.5")),
+                Literal(True),
+                Literal("3"),
+                None,
+            )
+        ],
+    )
+    assert result.records() == [
+        {"iri": "urn:w1", "n": 3, "share": 0.5, "flag": True, "text": "3", "unbound": None}
+    ]
+    (record,) = QueryResult(("b",), [(BNode("x"),)]).records()
+    assert record == {"b": "x"}

@@ -351,8 +351,9 @@ def test_parser_handles_truncated_lines(workflow: Workflow, cut: int) -> None:
 
 
 def test_the_cli_reader_locates_and_skips_the_same_lines(tmp_path: Path) -> None:
-    # em-plugin import reads files through em_plugin.cli.io, which parses with loads_workflow.
-    from em_plugin.cli.io import read_workflows
+    # em-plugin import reads files through provenance.workflow_files, which parses with
+    # loads_workflow.
+    from provenance.workflow_files import read_workflow_file
 
     path = tmp_path / "import.jsonl"
     lines = [
@@ -364,8 +365,8 @@ def test_the_cli_reader_locates_and_skips_the_same_lines(tmp_path: Path) -> None
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(WorkflowFormatError, match=rf"^{path}:2: 'id' must be a string, not null"):
-        read_workflows(path)
-    workflows, skipped = read_workflows(path, skip_invalid=True)
+        read_workflow_file(path)
+    workflows, skipped = read_workflow_file(path, skip_invalid=True)
     assert [(n, w.id) for n, w in workflows] == [(1, "a"), (5, "d")]
     assert [(e.line, e.reason.split(":")[0]) for e in skipped] == [
         (2, "'id' must be a string, not null"),

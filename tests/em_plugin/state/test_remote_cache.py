@@ -261,14 +261,14 @@ def test_a_disk_store_keeps_copies_beside_its_index_and_a_reader_none(
 
 
 def test_reindex_starts_the_slot_without_copies(remote: str, reads: list[str]) -> None:
-    from em_plugin.cli.io import rebuild_index
+    from em_plugin.state.reindex import reindex_store
 
     with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         memory.save_many([flow(f"w{i}", "extract", "classify") for i in range(3)])
         slot = memory._engine.store.derived_dir
     assert slot is not None and (slot / FILE_NAME).exists()
     with open_store(remote) as store:
-        assert rebuild_index(store, "fake:32")[0] == 3
+        assert reindex_store(store, embedder="fake:32").workflows == 3
     assert not (slot / FILE_NAME).exists()
     with EpisodicMemory(remote, embedder="fake:32", scope="crew") as memory:
         assert memory._engine.store.derived_dir == slot

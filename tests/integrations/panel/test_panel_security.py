@@ -10,9 +10,10 @@ import pytest
 from click.testing import CliRunner
 from panel_support import SCOPE, Panel, copy_store
 
+from em_plugin.access import is_loopback
 from em_plugin.cli import cli
 from integrations.panel.command import ui
-from integrations.panel.security import COOKIE, check_bind, is_loopback
+from integrations.panel.security import COOKIE, check_bind
 
 pytestmark = pytest.mark.integration
 TOKEN = "s3cret-panel-token"
