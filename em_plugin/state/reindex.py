@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from em_plugin.embedding.cache import open_cache
 from em_plugin.embedding.embedders import resolve_embedder
 from em_plugin.embedding.record import check_embedder, write_record
-from em_plugin.state.persistence import open_cache
 from em_plugin.state.step_index import StepIndex
 from em_plugin.state.workflow_copies import erase
 from provenance.model import Workflow
