@@ -188,6 +188,7 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
                         session_id=controller.trajectory.session_id,
                         text=suffix.removeprefix(SEPARATOR),
                         suggestions=list(controller.last_suggestions),
+                        state=getattr(crew_output, "state", None),
                     ),
                 )
         except Exception as exc:  # noqa: BLE001 - raised only in strict mode, or by a bug in the glue

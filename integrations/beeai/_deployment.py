@@ -9,6 +9,9 @@ id, the Responses API ``conversation``. Pass it as the server's ``memory_manager
 
     server = A2AServer(config=..., memory_manager=SessionMemoryManager())
 
+Zed's ACP adapter (stdio) fetches a session's memory once, when the session is created; the
+prompts that follow are found by the session id the adapter keeps for the prompt it serves.
+
 Clients that replay the whole history instead (OpenAI chat completions) have no id: there the
 session is found from the history itself (:func:`message_pairs`,
 :func:`em_plugin.session.journal.conversation_digest`).
@@ -16,6 +19,7 @@ session is found from the history itself (:func:`message_pairs`,
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -28,11 +32,32 @@ from beeai_framework.serve.utils import UnlimitedMemoryManager
 __all__ = ["SessionMemoryManager", "deployment_session", "message_pairs"]
 
 _SESSION: ContextVar[str | None] = ContextVar("em_plugin_beeai_deployment_session", default=None)
+_ACP_ZED_AGENT = "beeai_framework.adapters.acp_zed.serve.agent"
 
 
 def deployment_session() -> str | None:
-    """Return the conversation id the serving deployment named for the current request, if any."""
-    return _SESSION.get()
+    """Return the conversation id the serving deployment named for the current request, if any.
+
+    That is the id a :class:`SessionMemoryManager` noted, else the session of the prompt that
+    BeeAI's Zed ACP adapter is serving (it knows its session id with any manager).
+    """
+    return _SESSION.get() or _acp_zed_session()
+
+
+def _acp_zed_session() -> str | None:
+    """The ACP session id of the prompt BeeAI's Zed adapter is serving, if it serves one.
+
+    The adapter (``beeai_framework.adapters.acp_zed``) sets it in a context variable of its
+    agent module around each ``session/prompt``, so the run it starts sees it; the manager is
+    not asked then (its fetch ran when the session was created, in another request). The module
+    is looked up, never imported: a process that does not serve ACP has not loaded it.
+    """
+    module = sys.modules.get(_ACP_ZED_AGENT)
+    active = getattr(module, "_active_session", None)
+    if not isinstance(active, ContextVar):
+        return None
+    value = active.get(None)
+    return value if isinstance(value, str) and value.strip() else None
 
 
 class SessionMemoryManager(MemoryManager):

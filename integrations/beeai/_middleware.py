@@ -299,4 +299,5 @@ class EpisodicMemoryMiddleware(
                 session_id=controller.trajectory.session_id,
                 text=suffix.removeprefix(SEPARATOR),
                 suggestions=list(controller.last_suggestions),
+                state=getattr(data.output, "state", None),
             )

@@ -2,13 +2,15 @@
 
 BeeAI's servers (A2A, the OpenAI-compatible Responses API, Zed's Agent Client Protocol over
 stdio) keep one conversation memory per conversation id in a ``MemoryManager`` and clone the
-agent for each request. The memory middleware learns the conversation id only through
+agent for each request. The memory learns the A2A and Responses conversation ids only through
 :class:`~integrations.beeai.SessionMemoryManager`; a server given another manager (or none, so
 BeeAI's default) leaves sessions unnamed by the conversation: the Responses API makes every
 request a session of its own (``/save`` finds nothing to save), and elsewhere another worker or a
 restarted server cannot continue a session. :func:`unkeyed_server` finds, once, the server a
-run is served by and tells whether it is wired that way; the middleware then logs one warning
-naming the fix.
+run is served by and tells whether it is wired that way; the middleware and the EM agent then
+log one warning naming the fix, unless the run's session is named anyway (Zed's ACP adapter
+names the session of the prompt it serves with any manager:
+:func:`~integrations.beeai._deployment.deployment_session`).
 
 The server is found on the threads' stacks: its ``serve()`` runs the event loop every request
 runs in, and holds the manager as ``_memory_manager``. OpenAI chat completions are left out:

@@ -1,6 +1,7 @@
 """A BeeAI crew with episodic memory, served the way teams deploy it (run as a process).
 
 ``python beeai_server_app.py --protocol a2a|responses|chat --port P --store SPEC --log FILE``
+(or ``--protocol acp``: Zed's Agent Client Protocol on this process's stdin and stdout, no port)
 serves a ``RequirementAgent`` coordinator whose sub-agents (unnamed ``RequirementAgent``s behind
 ``HandoffTool``s) extract and classify, every model a scripted policy that never runs out. Each
 model input is appended to ``--log`` (one JSON line per call), so a test can check what the
@@ -137,6 +138,11 @@ def serve(
     wiring mistake the memory middleware warns about.
     """
     sessions = SessionMemoryManager() if manager == "session" else None
+    if protocol == "acp":
+        from beeai_framework.adapters.acp_zed import ACPZedServer
+
+        ACPZedServer(memory_manager=sessions).register(coordinator).serve()
+        return
     if protocol == "a2a":
         from beeai_framework.adapters.a2a.serve.server import A2AServer, A2AServerConfig
 
@@ -155,8 +161,8 @@ def serve(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--protocol", choices=["a2a", "responses", "chat"], required=True)
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--protocol", choices=["a2a", "responses", "chat", "acp"], required=True)
+    parser.add_argument("--port", type=int, default=0, help="not for acp (stdio)")
     parser.add_argument("--store", required=True)
     parser.add_argument("--log", type=Path, required=True)
     parser.add_argument("--manager", choices=["session", "none"], default="session")
