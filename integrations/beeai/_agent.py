@@ -38,6 +38,7 @@ from integrations.beeai._context import (
     answer_message,
     explicit_session,
     logger,
+    memory_session,
     scope_of,
     workflow_answer,
 )
@@ -45,6 +46,7 @@ from integrations.beeai._deployment import deployment_session, history_of
 from integrations.beeai._sanitize import MARK, clean_messages
 from integrations.beeai._sessions import FRAMEWORK, UNSYNCED_SAVE, SessionViews
 from integrations.beeai._tools import RecallWorkflowsTool
+from integrations.beeai._wiring import WiringCheck
 
 
 class EpisodicMemoryAgentOutput(AgentOutput):
@@ -83,7 +85,9 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
         name: The EM agent's own name.
         description: The EM agent's description.
         max_sessions: How many sessions to keep open in this process.
-        session_id: The session of runs whose context names none (default: a new id per agent).
+        session_id: The session of runs whose context names none (default: a new id per agent);
+            a run a BeeAI server serves is in its conversation's session instead
+            (``docs/deploy.md``).
         scope: The scope of new sessions (default: ``scope`` in the run context, else the
             memory's).
         journal: Keep each session's capture in the memory's store (when the memory has one), so
@@ -129,6 +133,7 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
         self._name = name
         self._description = description
         self._own_memory: BaseMemory = UnconstrainedMemory()
+        self._wiring = WiringCheck(logger)  # shared with the clones a server makes per request
 
     @runnable_entry
     async def run(
@@ -144,7 +149,7 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
             The crew's answer followed by ``"\\n\\n"`` and the suggestions.
         """
         ctx = RunContext.get()
-        session_id = explicit_session(ctx) or deployment_session() or self.session_id
+        session_id = explicit_session(ctx) or deployment_session() or self._unnamed_session(ctx)
         scope = scope_of(ctx, self.scope, self.episodic_memory)
         controller, synced = await self._open(session_id, scope)
         text = instruction_text(input)
@@ -211,6 +216,22 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
 
     def _is_command(self, text: str) -> bool:
         return self.policy.command_of(text) is not None
+
+    def _unnamed_session(self, ctx: RunContext) -> str:
+        """The session of a run that names none: the constructor's, unless a server serves it.
+
+        BeeAI's servers clone the agent per request, and the clones share the constructor's id:
+        it would make every conversation one session. A served run gets the session of its
+        conversation buffer (the crew's memory, as the middleware does) instead, and a server
+        that does not name its conversations to the memory (no ``SessionMemoryManager``) gets one
+        warning naming the fix.
+        """
+        serving = self._wiring.serving()
+        if serving is None:
+            return self.session_id
+        if not serving.keyed:
+            self._wiring.warn(serving.server)
+        return memory_session(ctx)
 
     async def _open(self, session_id: str, scope: str) -> tuple[SessionController, bool]:
         """The session's controller, and whether it holds everything the session captured."""
