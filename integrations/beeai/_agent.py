@@ -42,7 +42,13 @@ from integrations.beeai._context import (
     scope_of,
     workflow_answer,
 )
-from integrations.beeai._deployment import deployment_session, history_of
+from integrations.beeai._deployment import (
+    answer_link,
+    deployment_session,
+    history_of,
+    linked_session,
+    message_pairs,
+)
 from integrations.beeai._sanitize import MARK, clean_messages
 from integrations.beeai._sessions import FRAMEWORK, UNSYNCED_SAVE, SessionViews
 from integrations.beeai._tools import RecallWorkflowsTool
@@ -149,9 +155,15 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
             The crew's answer followed by ``"\\n\\n"`` and the suggestions.
         """
         ctx = RunContext.get()
-        session_id = explicit_session(ctx) or deployment_session() or self._unnamed_session(ctx)
         scope = scope_of(ctx, self.scope, self.episodic_memory)
-        controller, synced = await self._open(session_id, scope)
+        conversation: list[tuple[str, str]] | None = None
+        if isinstance(input, list):  # a replayed history may carry the memory's own text
+            history = history_of(input)
+            cleaned = clean_messages(history, self._is_command)
+            if cleaned is not None:
+                input = cleaned + input[len(history) :]
+            conversation = message_pairs(input)
+        controller, synced = await self._open(await self._session_of(ctx, scope, input), scope)
         text = instruction_text(input)
         command = controller.command_of(text)
         if command is not None:
@@ -161,11 +173,6 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
                 reply = UNSYNCED_SAVE
             await self._commit(controller)
             return self._output(controller, reply, command=command)
-        if isinstance(input, list):  # a replayed history may carry the memory's own text
-            history = history_of(input)
-            cleaned = clean_messages(history, self._is_command)
-            if cleaned is not None:
-                input = cleaned + input[len(history) :]
         if text.strip():
             controller.begin_turn(text)
         recorder = CallRecorder(
@@ -198,7 +205,9 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
                 )
         except Exception as exc:  # noqa: BLE001 - raised only in strict mode, or by a bug in the glue
             self.sessions.isolate("suggesting next steps", exc)
-        await self._commit(controller)
+        # The history a client replays next (chat completions, A2A): this input and the answer.
+        links = [answer_link(conversation, answer)] if conversation is not None else []
+        await self._commit(controller, links)
         return self._output(controller, answer + suffix, crew_output=crew_output, answer=answer)
 
     async def _run_crew(
@@ -216,6 +225,14 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
 
     def _is_command(self, text: str) -> bool:
         return self.policy.command_of(text) is not None
+
+    async def _session_of(self, ctx: RunContext, scope: str, run_input: object) -> str:
+        """The run's session: named by the caller or the deployment, else found or unnamed."""
+        named = explicit_session(ctx) or deployment_session()
+        if named is not None:
+            return named
+        linked = await linked_session(self.journal, self.sessions.isolation, scope, run_input)
+        return linked or self._unnamed_session(ctx)
 
     def _unnamed_session(self, ctx: RunContext) -> str:
         """The session of a run that names none: the constructor's, unless a server serves it.
@@ -244,10 +261,10 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
             return self.sessions.get(session_id, scope=scope, crew=self.crew_name), False
         return self.sessions.get(session_id, scope=scope, crew=self.crew_name), True
 
-    async def _commit(self, controller: SessionController) -> None:
+    async def _commit(self, controller: SessionController, links: list[str] | None = None) -> None:
         if self.journal is not None:
             with self.sessions.isolation.guard("journaling the turn"):
-                await asyncio.to_thread(self.journal.commit, controller)
+                await asyncio.to_thread(self.journal.commit, controller, links=links or [])
 
     def _output(
         self,

@@ -19,6 +19,7 @@ session is found from the history itself (:func:`message_pairs`,
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Sequence
 from contextvars import ContextVar
@@ -29,7 +30,17 @@ from beeai_framework.memory import BaseMemory
 from beeai_framework.serve import MemoryManager
 from beeai_framework.serve.utils import UnlimitedMemoryManager
 
-__all__ = ["SessionMemoryManager", "deployment_session", "message_pairs"]
+from em_plugin.session.isolation import FaultIsolation
+from em_plugin.session.journal import JournaledSessions, conversation_digest
+from integrations.beeai._sanitize import strip_suggestions
+
+__all__ = [
+    "SessionMemoryManager",
+    "answer_link",
+    "deployment_session",
+    "linked_session",
+    "message_pairs",
+]
 
 _SESSION: ContextVar[str | None] = ContextVar("em_plugin_beeai_deployment_session", default=None)
 _ACP_ZED_AGENT = "beeai_framework.adapters.acp_zed.serve.agent"
@@ -120,3 +131,42 @@ def history_of(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
         if isinstance(messages[index], UserMessage):
             return list(messages[:index])
     return []
+
+
+async def linked_session(
+    journal: JournaledSessions | None, isolation: FaultIsolation, scope: str, run_input: object
+) -> str | None:
+    """Return the session whose last turn ended with the history ``run_input`` replays, if any.
+
+    Args:
+        journal: The sessions' journal (``None``: sessions are not journaled, none is found).
+        isolation: Logs (or, strict, raises) a failure to read the journal.
+        scope: The scope the session is in.
+        run_input: The run's input; only a list of messages replays a history.
+
+    Returns:
+        The session id, or ``None``.
+    """
+    if journal is None or not isinstance(run_input, list):
+        return None
+    history = message_pairs(history_of(run_input))
+    if not history:
+        return None
+    digest = conversation_digest(history)
+    linked: str | None = None
+    with isolation.guard("finding the conversation's session"):
+        linked = await asyncio.to_thread(journal.journal.find_link, scope, digest)
+    return linked
+
+
+def answer_link(conversation: Sequence[tuple[str, str]], answer: str) -> str:
+    """Return the digest of the history a client replays after this turn: its input and answer.
+
+    Args:
+        conversation: The turn's input as :func:`message_pairs` (the memory's text removed).
+        answer: The answer the client read (its suggestions block is left out).
+
+    Returns:
+        The digest :func:`linked_session` finds the session by.
+    """
+    return conversation_digest([*conversation, ("message", strip_suggestions(answer))])

@@ -2,9 +2,10 @@
 
 ``python beeai_server_app.py --protocol a2a|responses|chat --port P --store SPEC --log FILE``
 (or ``--protocol acp``: Zed's Agent Client Protocol on this process's stdin and stdout, no port)
-serves a ``RequirementAgent`` coordinator (``--front agent``: an ``EpisodicMemoryAgent`` in front
-of it instead of the middleware on it; ``--manager none``: without ``SessionMemoryManager``) whose sub-agents (unnamed ``RequirementAgent``s behind
-``HandoffTool``s) extract and classify, every model a scripted policy that never runs out. Each
+serves a ``RequirementAgent`` coordinator whose sub-agents (unnamed ``RequirementAgent``s behind
+``HandoffTool``s) extract and classify, every model a scripted policy that never runs out; the
+memory middleware is on the coordinator (``--front agent``: an ``EpisodicMemoryAgent`` in front
+of it instead), and the server gets a ``SessionMemoryManager`` (``--manager none``: not). Each
 model input is appended to ``--log`` (one JSON line per call), so a test can check what the
 models read. The memory sits on ``--store`` (a directory, or an ``oxigraph serve`` URL shared by
 several processes) and is seeded with one past workflow, so suggestions appear.
