@@ -13,6 +13,7 @@ warning is logged (none is due: the adapter names the session either way).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -33,6 +34,7 @@ pytestmark = pytest.mark.integration
 APP = Path(__file__).with_name("beeai_server_app.py")
 ROOT = Path(__file__).resolve().parents[3]
 _WIRING_WARNING = "without memory_manager=SessionMemoryManager()"
+_TIMEOUT_S = 600.0  # importing BeeAI and the memory, four turns, on a loaded 2-core runner
 
 
 class EditorClient:
@@ -65,15 +67,19 @@ async def _chat(
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     args = ["--protocol", "acp", "--store", str(store), "--log", str(log), "--manager", manager]
     with errors.open("wb") as stderr:
-        async with acp.spawn_agent_process(
-            client,
-            sys.executable,
-            str(APP),
-            *args,
-            env=env,
-            cwd=ROOT,
-            transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": 30.0},
-        ) as (connection, _process):
+        async with (
+            acp.spawn_agent_process(
+                client,
+                sys.executable,
+                str(APP),
+                *args,
+                env=env,
+                cwd=ROOT,
+                transport_kwargs={"stderr": stderr.fileno(), "shutdown_timeout": 30.0},
+            ) as (connection, _process),
+            asyncio.timeout(_TIMEOUT_S),
+        ):
+            # A hung agent fails the test; leaving the block stops the process either way.
             await connection.initialize(protocol_version=acp.PROTOCOL_VERSION)
             first = (await connection.new_session(cwd=str(ROOT))).session_id
             second = (await connection.new_session(cwd=str(ROOT))).session_id
