@@ -38,13 +38,21 @@ from integrations.beeai._context import (
     answer_message,
     explicit_session,
     logger,
+    memory_session,
     scope_of,
     workflow_answer,
 )
-from integrations.beeai._deployment import deployment_session, history_of
+from integrations.beeai._deployment import (
+    answer_link,
+    deployment_session,
+    history_of,
+    linked_session,
+    message_pairs,
+)
 from integrations.beeai._sanitize import MARK, clean_messages
 from integrations.beeai._sessions import FRAMEWORK, UNSYNCED_SAVE, SessionViews
 from integrations.beeai._tools import RecallWorkflowsTool
+from integrations.beeai._wiring import WiringCheck
 
 
 class EpisodicMemoryAgentOutput(AgentOutput):
@@ -83,7 +91,9 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
         name: The EM agent's own name.
         description: The EM agent's description.
         max_sessions: How many sessions to keep open in this process.
-        session_id: The session of runs whose context names none (default: a new id per agent).
+        session_id: The session of runs whose context names none (default: a new id per agent);
+            a run a BeeAI server serves is in its conversation's session instead
+            (``docs/deploy.md``).
         scope: The scope of new sessions (default: ``scope`` in the run context, else the
             memory's).
         journal: Keep each session's capture in the memory's store (when the memory has one), so
@@ -129,6 +139,7 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
         self._name = name
         self._description = description
         self._own_memory: BaseMemory = UnconstrainedMemory()
+        self._wiring = WiringCheck(logger)  # shared with the clones a server makes per request
 
     @runnable_entry
     async def run(
@@ -144,9 +155,15 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
             The crew's answer followed by ``"\\n\\n"`` and the suggestions.
         """
         ctx = RunContext.get()
-        session_id = explicit_session(ctx) or deployment_session() or self.session_id
         scope = scope_of(ctx, self.scope, self.episodic_memory)
-        controller, synced = await self._open(session_id, scope)
+        conversation: list[tuple[str, str]] | None = None
+        if isinstance(input, list):  # a replayed history may carry the memory's own text
+            history = history_of(input)
+            cleaned = clean_messages(history, self._is_command)
+            if cleaned is not None:
+                input = cleaned + input[len(history) :]
+            conversation = message_pairs(input)
+        controller, synced = await self._open(await self._session_of(ctx, scope, input), scope)
         text = instruction_text(input)
         command = controller.command_of(text)
         if command is not None:
@@ -156,11 +173,6 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
                 reply = UNSYNCED_SAVE
             await self._commit(controller)
             return self._output(controller, reply, command=command)
-        if isinstance(input, list):  # a replayed history may carry the memory's own text
-            history = history_of(input)
-            cleaned = clean_messages(history, self._is_command)
-            if cleaned is not None:
-                input = cleaned + input[len(history) :]
         if text.strip():
             controller.begin_turn(text)
         recorder = CallRecorder(
@@ -188,11 +200,14 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
                         session_id=controller.trajectory.session_id,
                         text=suffix.removeprefix(SEPARATOR),
                         suggestions=list(controller.last_suggestions),
+                        state=getattr(crew_output, "state", None),
                     ),
                 )
         except Exception as exc:  # noqa: BLE001 - raised only in strict mode, or by a bug in the glue
             self.sessions.isolate("suggesting next steps", exc)
-        await self._commit(controller)
+        # The history a client replays next (chat completions, A2A): this input and the answer.
+        links = [answer_link(conversation, answer)] if conversation is not None else []
+        await self._commit(controller, links)
         return self._output(controller, answer + suffix, crew_output=crew_output, answer=answer)
 
     async def _run_crew(
@@ -211,6 +226,30 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
     def _is_command(self, text: str) -> bool:
         return self.policy.command_of(text) is not None
 
+    async def _session_of(self, ctx: RunContext, scope: str, run_input: object) -> str:
+        """The run's session: named by the caller or the deployment, else found or unnamed."""
+        named = explicit_session(ctx) or deployment_session()
+        if named is not None:
+            return named
+        linked = await linked_session(self.journal, self.sessions.isolation, scope, run_input)
+        return linked or self._unnamed_session(ctx)
+
+    def _unnamed_session(self, ctx: RunContext) -> str:
+        """The session of a run that names none: the constructor's, unless a server serves it.
+
+        BeeAI's servers clone the agent per request, and the clones share the constructor's id:
+        it would make every conversation one session. A served run gets the session of its
+        conversation buffer (the crew's memory, as the middleware does) instead, and a server
+        that does not name its conversations to the memory (no ``SessionMemoryManager``) gets one
+        warning naming the fix.
+        """
+        serving = self._wiring.serving()
+        if serving is None:
+            return self.session_id
+        if not serving.keyed:
+            self._wiring.warn(serving.server)
+        return memory_session(ctx)
+
     async def _open(self, session_id: str, scope: str) -> tuple[SessionController, bool]:
         """The session's controller, and whether it holds everything the session captured."""
         if self.journal is not None:
@@ -222,10 +261,10 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
             return self.sessions.get(session_id, scope=scope, crew=self.crew_name), False
         return self.sessions.get(session_id, scope=scope, crew=self.crew_name), True
 
-    async def _commit(self, controller: SessionController) -> None:
+    async def _commit(self, controller: SessionController, links: list[str] | None = None) -> None:
         if self.journal is not None:
             with self.sessions.isolation.guard("journaling the turn"):
-                await asyncio.to_thread(self.journal.commit, controller)
+                await asyncio.to_thread(self.journal.commit, controller, links=links or [])
 
     def _output(
         self,

@@ -187,6 +187,12 @@ class SuggestionsEvent(BaseModel):
     """The suggestions as the user reads them (without the leading blank line)."""
     suggestions: list[Any]
     """The :class:`~em_plugin.suggest.types.Suggestion` objects."""
+    state: Any = None
+    """The finished run's state (a ``RequirementAgent``'s ``RequirementAgentRunState``), unchanged.
+
+    BeeAI's serve adapters stream an agent's run and read ``data.state`` of every event it
+    yields (Zed's ACP adapter and the OpenAI-compatible server, for a ``RequirementAgent``);
+    an event without it failed their request."""
 
 
 #: The name of the event carrying the suggestions of a streamed run.

@@ -9,6 +9,9 @@ id, the Responses API ``conversation``. Pass it as the server's ``memory_manager
 
     server = A2AServer(config=..., memory_manager=SessionMemoryManager())
 
+Zed's ACP adapter (stdio) fetches a session's memory once, when the session is created; the
+prompts that follow are found by the session id the adapter keeps for the prompt it serves.
+
 Clients that replay the whole history instead (OpenAI chat completions) have no id: there the
 session is found from the history itself (:func:`message_pairs`,
 :func:`em_plugin.session.journal.conversation_digest`).
@@ -16,6 +19,8 @@ session is found from the history itself (:func:`message_pairs`,
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -25,14 +30,45 @@ from beeai_framework.memory import BaseMemory
 from beeai_framework.serve import MemoryManager
 from beeai_framework.serve.utils import UnlimitedMemoryManager
 
-__all__ = ["SessionMemoryManager", "deployment_session", "message_pairs"]
+from em_plugin.session.isolation import FaultIsolation
+from em_plugin.session.journal import JournaledSessions, conversation_digest
+from integrations.beeai._sanitize import strip_suggestions
+
+__all__ = [
+    "SessionMemoryManager",
+    "answer_link",
+    "deployment_session",
+    "linked_session",
+    "message_pairs",
+]
 
 _SESSION: ContextVar[str | None] = ContextVar("em_plugin_beeai_deployment_session", default=None)
+_ACP_ZED_AGENT = "beeai_framework.adapters.acp_zed.serve.agent"
 
 
 def deployment_session() -> str | None:
-    """Return the conversation id the serving deployment named for the current request, if any."""
-    return _SESSION.get()
+    """Return the conversation id the serving deployment named for the current request, if any.
+
+    That is the id a :class:`SessionMemoryManager` noted, else the session of the prompt that
+    BeeAI's Zed ACP adapter is serving (it knows its session id with any manager).
+    """
+    return _SESSION.get() or _acp_zed_session()
+
+
+def _acp_zed_session() -> str | None:
+    """The ACP session id of the prompt BeeAI's Zed adapter is serving, if it serves one.
+
+    The adapter (``beeai_framework.adapters.acp_zed``) sets it in a context variable of its
+    agent module around each ``session/prompt``, so the run it starts sees it; the manager is
+    not asked then (its fetch ran when the session was created, in another request). The module
+    is looked up, never imported: a process that does not serve ACP has not loaded it.
+    """
+    module = sys.modules.get(_ACP_ZED_AGENT)
+    active = getattr(module, "_active_session", None)
+    if not isinstance(active, ContextVar):
+        return None
+    value = active.get(None)
+    return value if isinstance(value, str) and value.strip() else None
 
 
 class SessionMemoryManager(MemoryManager):
@@ -95,3 +131,42 @@ def history_of(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
         if isinstance(messages[index], UserMessage):
             return list(messages[:index])
     return []
+
+
+async def linked_session(
+    journal: JournaledSessions | None, isolation: FaultIsolation, scope: str, run_input: object
+) -> str | None:
+    """Return the session whose last turn ended with the history ``run_input`` replays, if any.
+
+    Args:
+        journal: The sessions' journal (``None``: sessions are not journaled, none is found).
+        isolation: Logs (or, strict, raises) a failure to read the journal.
+        scope: The scope the session is in.
+        run_input: The run's input; only a list of messages replays a history.
+
+    Returns:
+        The session id, or ``None``.
+    """
+    if journal is None or not isinstance(run_input, list):
+        return None
+    history = message_pairs(history_of(run_input))
+    if not history:
+        return None
+    digest = conversation_digest(history)
+    linked: str | None = None
+    with isolation.guard("finding the conversation's session"):
+        linked = await asyncio.to_thread(journal.journal.find_link, scope, digest)
+    return linked
+
+
+def answer_link(conversation: Sequence[tuple[str, str]], answer: str) -> str:
+    """Return the digest of the history a client replays after this turn: its input and answer.
+
+    Args:
+        conversation: The turn's input as :func:`message_pairs` (the memory's text removed).
+        answer: The answer the client read (its suggestions block is left out).
+
+    Returns:
+        The digest :func:`linked_session` finds the session by.
+    """
+    return conversation_digest([*conversation, ("message", strip_suggestions(answer))])

@@ -48,7 +48,6 @@ from em_plugin.session import (
     SessionPolicy,
 )
 from em_plugin.session.integration import CrewNameAlias, MemoryIntegration
-from em_plugin.session.journal import conversation_digest
 from integrations.beeai._capture import CallRecorder, agent_name, run_instruction
 from integrations.beeai._context import (
     SUGGESTIONS_EVENT,
@@ -64,8 +63,8 @@ from integrations.beeai._context import (
     with_workflow_suffix,
     workflow_answer,
 )
-from integrations.beeai._deployment import history_of, message_pairs
-from integrations.beeai._sanitize import clean_messages, strip_suggestions
+from integrations.beeai._deployment import answer_link, history_of, linked_session, message_pairs
+from integrations.beeai._sanitize import clean_messages
 from integrations.beeai._sessions import FRAMEWORK, UNSYNCED_SAVE, SessionViews
 from integrations.beeai._tools import RecallWorkflowsTool
 from integrations.beeai._wiring import WIRING_FIX, unkeyed_server
@@ -252,18 +251,9 @@ class EpisodicMemoryMiddleware(
 
     async def _linked(self, ctx: RunContext, scope: str, run_input: object) -> str | None:
         """The session whose last turn ended with the history this input replays, if any."""
-        if self.journal is None or not isinstance(run_input, list):
-            return None
         if explicit_session(ctx) or deployment_session():
             return None
-        history = message_pairs(history_of(run_input))
-        if not history:
-            return None
-        digest = conversation_digest(history)
-        linked: str | None = None
-        with self.sessions.isolation.guard("finding the conversation's session"):
-            linked = await asyncio.to_thread(self.journal.journal.find_link, scope, digest)
-        return linked
+        return await linked_session(self.journal, self.sessions.isolation, scope, run_input)
 
     async def _open(
         self, session_id: str, scope: str, crew: str | None
@@ -291,12 +281,11 @@ class EpisodicMemoryMiddleware(
         with_workflow_suffix(data.output, suffix)
         if turn.conversation is not None:
             # The history a client replays next: this input and the crew's answer.
-            turn.links.append(
-                conversation_digest([*turn.conversation, ("message", strip_suggestions(answer))])
-            )
+            turn.links.append(answer_link(turn.conversation, answer))
         if suffix:
             turn.shown = SuggestionsEvent(
                 session_id=controller.trajectory.session_id,
                 text=suffix.removeprefix(SEPARATOR),
                 suggestions=list(controller.last_suggestions),
+                state=getattr(data.output, "state", None),
             )

@@ -137,3 +137,26 @@ async def test_save_is_refused_while_the_journal_cannot_be_read(monkeypatch: Any
     reply = await other.coordinator.run("/save").context({"session_id": "s"})
     assert reply.last_message.text.startswith("Could not read this session's journal")
     assert memory.load("session/s") == kept
+
+
+def test_a_streamed_responses_request_with_suggestions_completes(monkeypatch: Any) -> None:
+    """BeeAI's OpenAI-compatible server streams a ``RequirementAgent`` run and reads
+    ``data.state`` of every event it yields, the suggestions event too (it failed the stream)."""
+    import uvicorn
+    from beeai_framework.adapters.openai.serve.server import OpenAIServer, OpenAIServerConfig
+    from starlette.testclient import TestClient
+
+    crew = build_crew(middlewares=[EpisodicMemoryMiddleware(seeded())])
+    crew.turn_extract()
+    apps: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, *args, **kwargs: apps.append(app))
+    config = OpenAIServerConfig(host="127.0.0.1", api="responses")
+    OpenAIServer(config=config, memory_manager=SessionMemoryManager()).register(
+        crew.coordinator
+    ).serve()
+    body = {"model": "coordinator", "input": EXTRACT, "conversation": "c-1", "stream": True}
+    with TestClient(apps[0]) as client, client.stream("POST", "/responses", json=body) as response:
+        assert response.status_code == 200
+        events = [line for line in response.iter_lines() if line.startswith("event:")]
+    assert events[-1] == "event: response.completed"
+    assert "event: error" not in events and "event: response.failed" not in events

@@ -1,8 +1,11 @@
 """A BeeAI crew with episodic memory, served the way teams deploy it (run as a process).
 
 ``python beeai_server_app.py --protocol a2a|responses|chat --port P --store SPEC --log FILE``
+(or ``--protocol acp``: Zed's Agent Client Protocol on this process's stdin and stdout, no port)
 serves a ``RequirementAgent`` coordinator whose sub-agents (unnamed ``RequirementAgent``s behind
-``HandoffTool``s) extract and classify, every model a scripted policy that never runs out. Each
+``HandoffTool``s) extract and classify, every model a scripted policy that never runs out; the
+memory middleware is on the coordinator (``--front agent``: an ``EpisodicMemoryAgent`` in front
+of it instead), and the server gets a ``SessionMemoryManager`` (``--manager none``: not). Each
 model input is appended to ``--log`` (one JSON line per call), so a test can check what the
 models read. The memory sits on ``--store`` (a directory, or an ``oxigraph serve`` URL shared by
 several processes) and is seeded with one past workflow, so suggestions appear.
@@ -26,7 +29,7 @@ from beeai_framework.tools.handoff import HandoffTool
 
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.memory import EpisodicMemory
-from integrations.beeai import EpisodicMemoryMiddleware, SessionMemoryManager
+from integrations.beeai import EpisodicMemoryAgent, EpisodicMemoryMiddleware, SessionMemoryManager
 from integrations.beeai.testing import ScriptedChatModel, ScriptStep, call, final
 from provenance.model import CallStep, InstructionStep, Workflow
 
@@ -97,8 +100,15 @@ def classifier_policy(task: str, answered: bool) -> ScriptStep:
     return call("pfas_classifier", names=["PFOA", "water"])
 
 
-def build(store: str, log: Path) -> tuple[RequirementAgent, EpisodicMemory]:
-    """The coordinator (memory middleware on it) and the memory, seeded once."""
+def build(
+    store: str, log: Path, front: str = "middleware"
+) -> tuple[RequirementAgent | EpisodicMemoryAgent, EpisodicMemory]:
+    """The agent to serve and the memory, seeded once.
+
+    ``front="middleware"``: the coordinator with the memory middleware on it;
+    ``front="agent"``: an :class:`EpisodicMemoryAgent` (named ``coordinator`` too, so clients
+    address it alike) in front of the coordinator.
+    """
     memory = EpisodicMemory(store=store, embedder=FakeEmbedder(64), scope=SCOPE)
     if "seed" not in memory.ids():
         steps = (CallStep(name="extractor", args={}), CallStep(name="classifier", args={}))
@@ -122,28 +132,42 @@ def build(store: str, log: Path) -> tuple[RequirementAgent, EpisodicMemory]:
         memory=UnconstrainedMemory(),
         name="coordinator",
         description="Coordinates the chemistry crew.",
-        middlewares=[EpisodicMemoryMiddleware(memory)],
+        middlewares=[EpisodicMemoryMiddleware(memory)] if front == "middleware" else [],
         tool_call_checker=False,
     )
+    if front == "agent":
+        return EpisodicMemoryAgent(coordinator, memory, name="coordinator"), memory
     return coordinator, memory
 
 
 def serve(
-    protocol: str, port: int, coordinator: RequirementAgent, manager: str = "session"
+    protocol: str,
+    port: int,
+    coordinator: RequirementAgent | EpisodicMemoryAgent,
+    manager: str = "session",
 ) -> None:
-    """Serve the coordinator on 127.0.0.1 (blocks until the process is stopped).
+    """Serve the agent on 127.0.0.1 (blocks until the process is stopped).
 
     ``manager="none"`` leaves out ``SessionMemoryManager`` (BeeAI's default manager): the
-    wiring mistake the memory middleware warns about.
+    wiring mistake the memory middleware and the EM agent warn about.
     """
     sessions = SessionMemoryManager() if manager == "session" else None
+    if protocol == "acp":
+        from beeai_framework.adapters.acp_zed import ACPZedServer
+
+        ACPZedServer(memory_manager=sessions).register(coordinator).serve()
+        return
     if protocol == "a2a":
         from beeai_framework.adapters.a2a.serve.server import A2AServer, A2AServerConfig
 
         a2a = A2AServer(
             config=A2AServerConfig(host="127.0.0.1", port=port), memory_manager=sessions
         )
-        a2a.register(coordinator, send_trajectory=False).serve()
+        if isinstance(coordinator, RequirementAgent):
+            a2a.register(coordinator, send_trajectory=False)
+        else:
+            a2a.register(coordinator)
+        a2a.serve()
         return
     from beeai_framework.adapters.openai.serve.server import OpenAIServer, OpenAIServerConfig
 
@@ -155,13 +179,14 @@ def serve(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--protocol", choices=["a2a", "responses", "chat"], required=True)
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--protocol", choices=["a2a", "responses", "chat", "acp"], required=True)
+    parser.add_argument("--port", type=int, default=0, help="not for acp (stdio)")
     parser.add_argument("--store", required=True)
     parser.add_argument("--log", type=Path, required=True)
     parser.add_argument("--manager", choices=["session", "none"], default="session")
+    parser.add_argument("--front", choices=["middleware", "agent"], default="middleware")
     args = parser.parse_args()
-    coordinator, _ = build(args.store, args.log)
+    coordinator, _ = build(args.store, args.log, args.front)
     serve(args.protocol, args.port, coordinator, args.manager)
 
 

@@ -108,8 +108,10 @@ def serve(tmp_path: Path) -> Iterator[Any]:
     """``serve(protocol, store, name)`` starts servers; all are stopped after the test."""
     started: list[Served] = []
 
-    def start(protocol: str, store: str, *names: str) -> list[Served]:
-        servers = [launch(protocol, store, tmp_path, name) for name in names]
+    def start(
+        protocol: str, store: str, *names: str, options: tuple[str, ...] = ()
+    ) -> list[Served]:
+        servers = [launch(protocol, store, tmp_path, name, *options) for name in names]
         started.extend(servers)
         wait_ready(*servers)
         return servers
@@ -261,11 +263,13 @@ def test_responses_conversations_span_two_workers_on_one_store(
 # -- OpenAI-compatible: chat completions, the client replays the history ---------------------
 
 
+@pytest.mark.parametrize("front", ["middleware", "agent"])
 def test_chat_completions_continue_the_conversation_the_history_replays(
-    serve: Any, tmp_path: Path
+    serve: Any, tmp_path: Path, front: str
 ) -> None:
+    """The middleware on the coordinator, or the EM agent in front of it."""
     store = str(tmp_path / "store")
-    (server,) = serve("chat", store, "chat")
+    (server,) = serve("chat", store, "chat", options=("--front", front))
     alice: list[dict[str, str]] = [{"role": "user", "content": EXTRACT}]
     bob: list[dict[str, str]] = [{"role": "user", "content": CLASSIFY}]
     for turn in (CLASSIFY, "/save"):
@@ -289,51 +293,89 @@ def test_chat_completions_continue_the_conversation_the_history_replays(
 _WIRING_WARNING = "without memory_manager=SessionMemoryManager()"
 
 
-def test_wiring_table_sessions_correct_or_one_warning(serve: Any, tmp_path: Path) -> None:
-    """Adapter x (wired as docs/deploy.md says; wired without the manager): sessions are kept
-    per conversation, or the server logs one warning naming the fix at the first request."""
-    wired_a2a, wired_responses = (
-        launch("a2a", str(tmp_path / "s1"), tmp_path, "a2a-wired"),
-        launch("responses", str(tmp_path / "s2"), tmp_path, "responses-wired"),
-    )
-    bare_a2a, bare_responses = (
-        launch("a2a", str(tmp_path / "s3"), tmp_path, "a2a-bare", "--manager", "none"),
-        launch("responses", str(tmp_path / "s4"), tmp_path, "responses-bare", "--manager", "none"),
-    )
-    servers = [wired_a2a, wired_responses, bare_a2a, bare_responses]
+def _wiring_table(tmp_path: Path, front: str) -> dict[str, tuple[str, int, int]]:
+    """Serve ``front`` (the middleware or the EM agent) over A2A and the Responses API, each
+    wired as docs/deploy.md says and without the manager; in each, two conversations of two
+    turns, then ``/save`` in the first. Returns, per cell, the reply to ``/save`` (up to its
+    count), how many wiring warnings the server logged and how many instructions the saved
+    workflow holds (0: none saved)."""
+    cells = [
+        ("A2A, wired", "a2a", "session"),
+        ("Responses, wired", "responses", "session"),
+        ("A2A, no manager", "a2a", "none"),
+        ("Responses, no manager", "responses", "none"),
+    ]
+    servers = {
+        name: launch(
+            protocol,
+            str(tmp_path / f"store-{index}"),
+            tmp_path,
+            f"{front}-{index}",
+            *("--manager", manager, "--front", front),
+        )
+        for index, (name, protocol, manager) in enumerate(cells)
+    }
+    table: dict[str, tuple[str, int]] = {}
+    saved_ids: dict[str, str] = {}
     try:
-        wait_ready(*servers)
+        wait_ready(*servers.values())
+        for name, protocol, _ in cells:
+            server = servers[name]
 
-        def a2a(server: Served, conversation: str, text: str) -> str:
-            return asyncio.run(a2a_send(server.url, conversation, text))
+            def send(
+                conversation: str, text: str, server: Served = server, protocol: str = protocol
+            ) -> str:
+                if protocol == "a2a":
+                    return asyncio.run(a2a_send(server.url, conversation, text))
+                return responses_send(server.url, conversation, text)
 
-        def responses(server: Served, conversation: str, text: str) -> str:
-            return responses_send(server.url, conversation, text)
-
-        table = {}
-        for name, server, send in (
-            ("A2A, wired", wired_a2a, a2a),
-            ("Responses, wired", wired_responses, responses),
-            ("A2A, no manager", bare_a2a, a2a),
-            ("Responses, no manager", bare_responses, responses),
-        ):
             for conversation in ("c1", "c2"):
-                send(server, conversation, EXTRACT)
-                send(server, conversation, CLASSIFY)
-            saved = send(server, "c1", "/save")
+                send(conversation, EXTRACT)
+                send(conversation, CLASSIFY)
+            saved = send("c1", "/save")
             warnings = server.output.read_text(errors="replace").count(_WIRING_WARNING)
             reply = re.sub(r"beeai-[0-9a-f]+", "beeai-<random>", saved.split(" (")[0])
             table[name] = (reply.split(":")[0], warnings)
+            saved_ids[name] = saved.split(" (")[0].removeprefix("Saved workflow ")
     finally:
-        for server in servers:
+        for server in servers.values():
             server.stop()
-    print(table)
-    assert table == {
-        "A2A, wired": ("Saved workflow session/c1", 0),
-        "Responses, wired": ("Saved workflow session/c1", 0),
+    result = {}
+    for index, (name, _, _) in enumerate(cells):
+        instructions = 0
+        if table[name][0].startswith("Saved workflow"):
+            with open_store(str(tmp_path / f"store-{index}")) as store:
+                workflow = store.load(saved_ids[name], SCOPE)
+            instructions = sum(isinstance(s, InstructionStep) for s in workflow.steps)
+        result[name] = (*table[name], instructions)
+    print(front, result)
+    return result
+
+
+def test_wiring_table_sessions_correct_or_one_warning(tmp_path: Path) -> None:
+    """Adapter x (wired as docs/deploy.md says; wired without the manager), the middleware on
+    the coordinator: sessions are kept per conversation, or the server logs one warning naming
+    the fix at the first request."""
+    assert _wiring_table(tmp_path, "middleware") == {
+        "A2A, wired": ("Saved workflow session/c1", 0, 2),
+        "Responses, wired": ("Saved workflow session/c1", 0, 2),
         # One session per A2A context still (BeeAI keeps a memory per context, the middleware a
         # session per memory), but not named after it: another worker, or the server after a
         # restart, cannot continue it. The Responses API clones that memory per request.
-        "A2A, no manager": ("Saved workflow session/beeai-<random>", 1),
-        "Responses, no manager": ("Nothing to save yet", 1),
+        "A2A, no manager": ("Saved workflow session/beeai-<random>", 1, 2),
+        "Responses, no manager": ("Nothing to save yet", 1, 0),
+    }
+
+
+def test_em_agent_wiring_table_sessions_correct_or_one_warning(tmp_path: Path) -> None:
+    """The same table with the EM agent in front of the crew: its constructor's session id
+    never makes every conversation one session."""
+    assert _wiring_table(tmp_path, "agent") == {
+        "A2A, wired": ("Saved workflow session/c1", 0, 2),
+        "Responses, wired": ("Saved workflow session/c1", 0, 2),
+        # A2A replays the context's history to the EM agent: the session is the one whose last
+        # turn ended with it (as for chat completions), not named after the context.
+        "A2A, no manager": ("Saved workflow session/beeai-<random>", 1, 2),
+        # The Responses API sends the new input only: each request is a session of its own.
+        "Responses, no manager": ("Nothing to save yet", 1, 0),
     }
