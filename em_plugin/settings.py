@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.retrieval.reference import DEFAULT_MAX_WORKFLOWS, DEFAULT_THRESHOLD, MatchConfig
-from em_plugin.state.continuation import ContinuationConfig
-from em_plugin.state.procedural import DEFAULT_C, DEFAULT_SIMILARITY
+from em_plugin.suggest.continuation import ContinuationConfig
+from em_plugin.suggest.procedural_graph import DEFAULT_C, DEFAULT_SIMILARITY
 
 __all__ = ["RankingSettings", "RetrievalSettings"]
 
@@ -70,7 +70,7 @@ class RankingSettings:
     def __post_init__(self) -> None:
         if not isinstance(self.continuation, ContinuationConfig):
             raise ConfigurationError(
-                "continuation must be an em_plugin.state.continuation.ContinuationConfig, "
+                "continuation must be an em_plugin.suggest.continuation.ContinuationConfig, "
                 f"not {type(self.continuation).__name__}"
             )
         if self.c < 0:

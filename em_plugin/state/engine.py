@@ -44,13 +44,13 @@ from em_plugin.embedding.embedders import resolve_embedder
 from em_plugin.embedding.record import check_embedder, write_record
 from em_plugin.errors import IndexStaleError
 from em_plugin.state.batch_writes import BatchWrites
-from em_plugin.state.continuation import ContinuationConfig
 from em_plugin.state.persistence import META, open_cache, store_fingerprint
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.state.step_index import StepIndex
 from em_plugin.state.versions import Versions
 from em_plugin.state.workflow_cache import WorkflowCache
 from em_plugin.state.workflow_copies import FILE_NAME, WorkflowCopies
+from em_plugin.suggest.continuation import ContinuationConfig
 from provenance.errors import StoreError, WorkflowNotFound
 from provenance.lifecycle import version_id, workflow_record_iri
 from provenance.model import InstructionStep, Workflow

@@ -23,10 +23,15 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from em_plugin.state.arrays import gather_index
-from em_plugin.state.continuation import Candidate, ContinuationConfig, ContinuationIndex, Query
 from em_plugin.state.episodes import ContextTable, Episode, episode_of
-from em_plugin.state.procedural import DEFAULT_C, DEFAULT_SIMILARITY, ProceduralGraph, Transition
 from em_plugin.state.scope_index import ScopeIndex
+from em_plugin.suggest.continuation import Candidate, ContinuationConfig, ContinuationIndex, Query
+from em_plugin.suggest.procedural_graph import (
+    DEFAULT_C,
+    DEFAULT_SIMILARITY,
+    ProceduralGraph,
+    Transition,
+)
 from provenance.model import Workflow
 
 __all__ = ["ScopeMemory"]

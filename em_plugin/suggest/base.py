@@ -18,10 +18,10 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from em_plugin.retrieval.reference import Match
-from em_plugin.state.continuation import Candidate, Query
 from em_plugin.state.episodes import Episode
-from em_plugin.state.procedural import Transition
+from em_plugin.suggest.continuation import Candidate, Query
 from em_plugin.suggest.crew import CrewDescription
+from em_plugin.suggest.procedural_graph import Transition
 from em_plugin.suggest.types import Suggestion
 from provenance.model import CallStep, Workflow
 

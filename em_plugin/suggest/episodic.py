@@ -1,9 +1,9 @@
 """The episodic suggester: what followed similar states in stored workflows (docs/suggestions.md).
 
-Candidates come from the continuation model (:mod:`em_plugin.state.continuation`), which matches the
-most recent leaves at every stored position, and from the workflows the paper's rule retrieved
-(the step right after each one's matched subsequence). Ranking is by the model's probability;
-evidence lists the retrieved workflows first, then the best-agreeing stored positions.
+Candidates come from the continuation model (:mod:`em_plugin.suggest.continuation`), which
+matches the most recent leaves at every stored position, and from the workflows the paper's rule
+retrieved (the step right after each one's matched subsequence). Ranking is by the model's
+probability; evidence lists the retrieved workflows first, then the best-agreeing stored positions.
 
 By default every tool the model ranks is suggested: at agreement 0 its votes are still weighted
 by instruction similarity ("used in workflows with similar instructions"), and on the benchmark
@@ -38,7 +38,6 @@ from __future__ import annotations
 import dataclasses
 
 from em_plugin.errors import ConfigurationError
-from em_plugin.state.continuation import Candidate
 from em_plugin.suggest.base import (
     DEFAULT_FAMILIAR,
     BaseSuggester,
@@ -48,6 +47,7 @@ from em_plugin.suggest.base import (
     short,
     unfamiliar,
 )
+from em_plugin.suggest.continuation import Candidate
 from em_plugin.suggest.evidence import admissible, repeat_needs_support
 from em_plugin.suggest.types import Evidence, Suggestion
 from provenance.model import CallStep

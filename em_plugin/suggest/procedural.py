@@ -15,7 +15,7 @@ class ProceduralSuggester(BaseSuggester):
     With no call yet, the successors of the graph's start node (the tools workflows begin with),
     unless the instruction is unlike any stored one (then the crew description speaks, Fig. 4).
     Edges seen under an instruction close to the current one rank first, by similarity; the rest
-    by H-EPM weight (see :mod:`em_plugin.state.procedural`).
+    by H-EPM weight (see :mod:`em_plugin.suggest.procedural_graph`).
 
     Args:
         k: How many tools to suggest (H-EPM uses two).

@@ -10,8 +10,8 @@ import pytest
 
 from em_plugin import EpisodicMemory, RankingSettings, RetrievalSettings
 from em_plugin.errors import ConfigurationError
-from em_plugin.state.continuation import ContinuationConfig
 from em_plugin.state.step_index import StepIndex
+from em_plugin.suggest.continuation import ContinuationConfig
 from em_plugin.suggest.crew import CrewDescription
 from provenance.model import CallStep, InstructionStep, Workflow
 

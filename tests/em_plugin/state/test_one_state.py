@@ -11,9 +11,9 @@ import pytest
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.evaluation.synthetic import SCOPE, SyntheticMemory
 from em_plugin.memory import EpisodicMemory
-from em_plugin.state.continuation import ContinuationIndex
-from em_plugin.state.procedural import ProceduralGraph
 from em_plugin.state.scope_memory import ScopeMemory
+from em_plugin.suggest.continuation import ContinuationIndex
+from em_plugin.suggest.procedural_graph import ProceduralGraph
 
 DATA = SyntheticMemory(5)
 QUERIES = list(DATA.queries(10))

@@ -6,8 +6,8 @@ import pytest
 
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.errors import ConfigurationError
-from em_plugin.state.continuation import ContinuationConfig, ContinuationIndex, Query
 from em_plugin.state.scope_memory import ScopeMemory
+from em_plugin.suggest.continuation import ContinuationConfig, ContinuationIndex, Query
 from provenance.model import CallStep, InstructionStep, Workflow
 
 EMBEDDER = FakeEmbedder(64)

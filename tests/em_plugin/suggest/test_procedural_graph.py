@@ -9,9 +9,9 @@ import pytest
 
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.errors import ConfigurationError
-from em_plugin.state.procedural import ProceduralGraph
 from em_plugin.state.scope_index import ScopeIndex
 from em_plugin.state.scope_memory import ScopeMemory
+from em_plugin.suggest.procedural_graph import ProceduralGraph
 from provenance.model import CallStep, InstructionStep, Workflow
 
 

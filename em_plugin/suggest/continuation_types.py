@@ -1,6 +1,6 @@
 """The continuation model's values: its parameters, the current state, a ranked candidate.
 
-See :mod:`em_plugin.state.continuation` (the model) and docs/tuning.md (the defaults).
+See :mod:`em_plugin.suggest.continuation` (the model) and docs/tuning.md (the defaults).
 """
 
 from __future__ import annotations

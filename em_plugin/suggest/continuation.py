@@ -49,11 +49,11 @@ from typing import Any
 import numpy as np
 
 from em_plugin.state.arrays import GrowArray, gather_index
-from em_plugin.state.continuation_keys import INSTRUCTION as _INSTRUCTION
-from em_plugin.state.continuation_keys import KeyPostings
-from em_plugin.state.continuation_types import Candidate, ContinuationConfig, Query
 from em_plugin.state.episodes import ContextTable
 from em_plugin.state.scope_index import ScopeIndex
+from em_plugin.suggest.continuation_keys import INSTRUCTION as _INSTRUCTION
+from em_plugin.suggest.continuation_keys import KeyPostings
+from em_plugin.suggest.continuation_types import Candidate, ContinuationConfig, Query
 from em_plugin.types import Evidence
 
 __all__ = ["Candidate", "ContinuationConfig", "ContinuationIndex", "Query"]
@@ -65,7 +65,7 @@ class ContinuationIndex:
     An index over the scope's arrays (:class:`~em_plugin.state.scope_index.ScopeIndex`): its
     slots, tools, contexts and args are the scope's own. It keeps only what ranking needs on top
     of them: per position the scope slot, the scope leaf it predicts and that leaf's tool, and
-    postings by key (:mod:`~em_plugin.state.continuation_keys`). The scope's live slots are
+    postings by key (:mod:`~em_plugin.suggest.continuation_keys`). The scope's live slots are
     indexed in one vectorised pass at construction, and :meth:`added` appends a save without
     rebuilding anything.
 
