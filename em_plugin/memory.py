@@ -147,9 +147,8 @@ class EpisodicMemory:
         self.redactor = Redactor(redact_patterns)
         self.on_suggestions = on_suggestions
         self._engine = _engine or MemoryEngine(
-            store, embedder, continuation=self.ranking.continuation, c=self.ranking.c,
-            edge_similarity=self.ranking.edge_similarity, use_text=_use_text,
-            poll_interval=poll_interval,
+            store, embedder, models=self.ranking.configure(self.chain.scope_models()),
+            use_text=_use_text, poll_interval=poll_interval,
         )  # fmt: skip
         # The lifecycle's state, shared with this memory's scope views (memory.lifecycle).
         self._procedures = ProcedureCache(self._engine.poll_interval)

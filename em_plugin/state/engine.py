@@ -46,11 +46,11 @@ from em_plugin.errors import IndexStaleError
 from em_plugin.state.batch_writes import BatchWrites
 from em_plugin.state.persistence import META, open_cache, store_fingerprint
 from em_plugin.state.scope_memory import ScopeMemory
+from em_plugin.state.scope_models import ScopeModelSpec
 from em_plugin.state.step_index import StepIndex
 from em_plugin.state.versions import Versions
 from em_plugin.state.workflow_cache import WorkflowCache
 from em_plugin.state.workflow_copies import FILE_NAME, WorkflowCopies
-from em_plugin.suggest.continuation import ContinuationConfig
 from provenance.errors import StoreError, WorkflowNotFound
 from provenance.lifecycle import version_id, workflow_record_iri
 from provenance.model import InstructionStep, Workflow
@@ -77,9 +77,7 @@ class MemoryEngine:
     Args:
         store: A store spec or an open store (an open store is not closed by :meth:`close`).
         embedder: Anything :func:`~em_plugin.embedding.resolve_embedder` accepts.
-        continuation: Parameters of the continuation model.
-        c: H-EPM efficiency weight.
-        edge_similarity: Context cosine from which a graph edge ranks by similarity.
+        models: The per-scope models the suggesters declare (each scope builds them).
         use_text: ``False`` treats every instruction as the same text.
         poll_interval: Seconds between checks of the store's change markers before reads.
 
@@ -92,9 +90,7 @@ class MemoryEngine:
         store: Any,
         embedder: Any,
         *,
-        continuation: ContinuationConfig | None,
-        c: float,
-        edge_similarity: float,
+        models: Sequence[ScopeModelSpec],
         use_text: bool,
         poll_interval: float = DEFAULT_POLL_INTERVAL,
     ) -> None:
@@ -103,13 +99,7 @@ class MemoryEngine:
         self.store: WorkflowStore = open_store(store) if self.owns_store else store
         self.read_only = self.store.read_only
         self.poll_interval = poll_interval
-        self._new_state = partial(
-            ScopeMemory,
-            config=continuation,
-            c=c,
-            similarity_threshold=edge_similarity,
-            use_text=use_text,
-        )
+        self._new_state = partial(ScopeMemory, models=models, use_text=use_text)
         self.lock = threading.RLock()
         self.closed = False
         self._polled = time.monotonic()

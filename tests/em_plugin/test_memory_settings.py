@@ -46,7 +46,8 @@ def test_settings_objects_are_frozen_validated_and_applied() -> None:
         assert m.retrieval.threshold == m.config.threshold == 0.3
         assert isinstance(m.index, StepIndex)
         state = m.scope_memory()
-        assert (state.graph.c, state.graph.similarity_threshold) == (2.0, 0.5)
+        graph = state.model("procedural")
+        assert (graph.c, graph.similarity_threshold) == (2.0, 0.5)
     defaults = RankingSettings()
     assert defaults.continuation == ContinuationConfig()
     for bad, match in [
