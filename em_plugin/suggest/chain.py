@@ -16,7 +16,7 @@ output then goes through the same three steps: the evidence rules
 then the suggester's own last step, :meth:`~em_plugin.suggest.base.BaseSuggester.finish` (the
 episodic suggester keeps the evidence the paper's rule lets it cite).
 
-:func:`build_chain` takes ``extra=[...]``: suggesters added to a named chain before its fallback.
+:func:`build_chain` takes ``extra=[...]``: suggesters added to a named chain ahead of its own.
 A chain collects the per-scope models its suggesters declare (:meth:`SuggestionChain.scope_models`)
 for the memory's scopes to build.
 
@@ -388,9 +388,11 @@ def build_chain(
         name: One of :data:`CHAINS`.
         llm: The chat model of the ``llm`` chain (a LangChain or BeeAI chat model, a callable,
             or an :class:`LLMSuggester`); with ``paper`` it goes first too (the paper's flow).
-        extra: Suggesters added to the named chain, in order, just before its fallback (which
-            ranks every known tool, so would otherwise leave them no place); their declared
-            per-scope models come with them.
+        extra: Suggesters added to the named chain, in order, ahead of its own (after the LLM
+            suggester of ``llm``): a suggester added on purpose is trusted first, and the
+            episodic suggester, which ranks every tool of the scope, would otherwise leave it
+            no place. Their declared per-scope models come with them. For another order, build
+            a :class:`SuggestionChain` from a list.
         raise_suggester_errors: See :class:`SuggestionChain`.
         strict: Deprecated spelling of ``raise_suggester_errors`` (warns).
 
@@ -414,9 +416,9 @@ def build_chain(
         )
     suggesters: list[Suggester]
     if name == "paper":
-        suggesters = [PaperSuggester(), *extra, FallbackSuggester()]
+        suggesters = [*extra, PaperSuggester(), FallbackSuggester()]
     else:
-        suggesters = [EpisodicSuggester(), ProceduralSuggester(), *extra, FallbackSuggester()]
+        suggesters = [*extra, EpisodicSuggester(), ProceduralSuggester(), FallbackSuggester()]
     if llm is not None:
         suggesters.insert(0, llm if isinstance(llm, LLMSuggester) else LLMSuggester(llm))
     return SuggestionChain(suggesters, raise_suggester_errors=raise_suggester_errors, name=name)
@@ -433,7 +435,7 @@ def default_chain(
 
     Args:
         llm: A chat model (see :class:`LLMSuggester`), or ``None`` for the deterministic chain.
-        extra: Suggesters added before the fallback (see :func:`build_chain`).
+        extra: Suggesters added ahead of the chain's own (see :func:`build_chain`).
         raise_suggester_errors: See :class:`SuggestionChain`.
         strict: Deprecated spelling of ``raise_suggester_errors`` (warns).
 

@@ -173,17 +173,19 @@ def test_the_chain_collects_declared_models_once_per_name() -> None:
     assert [m.name for m in models] == ["continuation", "procedural"]
     assert build_chain("paper").scope_models() == (ProceduralModel(),)
     assert [m.name for m in build_chain(extra=[Stale()]).scope_models()] == [
+        "counts",
         "continuation",
         "procedural",
-        "counts",
     ]
 
 
-def test_build_chain_extra_goes_before_the_fallback() -> None:
+def test_build_chain_extra_goes_ahead_of_the_chains_own() -> None:
     chain = build_chain(extra=[Stale()])
-    assert [s.name for s in chain.suggesters] == ["episodic", "procedural", "stale", "fallback"]
+    assert [s.name for s in chain.suggesters] == ["stale", "episodic", "procedural", "fallback"]
     paper = build_chain("paper", extra=[Stale()])
-    assert [s.name for s in paper.suggesters] == ["paper", "stale", "fallback"]
+    assert [s.name for s in paper.suggesters] == ["stale", "paper", "fallback"]
+    llm = build_chain("llm", ScriptedChat(), extra=[Stale()])
+    assert [s.name for s in llm.suggesters][:2] == ["llm", "stale"]
 
 
 def test_two_different_models_under_one_name_fail_at_construction() -> None:
