@@ -148,7 +148,8 @@ class EpisodicMemory:
         self.on_suggestions = on_suggestions
         self._engine = _engine or MemoryEngine(
             store, embedder, models=self.ranking.configure(self.chain.scope_models()),
-            use_text=_use_text, poll_interval=poll_interval,
+            on_demand=self.ranking.built_in_models(), use_text=_use_text,
+            poll_interval=poll_interval,
         )  # fmt: skip
         # The lifecycle's state, shared with this memory's scope views (memory.lifecycle).
         self._procedures = ProcedureCache(self._engine.poll_interval)

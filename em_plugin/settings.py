@@ -83,6 +83,10 @@ class RankingSettings:
                 f"edge_similarity must be in [-1, 1], got {self.edge_similarity}"
             )
 
+    def built_in_models(self) -> list[ScopeModelSpec]:
+        """Return the continuation and procedural models with these settings applied."""
+        return self.configure([ContinuationModel(), ProceduralModel()])
+
     def configure(self, models: Sequence[ScopeModelSpec]) -> list[ScopeModelSpec]:
         """Return the declared per-scope models with these settings applied.
 

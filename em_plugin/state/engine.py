@@ -78,6 +78,7 @@ class MemoryEngine:
         store: A store spec or an open store (an open store is not closed by :meth:`close`).
         embedder: Anything :func:`~em_plugin.embedding.resolve_embedder` accepts.
         models: The per-scope models the suggesters declare (each scope builds them).
+        on_demand: Models a scope builds only when first asked for (see ``ScopeMemory``).
         use_text: ``False`` treats every instruction as the same text.
         poll_interval: Seconds between checks of the store's change markers before reads.
 
@@ -91,6 +92,7 @@ class MemoryEngine:
         embedder: Any,
         *,
         models: Sequence[ScopeModelSpec],
+        on_demand: Sequence[ScopeModelSpec] = (),
         use_text: bool,
         poll_interval: float = DEFAULT_POLL_INTERVAL,
     ) -> None:
@@ -99,7 +101,9 @@ class MemoryEngine:
         self.store: WorkflowStore = open_store(store) if self.owns_store else store
         self.read_only = self.store.read_only
         self.poll_interval = poll_interval
-        self._new_state = partial(ScopeMemory, models=models, use_text=use_text)
+        self._new_state = partial(
+            ScopeMemory, models=models, on_demand=on_demand, use_text=use_text
+        )
         self.lock = threading.RLock()
         self.closed = False
         self._polled = time.monotonic()

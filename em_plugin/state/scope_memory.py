@@ -48,6 +48,9 @@ class ScopeMemory:
         embed: Embeds texts (the memory's cached embedder).
         models: The models to build and keep up to date, as the suggesters declare them
             (``SuggestionChain.scope_models()``); names must be distinct.
+        on_demand: Models built only when :meth:`model` first asks for one (then kept up to
+            date too): the built-in ones no suggester of the chain declared, which a suggester
+            written before declarations existed may still read.
         use_text: ``False`` treats every instruction as the same text (ablation).
         arrays: The scope's state to build over; ``None``: a new empty one of its own.
 
@@ -61,6 +64,7 @@ class ScopeMemory:
         embed: Embed,
         *,
         models: Sequence[ScopeModelSpec] = (),
+        on_demand: Sequence[ScopeModelSpec] = (),
         use_text: bool = True,
         arrays: ScopeIndex | None = None,
     ) -> None:
@@ -71,6 +75,7 @@ class ScopeMemory:
         self.use_text = use_text
         self.dimension = dimension
         self.specs = tuple(models)
+        self._on_demand = {spec.name: spec for spec in on_demand if spec.name not in names}
         self._released: list[str] = []
         self.arrays = ScopeIndex(dimension) if arrays is None else arrays
         self._build()
@@ -90,8 +95,10 @@ class ScopeMemory:
             vectors = np.asarray(self.embed(texts), dtype=np.float32).reshape(1, -1)
         refs = np.bincount(contexts[contexts >= 0], minlength=len(texts))
         self.contexts = ContextTable.from_arrays(texts, vectors, refs)
-        scope = ModelScope(arrays, self.contexts, textless=not self.use_text)
-        self.models: dict[str, ScopeModel] = {spec.name: spec.build(scope) for spec in self.specs}
+        self._scope = ModelScope(arrays, self.contexts, textless=not self.use_text)
+        self.models: dict[str, ScopeModel] = {
+            spec.name: spec.build(self._scope) for spec in self.specs
+        }
         arrays.models = self
 
     def _model_contexts(self, contexts: np.ndarray) -> np.ndarray:
@@ -183,6 +190,8 @@ class ScopeMemory:
                 names the models held).
         """
         found = self.models.get(name)
+        if found is None and name in self._on_demand:
+            found = self.models[name] = self._on_demand[name].build(self._scope)
         if found is None:
             held = ", ".join(sorted(self.models)) or "none"
             raise ConfigurationError(
