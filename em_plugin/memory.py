@@ -145,8 +145,8 @@ class EpisodicMemory:
         # views (memory.lifecycle); the engine reads the hidden ids through it.
         self._lifecycle = LifecycleCache(poll_interval)
         self._engine = MemoryEngine(
-            store, embedder, continuation=self.ranking.continuation, c=self.ranking.c,
-            edge_similarity=self.ranking.edge_similarity, use_text=_use_text,
+            store, embedder, models=self.ranking.configure(self.chain.scope_models()),
+            on_demand=self.ranking.built_in_models(), use_text=_use_text,
             poll_interval=poll_interval, warm_up=_warm_up, hidden=self._lifecycle.hidden,
         )  # fmt: skip
         # The model loads in the background while the crew starts (docs/architecture.md); a

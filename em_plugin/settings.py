@@ -16,12 +16,15 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.retrieval.reference import DEFAULT_MAX_WORKFLOWS, DEFAULT_THRESHOLD, MatchConfig
-from em_plugin.state.continuation import ContinuationConfig
-from em_plugin.state.procedural import DEFAULT_C, DEFAULT_SIMILARITY
+from em_plugin.state.scope_models import ScopeModelSpec
+from em_plugin.suggest.continuation import ContinuationConfig
+from em_plugin.suggest.models import ContinuationModel, ProceduralModel
+from em_plugin.suggest.procedural_graph import DEFAULT_C, DEFAULT_SIMILARITY
 
 __all__ = ["RankingSettings", "RetrievalSettings"]
 
@@ -70,7 +73,7 @@ class RankingSettings:
     def __post_init__(self) -> None:
         if not isinstance(self.continuation, ContinuationConfig):
             raise ConfigurationError(
-                "continuation must be an em_plugin.state.continuation.ContinuationConfig, "
+                "continuation must be an em_plugin.suggest.continuation.ContinuationConfig, "
                 f"not {type(self.continuation).__name__}"
             )
         if self.c < 0:
@@ -79,3 +82,22 @@ class RankingSettings:
             raise ConfigurationError(
                 f"edge_similarity must be in [-1, 1], got {self.edge_similarity}"
             )
+
+    def built_in_models(self) -> list[ScopeModelSpec]:
+        """Return the continuation and procedural models with these settings applied."""
+        return self.configure([ContinuationModel(), ProceduralModel()])
+
+    def configure(self, models: Sequence[ScopeModelSpec]) -> list[ScopeModelSpec]:
+        """Return the declared per-scope models with these settings applied.
+
+        The continuation and procedural models (:mod:`em_plugin.suggest.models`) take their
+        parameters from here; any other model is kept as its suggester declared it.
+        """
+        configured: list[ScopeModelSpec] = []
+        for spec in models:
+            if isinstance(spec, ContinuationModel):
+                spec = ContinuationModel(self.continuation)
+            elif isinstance(spec, ProceduralModel):
+                spec = ProceduralModel(c=self.c, similarity_threshold=self.edge_similarity)
+            configured.append(spec)
+        return configured

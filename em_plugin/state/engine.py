@@ -44,9 +44,9 @@ from em_plugin.embedding.cache import open_cache
 from em_plugin.embedding.opener import StoreEmbedder, open_embedder
 from em_plugin.errors import IndexStaleError
 from em_plugin.state.batch_writes import BatchWrites
-from em_plugin.state.continuation import ContinuationConfig
 from em_plugin.state.persistence import META, store_fingerprint
 from em_plugin.state.scope_memory import ScopeMemory
+from em_plugin.state.scope_models import ScopeModelSpec
 from em_plugin.state.step_index import StepIndex
 from em_plugin.state.versions import HiddenIds, Versions
 from em_plugin.state.workflow_cache import WorkflowCache
@@ -77,9 +77,8 @@ class MemoryEngine:
     Args:
         store: A store spec or an open store (an open store is not closed by :meth:`close`).
         embedder: Anything :func:`~em_plugin.embedding.resolve_embedder` accepts.
-        continuation: Parameters of the continuation model.
-        c: H-EPM efficiency weight.
-        edge_similarity: Context cosine from which a graph edge ranks by similarity.
+        models: The per-scope models the suggesters declare (each scope builds them).
+        on_demand: Models a scope builds only when first asked for (see ``ScopeMemory``).
         use_text: ``False`` treats every instruction as the same text.
         poll_interval: Seconds between checks of the store's change markers before reads.
         warm_up: Start loading the embedder's model in the background
@@ -96,9 +95,8 @@ class MemoryEngine:
         store: Any,
         embedder: Any,
         *,
-        continuation: ContinuationConfig | None,
-        c: float,
-        edge_similarity: float,
+        models: Sequence[ScopeModelSpec],
+        on_demand: Sequence[ScopeModelSpec] = (),
         use_text: bool,
         poll_interval: float = DEFAULT_POLL_INTERVAL,
         warm_up: bool = True,
@@ -110,11 +108,7 @@ class MemoryEngine:
         self.read_only = self.store.read_only
         self.poll_interval = poll_interval
         self._new_state = partial(
-            ScopeMemory,
-            config=continuation,
-            c=c,
-            similarity_threshold=edge_similarity,
-            use_text=use_text,
+            ScopeMemory, models=models, on_demand=on_demand, use_text=use_text
         )
         self.lock = threading.RLock()
         self.closed = False

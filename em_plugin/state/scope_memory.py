@@ -2,13 +2,14 @@
 
 A scope has one state: its :class:`~em_plugin.state.scope_index.ScopeIndex` holds the one slot
 table, the one tool vocabulary, the context table with its vectors, the args and routes tables,
-and is compacted as one. :class:`ScopeMemory` is the suggestion side of that state: the
-continuation index and the procedural graph are indexes over those arrays (they read the
-scope's slots, tools, per-leaf contexts and args and call counts, and keep only their positions,
-postings and edge uses, keyed by the scope's slots and leaf offsets), and a
-:class:`~em_plugin.state.episodes.ContextTable` keeps the reference counts and cosines of the
-scope's contexts. Once attached, the scope tells it of every slot it adds or kills, so a save or
-a delete is written once, to the scope (docs/state.md).
+and is compacted as one. :class:`ScopeMemory` is the suggestion side of that state: the models
+the memory's suggesters declare (:class:`~em_plugin.state.scope_models.ScopeModelSpec`: the
+continuation index and the procedural graph of the built-in chains, and any a new suggester
+brings) are indexes over those arrays, and a :class:`~em_plugin.state.episodes.ContextTable`
+keeps the reference counts and cosines of the scope's contexts, shared by the models. Once
+attached, the scope tells it of every slot it adds or kills, and it tells every model, so a save
+or a delete is written once, to the scope (docs/state.md). This module knows the models only
+through their protocol (:mod:`em_plugin.state.scope_models`), never a suggester.
 
 The models are built in one vectorised pass over the scope's live slots when the scope is first
 used for suggestions; a compacted scope is a new object whose models are built again on first
@@ -19,14 +20,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
+from em_plugin._deprecation import deprecated
+from em_plugin.errors import ConfigurationError
 from em_plugin.state.arrays import gather_index
-from em_plugin.state.continuation import Candidate, ContinuationConfig, ContinuationIndex, Query
 from em_plugin.state.episodes import ContextTable, Episode, episode_of
-from em_plugin.state.procedural import DEFAULT_C, DEFAULT_SIMILARITY, ProceduralGraph, Transition
 from em_plugin.state.scope_index import ScopeIndex
+from em_plugin.state.scope_models import ModelScope, Query, ScopeModel, ScopeModelSpec
 from provenance.model import Workflow
 
 __all__ = ["ScopeMemory"]
@@ -43,11 +46,16 @@ class ScopeMemory:
     Args:
         dimension: The embedding dimension.
         embed: Embeds texts (the memory's cached embedder).
-        config: Continuation model parameters.
-        c: H-EPM efficiency weight of the procedural graph.
-        similarity_threshold: Context cosine from which a graph edge ranks by similarity.
+        models: The models to build and keep up to date, as the suggesters declare them
+            (``SuggestionChain.scope_models()``); names must be distinct.
+        on_demand: Models built only when :meth:`model` first asks for one (then kept up to
+            date too): the built-in ones no suggester of the chain declared, which a suggester
+            written before declarations existed may still read.
         use_text: ``False`` treats every instruction as the same text (ablation).
         arrays: The scope's state to build over; ``None``: a new empty one of its own.
+
+    Raises:
+        ConfigurationError: When two models share a name.
     """
 
     def __init__(
@@ -55,18 +63,19 @@ class ScopeMemory:
         dimension: int,
         embed: Embed,
         *,
-        config: ContinuationConfig | None = None,
-        c: float = DEFAULT_C,
-        similarity_threshold: float = DEFAULT_SIMILARITY,
+        models: Sequence[ScopeModelSpec] = (),
+        on_demand: Sequence[ScopeModelSpec] = (),
         use_text: bool = True,
         arrays: ScopeIndex | None = None,
     ) -> None:
+        names = [spec.name for spec in models]
+        if len(set(names)) != len(names):
+            raise ConfigurationError(f"model names must be distinct, got {names}")
         self.embed = embed
         self.use_text = use_text
         self.dimension = dimension
-        self._config = config
-        self._c = c
-        self._similarity = similarity_threshold
+        self.specs = tuple(models)
+        self._on_demand = {spec.name: spec for spec in on_demand if spec.name not in names}
         self._released: list[str] = []
         self.arrays = ScopeIndex(dimension) if arrays is None else arrays
         self._build()
@@ -86,17 +95,10 @@ class ScopeMemory:
             vectors = np.asarray(self.embed(texts), dtype=np.float32).reshape(1, -1)
         refs = np.bincount(contexts[contexts >= 0], minlength=len(texts))
         self.contexts = ContextTable.from_arrays(texts, vectors, refs)
-        textless = not self.use_text
-        self.continuation = ContinuationIndex(
-            arrays, self.contexts, self._config, textless=textless
-        )
-        self.graph = ProceduralGraph(
-            arrays,
-            self.contexts,
-            c=self._c,
-            similarity_threshold=self._similarity,
-            textless=textless,
-        )
+        self._scope = ModelScope(arrays, self.contexts, textless=not self.use_text)
+        self.models: dict[str, ScopeModel] = {
+            spec.name: spec.build(self._scope) for spec in self.specs
+        }
         arrays.models = self
 
     def _model_contexts(self, contexts: np.ndarray) -> np.ndarray:
@@ -120,15 +122,15 @@ class ScopeMemory:
         contexts = self._model_contexts(arrays.context_codes.view()[start:])
         texts = arrays.contexts.values if self.use_text else [_TEXTLESS]
         self.contexts.hold(contexts.tolist(), texts)
-        self.continuation.added(first_slot, count)
-        self.graph.added(first_slot, count)
+        for model in self.models.values():
+            model.added(first_slot, count)
 
     def removed(self, workflow_id: str, slot: int) -> None:
         """Forget a workflow whose slot the scope just marked dead."""
         start, end = self.arrays.span(slot)
         ids = self._model_contexts(self.arrays.context_codes.view()[start:end]).tolist()
-        self.continuation.removed(slot)
-        self.graph.removed(slot)
+        for model in self.models.values():
+            model.removed(slot)
         self._released.extend(self.contexts.release(ids))
 
     # ------------------------------------------------------------------- reading
@@ -180,27 +182,57 @@ class ScopeMemory:
 
     # -- the suggesters' read-only view (em_plugin.suggest.base.ScopeView) ----------------------
 
-    def continuations(self, query: Query) -> list[Candidate]:
-        """Rank next tools for a query by the continuation model, best first."""
-        return self.continuation.rank(query)
+    def model(self, name: str) -> Any:
+        """Return the scope's model of that name (a suggester's declared model).
+
+        Raises:
+            ConfigurationError: When no suggester of the memory declared it (the message
+                names the models held).
+        """
+        found = self.models.get(name)
+        if found is None and name in self._on_demand:
+            found = self.models[name] = self._on_demand[name].build(self._scope)
+        if found is None:
+            held = ", ".join(sorted(self.models)) or "none"
+            raise ConfigurationError(
+                f"this scope has no model {name!r} (it holds: {held}); a suggester that reads "
+                "it declares it in scope_models, and the memory's chain must include it"
+            )
+        return found
 
     def instruction_similarities(self, vector: np.ndarray) -> np.ndarray:
         """Return the cosine of ``vector`` with each context (``nan``: released)."""
         return self.contexts.similarities(vector)
 
-    def next_tools(
-        self, last: str | None, context: np.ndarray | None, *, k: int
-    ) -> list[Transition]:
-        """Rank the procedural graph's successors of ``last`` (``None``: no call yet)."""
-        return self.graph.next_tools(last, context, k=k)
+    def tools(self) -> list[str]:
+        """Return the tools the scope's stored workflows called, in first-seen order."""
+        arrays = self.arrays
+        live = np.flatnonzero(arrays.alive.view())
+        codes = arrays.codes.view()[
+            gather_index(arrays.offsets.view()[live], arrays.lengths.view()[live])
+        ]
+        held = np.bincount(codes[codes >= 0], minlength=len(arrays.tools)) > 0
+        return [arrays.tools[t] for t in np.flatnonzero(held).tolist()]
+
+    # -- deprecated: the built-in models' questions, now asked of the model itself ------------
+
+    def continuations(self, query: Query) -> list[Any]:
+        """Deprecated: ``model("continuation").rank(query)``."""
+        deprecated("ScopeView.continuations(query)", 'view.model("continuation").rank(query)')
+        ranked: list[Any] = self.model("continuation").rank(query)
+        return ranked
+
+    def next_tools(self, last: str | None, context: np.ndarray | None, *, k: int) -> list[Any]:
+        """Deprecated: ``model("procedural").next_tools(last, context, k=k)``."""
+        deprecated("ScopeView.next_tools(...)", 'view.model("procedural").next_tools(...)')
+        ranked: list[Any] = self.model("procedural").next_tools(last, context, k=k)
+        return ranked
 
     def tool_scores(self) -> dict[str, float]:
-        """Return each tool's incoming procedural weight."""
-        return self.graph.tool_scores()
-
-    def tools(self) -> list[str]:
-        """Return the tools of the procedural graph."""
-        return self.graph.tools()
+        """Deprecated: ``model("procedural").tool_scores()``."""
+        deprecated("ScopeView.tool_scores()", 'view.model("procedural").tool_scores()')
+        scores: dict[str, float] = self.model("procedural").tool_scores()
+        return scores
 
     # ------------------------------------------------------------------- a state of its own
 

@@ -2,10 +2,14 @@
 
 A suggester (:class:`Suggester`) turns a :class:`SuggestionRequest` into ranked
 :class:`~em_plugin.suggest.types.Suggestion` objects. The request carries the current workflow,
-the retrieved matches and a :class:`ScopeView`: the few read-only questions the built-in
-suggesters ask of a scope's state (episodes, continuation candidates, procedural edges). A new
-suggester subclasses :class:`BaseSuggester` and implements :meth:`~BaseSuggester.suggest`; the
-recipe is in docs/extending.md.
+the retrieved matches and a :class:`ScopeView`: the few read-only questions a suggester may ask
+of a scope's state (episodes, instruction similarities, and the per-scope models the suggesters
+declare). A new suggester subclasses :class:`BaseSuggester` and implements
+:meth:`~BaseSuggester.suggest`; one that needs an index of its own over the scope declares it in
+:attr:`~BaseSuggester.scope_models` (:class:`~em_plugin.state.scope_models.ScopeModelSpec`), and
+one whose suggestions need a last step after the chain's common ones overrides
+:meth:`~BaseSuggester.finish`. The recipes are in docs/extending.md; the contract kit
+(:mod:`em_plugin.suggest.contract`) checks a new one.
 """
 
 from __future__ import annotations
@@ -13,14 +17,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from em_plugin.retrieval.reference import Match
-from em_plugin.state.continuation import Candidate, Query
 from em_plugin.state.episodes import Episode
-from em_plugin.state.procedural import Transition
+from em_plugin.state.scope_models import Query, ScopeModelSpec
 from em_plugin.suggest.crew import CrewDescription
 from em_plugin.suggest.types import Suggestion
 from provenance.model import CallStep, Workflow
@@ -58,26 +61,20 @@ class ScopeView(Protocol):
         """Return a token that changes whenever the workflow is saved again (``None``: absent)."""
         ...
 
-    def continuations(self, query: Query) -> list[Candidate]:
-        """Rank next tools for a query by the continuation model, best first."""
-        ...
-
     def instruction_similarities(self, vector: np.ndarray) -> np.ndarray:
         """Return the cosine of ``vector`` with each stored instruction (``nan``: released)."""
         ...
 
-    def next_tools(
-        self, last: str | None, context: np.ndarray | None, *, k: int
-    ) -> list[Transition]:
-        """Rank the procedural graph's successors of the call ``last`` (``None``: no call yet)."""
-        ...
-
-    def tool_scores(self) -> dict[str, float]:
-        """Return each tool's incoming procedural weight (how much stored workflows use it)."""
-        ...
-
     def tools(self) -> list[str]:
         """Return the tools the scope's stored workflows called."""
+        ...
+
+    def model(self, name: str) -> Any:
+        """Return the scope's per-scope model ``name``, as a suggester declared it.
+
+        Raises:
+            ConfigurationError: When no suggester of the memory declared it.
+        """
         ...
 
 
@@ -157,10 +154,22 @@ class BaseSuggester(ABC):
 
     name: str = "custom"
     remote: bool = False
+    scope_models: tuple[ScopeModelSpec, ...] = ()
+    """The per-scope models this suggester reads (``request.view.model(name)``); the memory's
+    scopes build them and keep them up to date (:mod:`em_plugin.state.scope_models`)."""
 
     @abstractmethod
     def suggest(self, request: SuggestionRequest, limit: int | None = None) -> list[Suggestion]:
         """Return at most ``limit`` suggestions (all for ``None``), best first."""
+
+    def finish(self, request: SuggestionRequest, found: list[Suggestion]) -> list[Suggestion]:
+        """Return this suggester's suggestions after the chain's common steps (as they are).
+
+        The chain calls it on what this suggester found, once the evidence rules, the lift to
+        the user's level and argument binding have read every supporting position; the
+        episodic suggester keeps only the evidence the paper's rule lets it cite.
+        """
+        return found
 
     async def asuggest(
         self, request: SuggestionRequest, limit: int | None = None

@@ -12,7 +12,13 @@ Each suggestion names the suggester that produced it (:attr:`Suggestion.source`)
 whose tool, or (without a tool) whose text, was already suggested is dropped. Every suggester's
 output then goes through the same three steps: the evidence rules
 (:mod:`em_plugin.suggest.evidence`), the lift to the user's level
-(:mod:`em_plugin.suggest.user_level`) and argument binding (:mod:`em_plugin.suggest.arguments`).
+(:mod:`em_plugin.suggest.user_level`) and argument binding (:mod:`em_plugin.suggest.arguments`),
+then the suggester's own last step, :meth:`~em_plugin.suggest.base.BaseSuggester.finish` (the
+episodic suggester keeps the evidence the paper's rule lets it cite).
+
+:func:`build_chain` takes ``extra=[...]``: suggesters added to a named chain ahead of its own.
+A chain collects the per-scope models its suggesters declare (:meth:`SuggestionChain.scope_models`)
+for the memory's scopes to build.
 
 A remote suggester's suggestion that names no tool and cites no workflow (an LLM's free text,
 :func:`~em_plugin.suggest.llm.is_grounded`) never outranks evidence: it is held back until every
@@ -35,10 +41,11 @@ from typing import Any
 
 from em_plugin._deprecation import deprecated
 from em_plugin.errors import ConfigurationError, SuggestionError
+from em_plugin.state.scope_models import ScopeModelSpec
 from em_plugin.suggest.arguments import bind_arguments
 from em_plugin.suggest.base import BaseSuggester, Suggester, SuggestionRequest
 from em_plugin.suggest.cited import CitedWorkflows
-from em_plugin.suggest.episodic import EpisodicSuggester, cite
+from em_plugin.suggest.episodic import EpisodicSuggester
 from em_plugin.suggest.evidence import admissible, repeat_needs_support
 from em_plugin.suggest.fallback import FallbackSuggester
 from em_plugin.suggest.llm import LLMSuggester, is_grounded
@@ -110,7 +117,8 @@ class SuggestionChain:
         strict: Deprecated spelling of ``raise_suggester_errors`` (warns).
 
     Raises:
-        ConfigurationError: When an item is not a :class:`Suggester`, or on both
+        ConfigurationError: When an item is not a :class:`Suggester`, when two suggesters
+            declare different per-scope models under one name, or on both
             ``raise_suggester_errors`` and ``strict``.
     """
 
@@ -128,6 +136,14 @@ class SuggestionChain:
         )
         self.name = name
         self.cited = CitedWorkflows()
+        self._models = _declared_models(self.suggesters)
+
+    def scope_models(self) -> tuple[ScopeModelSpec, ...]:
+        """Return the per-scope models the suggesters declare, each name once, in chain order.
+
+        A memory's scopes build these and keep them up to date (``BaseSuggester.scope_models``).
+        """
+        return self._models
 
     @property
     def strict(self) -> bool:
@@ -158,14 +174,15 @@ class SuggestionChain:
             if limit is not None and len(merged) >= limit:
                 break
             if guard is None:
-                refined = self._refine(request, self._call(suggester, request, limit), last, routes)
+                called = self._call(suggester, request, limit)
+                refined = self._refine(suggester, request, called, last, routes)
                 self._merge(merged, _hold_back(suggester, refined, held))
                 continue
             found = self._call(suggester, request, limit) if suggester.remote else None
             with guard:
                 if found is None:
                     found = self._call(suggester, request, limit)
-                refined = self._refine(request, found, last, routes)
+                refined = self._refine(suggester, request, found, last, routes)
                 self._merge(merged, _hold_back(suggester, refined, held))
         self._merge(merged, held)
         if guard is None:
@@ -201,9 +218,9 @@ class SuggestionChain:
                 except SuggestionError as exc:
                     found = self._failed(suggester, exc)
                 found = (
-                    await offload(partial(self._refine, request, found, last, routes))
+                    await offload(partial(self._refine, suggester, request, found, last, routes))
                     if offload is not None
-                    else self._refine(request, found, last, routes)
+                    else self._refine(suggester, request, found, last, routes)
                 )
             elif offload is not None:
                 found = await offload(
@@ -246,12 +263,13 @@ class SuggestionChain:
 
     def _refine(
         self,
+        suggester: Suggester,
         request: SuggestionRequest,
         found: list[Suggestion],
         last: str | None,
         routes: dict[str, str],
     ) -> list[Suggestion]:
-        """Apply the evidence rules, lift to the user's level and bind arguments.
+        """Apply the evidence rules, lift to the user's level, bind arguments, then ``finish``.
 
         ``routes`` (sub-agent tool -> handoff) grows with the workflows this round cites, so
         that a later suggester's evidence-free suggestion of a sub-agent's tool is lifted too.
@@ -271,9 +289,10 @@ class SuggestionChain:
                 continue
             lifted = lift(request, suggestion, self.cited, routes)
             out.append(bind_arguments(request, lifted, self.cited))
-        # The rules and the lift read every supporting position; what is cited follows the
-        # paper's rule (em_plugin.suggest.episodic.cite).
-        return [cite(s, request.threshold) if s.source == "episodic" else s for s in out]
+        # The rules and the lift read every supporting position; the suggester's own last step
+        # comes after them (the episodic suggester cites what the paper's rule allows).
+        finish = getattr(suggester, "finish", None)
+        return finish(request, out) if finish is not None else out
 
     def _called_refined(
         self,
@@ -283,7 +302,7 @@ class SuggestionChain:
         last: str | None,
         routes: dict[str, str],
     ) -> list[Suggestion]:
-        return self._refine(request, self._call(suggester, request, limit), last, routes)
+        return self._refine(suggester, request, self._call(suggester, request, limit), last, routes)
 
     def _call(
         self, suggester: Suggester, request: SuggestionRequest, limit: int | None
@@ -315,6 +334,31 @@ def _hold_back(
     return [s for s in found if is_grounded(s)]
 
 
+def _declared_models(suggesters: Sequence[Suggester]) -> tuple[ScopeModelSpec, ...]:
+    """The suggesters' per-scope models, each name once (first declaration, chain order).
+
+    Raises:
+        ConfigurationError: When a declaration is not a model spec, or two suggesters declare
+            different models under one name.
+    """
+    found: dict[str, tuple[ScopeModelSpec, str]] = {}
+    for suggester in suggesters:
+        for spec in getattr(suggester, "scope_models", ()):
+            if not isinstance(spec, ScopeModelSpec):
+                raise ConfigurationError(
+                    f"suggester {suggester.name!r} declares {spec!r} in scope_models, which is "
+                    "not a model spec: give it a name and a build(scope) method "
+                    "(em_plugin.state.scope_models.ScopeModelSpec)"
+                )
+            held = found.setdefault(spec.name, (spec, suggester.name))
+            if held[0] != spec:
+                raise ConfigurationError(
+                    f"suggesters {held[1]!r} and {suggester.name!r} declare different models "
+                    f"named {spec.name!r}: {held[0]!r} and {spec!r}; give one another name"
+                )
+    return tuple(spec for spec, _ in found.values())
+
+
 def _renamed_strict(owner: str, raise_suggester_errors: bool, strict: bool | None) -> bool:
     """``raise_suggester_errors``, or the deprecated ``strict`` (warned) when it is given.
 
@@ -334,6 +378,7 @@ def build_chain(
     name: str = DEFAULT_CHAIN,
     llm: Any = None,
     *,
+    extra: Sequence[Suggester] = (),
     raise_suggester_errors: bool = False,
     strict: bool | None = None,
 ) -> SuggestionChain:
@@ -343,6 +388,11 @@ def build_chain(
         name: One of :data:`CHAINS`.
         llm: The chat model of the ``llm`` chain (a LangChain or BeeAI chat model, a callable,
             or an :class:`LLMSuggester`); with ``paper`` it goes first too (the paper's flow).
+        extra: Suggesters added to the named chain, in order, ahead of its own (after the LLM
+            suggester of ``llm``): a suggester added on purpose is trusted first, and the
+            episodic suggester, which ranks every tool of the scope, would otherwise leave it
+            no place. Their declared per-scope models come with them. For another order, build
+            a :class:`SuggestionChain` from a list.
         raise_suggester_errors: See :class:`SuggestionChain`.
         strict: Deprecated spelling of ``raise_suggester_errors`` (warns).
 
@@ -351,8 +401,9 @@ def build_chain(
 
     Raises:
         ConfigurationError: An unknown name, ``llm`` without a chat model, a chat model
-            given to the ``continuation`` chain (which would silently ignore it), or both
-            ``raise_suggester_errors`` and ``strict``.
+            given to the ``continuation`` chain (which would silently ignore it), an ``extra``
+            item that is not a :class:`Suggester` or declares a model in conflict with the
+            chain's, or both ``raise_suggester_errors`` and ``strict``.
     """
     raise_suggester_errors = _renamed_strict("build_chain", raise_suggester_errors, strict)
     if name not in CHAINS:
@@ -365,21 +416,26 @@ def build_chain(
         )
     suggesters: list[Suggester]
     if name == "paper":
-        suggesters = [PaperSuggester(), FallbackSuggester()]
+        suggesters = [*extra, PaperSuggester(), FallbackSuggester()]
     else:
-        suggesters = [EpisodicSuggester(), ProceduralSuggester(), FallbackSuggester()]
+        suggesters = [*extra, EpisodicSuggester(), ProceduralSuggester(), FallbackSuggester()]
     if llm is not None:
         suggesters.insert(0, llm if isinstance(llm, LLMSuggester) else LLMSuggester(llm))
     return SuggestionChain(suggesters, raise_suggester_errors=raise_suggester_errors, name=name)
 
 
 def default_chain(
-    llm: Any = None, *, raise_suggester_errors: bool = False, strict: bool | None = None
+    llm: Any = None,
+    *,
+    extra: Sequence[Suggester] = (),
+    raise_suggester_errors: bool = False,
+    strict: bool | None = None,
 ) -> SuggestionChain:
     """Build the default chain: ``llm`` with a chat model, else ``continuation``.
 
     Args:
         llm: A chat model (see :class:`LLMSuggester`), or ``None`` for the deterministic chain.
+        extra: Suggesters added ahead of the chain's own (see :func:`build_chain`).
         raise_suggester_errors: See :class:`SuggestionChain`.
         strict: Deprecated spelling of ``raise_suggester_errors`` (warns).
 
@@ -388,4 +444,4 @@ def default_chain(
     """
     raise_suggester_errors = _renamed_strict("default_chain", raise_suggester_errors, strict)
     name = "continuation" if llm is None else "llm"
-    return build_chain(name, llm, raise_suggester_errors=raise_suggester_errors)
+    return build_chain(name, llm, extra=extra, raise_suggester_errors=raise_suggester_errors)

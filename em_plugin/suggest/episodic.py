@@ -1,9 +1,9 @@
 """The episodic suggester: what followed similar states in stored workflows (docs/suggestions.md).
 
-Candidates come from the continuation model (:mod:`em_plugin.state.continuation`), which matches the
-most recent leaves at every stored position, and from the workflows the paper's rule retrieved
-(the step right after each one's matched subsequence). Ranking is by the model's probability;
-evidence lists the retrieved workflows first, then the best-agreeing stored positions.
+Candidates come from the continuation model (:mod:`em_plugin.suggest.continuation`), which
+matches the most recent leaves at every stored position, and from the workflows the paper's rule
+retrieved (the step right after each one's matched subsequence). Ranking is by the model's
+probability; evidence lists the retrieved workflows first, then the best-agreeing stored positions.
 
 By default every tool the model ranks is suggested: at agreement 0 its votes are still weighted
 by instruction similarity ("used in workflows with similar instructions"), and on the benchmark
@@ -38,7 +38,6 @@ from __future__ import annotations
 import dataclasses
 
 from em_plugin.errors import ConfigurationError
-from em_plugin.state.continuation import Candidate
 from em_plugin.suggest.base import (
     DEFAULT_FAMILIAR,
     BaseSuggester,
@@ -48,7 +47,9 @@ from em_plugin.suggest.base import (
     short,
     unfamiliar,
 )
+from em_plugin.suggest.continuation import Candidate
 from em_plugin.suggest.evidence import admissible, repeat_needs_support
+from em_plugin.suggest.models import CONTINUATION, ContinuationModel
 from em_plugin.suggest.types import Evidence, Suggestion
 from provenance.model import CallStep
 
@@ -69,6 +70,7 @@ class EpisodicSuggester(BaseSuggester):
     """
 
     name = "episodic"
+    scope_models = (ContinuationModel(),)
 
     def __init__(
         self,
@@ -96,7 +98,7 @@ class EpisodicSuggester(BaseSuggester):
         weight = self.retrieved_weight if _consensus(retrieved, shares) else 0.0
         last = repeat_needs_support(request)
         out = []
-        for candidate in view.continuations(query):
+        for candidate in view.model(CONTINUATION).rank(query):
             cited = retrieved.get(candidate.tool, [])
             if candidate.order < self.min_order and not candidate.from_current and not cited:
                 continue
@@ -126,6 +128,14 @@ class EpisodicSuggester(BaseSuggester):
             out.append(suggestion)
         out.sort(key=lambda s: -s.score)  # stable: equal scores keep the model's order
         return first(out + instructions, limit)
+
+    def finish(self, request: SuggestionRequest, found: list[Suggestion]) -> list[Suggestion]:
+        """Keep the evidence the paper's rule lets an episodic suggestion cite (:func:`cite`).
+
+        The evidence rules and the lift, which the chain applies first, read every supporting
+        position; what is cited passes ``T``.
+        """
+        return [cite(s, request.threshold) if s.source == "episodic" else s for s in found]
 
     @staticmethod
     def _retrieved(
@@ -190,8 +200,9 @@ def cite(suggestion: Suggestion, threshold: float) -> Suggestion:
 
     Cited are the retrieved workflows (their match passed ``T``) and the stored positions whose
     score (agreement with the recent steps and instruction similarity) exceeds ``T``. An
-    episodic suggestion left without such evidence becomes ``"pattern"``. The chain applies it
-    after the evidence rules and the lift, which read every supporting position.
+    episodic suggestion left without such evidence becomes ``"pattern"``. The episodic
+    suggester's :meth:`~EpisodicSuggester.finish` applies it, after the chain's evidence rules
+    and lift, which read every supporting position.
     """
     kept = tuple(e for e in suggestion.evidence if e.score > threshold)
     if kept == suggestion.evidence:

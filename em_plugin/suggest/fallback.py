@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from em_plugin.suggest.base import BaseSuggester, SuggestionRequest, call_text, first
 from em_plugin.suggest.evidence import repeat_needs_support
+from em_plugin.suggest.models import PROCEDURAL, ProceduralModel
 from em_plugin.suggest.types import Suggestion
 from em_plugin.suggest.user_level import handoff_routes
 
@@ -26,11 +27,12 @@ class FallbackSuggester(BaseSuggester):
     """Ranks the crew's (or memory's) tools; needs no model and no similar workflow."""
 
     name = "fallback"
+    scope_models = (ProceduralModel(),)
 
     def suggest(self, request: SuggestionRequest, limit: int | None = None) -> list[Suggestion]:
         """Return the ranked tools as suggestions."""
         view = request.view
-        scores = view.tool_scores() if view is not None else {}
+        scores = view.model(PROCEDURAL).tool_scores() if view is not None else {}
         if request.crew is not None and request.crew.tool_names:
             tools = list(request.crew.tool_names)
         elif view is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.suggest.base import BaseSuggester, SuggestionRequest, call_text, first, unfamiliar
+from em_plugin.suggest.models import PROCEDURAL, ProceduralModel
 from em_plugin.suggest.types import Suggestion
 
 __all__ = ["ProceduralSuggester"]
@@ -15,13 +16,14 @@ class ProceduralSuggester(BaseSuggester):
     With no call yet, the successors of the graph's start node (the tools workflows begin with),
     unless the instruction is unlike any stored one (then the crew description speaks, Fig. 4).
     Edges seen under an instruction close to the current one rank first, by similarity; the rest
-    by H-EPM weight (see :mod:`em_plugin.state.procedural`).
+    by H-EPM weight (see :mod:`em_plugin.suggest.procedural_graph`).
 
     Args:
         k: How many tools to suggest (H-EPM uses two).
     """
 
     name = "procedural"
+    scope_models = (ProceduralModel(),)
 
     def __init__(self, k: int = 2) -> None:
         if k < 1:
@@ -34,7 +36,7 @@ class ProceduralSuggester(BaseSuggester):
         if view is None or unfamiliar(request):
             return []
         context = request.query.context if request.query is not None else None
-        transitions = view.next_tools(request.last_call, context, k=self.k)
+        transitions = view.model(PROCEDURAL).next_tools(request.last_call, context, k=self.k)
         return first(
             [
                 Suggestion(

@@ -95,7 +95,7 @@ def test_delete_removes_graph_index_and_suggestion_state(memory: EpisodicMemory)
     assert memory.delete("w1") is True and memory.delete("w1") is False
     assert "w1" not in memory.store and "w1" not in memory.index
     state = memory.scope_memory()
-    assert "w1" not in state and "w1" not in state.graph
+    assert "w1" not in state and "w1" not in state.model("procedural")
     assert all(e.workflow_id == "w2" for s in memory.suggest(CURRENT) for e in s.evidence)
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from em_plugin import EpisodicMemory, RankingSettings, RetrievalSettings
 from em_plugin.errors import ConfigurationError
-from em_plugin.state.continuation import ContinuationConfig
 from em_plugin.state.step_index import StepIndex
+from em_plugin.suggest.continuation import ContinuationConfig
 from em_plugin.suggest.crew import CrewDescription
 from provenance.model import CallStep, InstructionStep, Workflow
 
@@ -46,7 +46,8 @@ def test_settings_objects_are_frozen_validated_and_applied() -> None:
         assert m.retrieval.threshold == m.retrieval.match_config().threshold == 0.3
         assert isinstance(m.index, StepIndex)
         state = m.scope_memory()
-        assert (state.graph.c, state.graph.similarity_threshold) == (2.0, 0.5)
+        graph = state.model("procedural")
+        assert (graph.c, graph.similarity_threshold) == (2.0, 0.5)
     defaults = RankingSettings()
     assert defaults.continuation == ContinuationConfig()
     for bad, match in [

@@ -11,9 +11,12 @@ import pytest
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.evaluation.synthetic import SCOPE, SyntheticMemory
 from em_plugin.memory import EpisodicMemory
-from em_plugin.state.continuation import ContinuationIndex
-from em_plugin.state.procedural import ProceduralGraph
 from em_plugin.state.scope_memory import ScopeMemory
+from em_plugin.suggest.continuation import ContinuationIndex
+from em_plugin.suggest.models import ContinuationModel, ProceduralModel
+from em_plugin.suggest.procedural_graph import ProceduralGraph
+
+MODELS = (ContinuationModel(), ProceduralModel())
 
 DATA = SyntheticMemory(5)
 QUERIES = list(DATA.queries(10))
@@ -27,7 +30,7 @@ OWN_TABLES = {
 def _ranked(state: ScopeMemory) -> list[list[tuple[str, float, tuple[str, ...]]]]:
     out = []
     for query in QUERIES:
-        found = state.continuation.rank(state.query(query))
+        found = state.model("continuation").rank(state.query(query))
         out.append(
             [
                 (c.tool, round(c.probability, 9), tuple(e.workflow_id for e in c.evidence))
@@ -46,8 +49,11 @@ def test_the_models_share_the_scope_tables_and_follow_its_changes(tmp_path: Path
         assert arrays.models is state
         # The models are indexes over the scope's arrays: one slot table, one vocabulary, one
         # per-leaf table of tools, contexts and args, one table of call counts.
-        assert state.continuation.scope is arrays and state.graph.scope is arrays
-        for model in (state.continuation, state.graph):
+        assert (
+            state.model("continuation").scope is arrays
+            and state.model("procedural").scope is arrays
+        )
+        for model in state.models.values():
             assert not OWN_TABLES & set(vars(model)), type(model).__name__
         # Saves, a replacement and deletes are written once, to the scope; the models follow.
         memory.save_many(workflows[40:])
@@ -59,7 +65,7 @@ def test_the_models_share_the_scope_tables_and_follow_its_changes(tmp_path: Path
         assert state.episode(workflows[0].id) is None
         assert state.episode(workflows[50].id) is not None
         # Models built afresh over the same arrays rank the same.
-        fresh = ScopeMemory(32, memory._engine.embedder.embed, arrays=arrays)
+        fresh = ScopeMemory(32, memory._engine.embedder.embed, models=MODELS, arrays=arrays)
         assert arrays.models is fresh
         assert _ranked(fresh) == _ranked(state)
 
@@ -95,17 +101,19 @@ def test_the_models_own_compactions_rank_as_models_built_afresh(
 
         monkeypatch.setattr(model, "_compact", counted)
     embedder = FakeEmbedder(32)
-    state = ScopeMemory(32, embedder.embed)
+    state = ScopeMemory(32, embedder.embed, models=MODELS)
     workflows = list(DATA.workflows(600))
     for start in range(0, len(workflows), 25):
         state.add_many(workflows[start : start + 25])
     for workflow in workflows[::3] + workflows[1::3]:
         state.remove(workflow.id)
     assert {"ContinuationIndex", "ProceduralGraph"} <= set(compactions)
-    graph = state.graph
-    fresh = ScopeMemory(32, embedder.embed, arrays=state.arrays)
+    graph = state.model("procedural")
+    fresh = ScopeMemory(32, embedder.embed, models=MODELS, arrays=state.arrays)
     assert _ranked(fresh) == _ranked(state)
-    assert fresh.graph.tool_scores() == graph.tool_scores()
+    assert fresh.model("procedural").tool_scores() == graph.tool_scores()
     context = np.asarray(embedder.embed(["book a flight"]), dtype=np.float32)[0]
     for tool in [None, *state.arrays.tools]:
-        assert fresh.graph.next_tools(tool, context, k=5) == graph.next_tools(tool, context, k=5)
+        assert fresh.model("procedural").next_tools(tool, context, k=5) == graph.next_tools(
+            tool, context, k=5
+        )

@@ -19,9 +19,12 @@ from em_plugin.evaluation.synthetic import SCOPE, SyntheticMemory
 from em_plugin.memory import EpisodicMemory
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.state.step_index import StepIndex
+from em_plugin.suggest.models import ContinuationModel, ProceduralModel
 from em_plugin.suggest.types import Suggestion
 from provenance.model import Workflow
 from provenance.stores.workflow_store import WorkflowStore
+
+MODELS = (ContinuationModel(), ProceduralModel())
 
 DATA = SyntheticMemory(3)
 QUERIES = list(DATA.queries(12))
@@ -147,9 +150,9 @@ def test_bulk_state_equals_the_state_built_one_workflow_at_a_time() -> None:
     index.add_many(workflows)
     for workflow in workflows[:40]:
         index.remove(workflow.id, SCOPE)
-    bulk = ScopeMemory(32, embedder.embed)
+    bulk = ScopeMemory(32, embedder.embed, models=MODELS)
     bulk.load_index(index.scope_index(SCOPE))  # type: ignore[arg-type]
-    single = ScopeMemory(32, embedder.embed)
+    single = ScopeMemory(32, embedder.embed, models=MODELS)
     tools = index.scope_index(SCOPE).tools  # type: ignore[union-attr]
     single.arrays.encode(tools, [None] * len(tools))  # the same tool ids (first seen first)
     for episode in index.episodes(SCOPE):
@@ -157,17 +160,22 @@ def test_bulk_state_equals_the_state_built_one_workflow_at_a_time() -> None:
     assert bulk.ids() == single.ids()
     for query in QUERIES:
         a, b = bulk.query(query), single.query(query)
-        ranked_a, ranked_b = bulk.continuation.rank(a), single.continuation.rank(b)
+        ranked_a, ranked_b = (
+            bulk.model("continuation").rank(a),
+            single.model("continuation").rank(b),
+        )
         assert [_exact(c) for c in ranked_a] == [_exact(c) for c in ranked_b]
         # Evidence scores are rounded to 6 decimals: a last-bit difference in a cosine (another
         # context-id layout) may move one by a unit of the 6th decimal.
         assert np.allclose(_scores(ranked_a), _scores(ranked_b), atol=2e-6, rtol=0)
         last = next((t for t in reversed(a.tools) if t is not None), None)
-        steps_a = bulk.graph.next_tools(last, a.context, k=5)
-        steps_b = single.graph.next_tools(last, b.context, k=5)
+        steps_a = bulk.model("procedural").next_tools(last, a.context, k=5)
+        steps_b = single.model("procedural").next_tools(last, b.context, k=5)
         assert [_exact(t) for t in steps_a] == [_exact(t) for t in steps_b]
         assert np.allclose(_scores(steps_a), _scores(steps_b), atol=2e-6, rtol=0)
-    assert bulk.graph.tool_scores() == pytest.approx(single.graph.tool_scores())
+    assert bulk.model("procedural").tool_scores() == pytest.approx(
+        single.model("procedural").tool_scores()
+    )
 
 
 def _exact(found: Any) -> tuple[Any, ...]:

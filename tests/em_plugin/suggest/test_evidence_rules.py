@@ -17,14 +17,17 @@ from em_plugin.suggest import (
     build_chain,
 )
 from em_plugin.suggest.evidence import admissible, just_taken
+from em_plugin.suggest.models import ContinuationModel, ProceduralModel
 from em_plugin.suggest.types import Evidence, Suggestion
 from provenance.model import CallStep, InstructionStep, Workflow
+
+MODELS = (ContinuationModel(), ProceduralModel())
 
 EMBEDDER = FakeEmbedder(64)
 
 
 def state_of(*workflows: Workflow) -> ScopeMemory:
-    state = ScopeMemory(EMBEDDER.dimension, EMBEDDER.embed)
+    state = ScopeMemory(EMBEDDER.dimension, EMBEDDER.embed, models=MODELS)
     state.add_many(workflows)
     return state
 

@@ -14,8 +14,11 @@ from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.suggest import LLMSuggester, SuggestionRequest, default_chain
 from em_plugin.suggest.chat import AsyncChatModel, as_chat_model, invoke_chat
 from em_plugin.suggest.crew import AgentDescription, CrewDescription, ToolDescription
+from em_plugin.suggest.models import ContinuationModel, ProceduralModel
 from em_plugin.suggest.prompts import parse_numbered
 from provenance.model import CallStep, InstructionStep, Workflow
+
+MODELS = (ContinuationModel(), ProceduralModel())
 
 CREW = CrewDescription(
     "chemists",
@@ -78,7 +81,7 @@ class AsyncOnlyModel(AsyncChatModel):
 
 def state_with(*workflows: Workflow) -> ScopeMemory:
     embedder = FakeEmbedder(32)
-    state = ScopeMemory(32, embedder.embed)
+    state = ScopeMemory(32, embedder.embed, models=MODELS)
     state.add_many(workflows)
     return state
 

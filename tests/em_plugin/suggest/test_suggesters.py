@@ -21,8 +21,11 @@ from em_plugin.suggest import (
     default_chain,
 )
 from em_plugin.suggest.crew import AgentDescription, CrewDescription, ToolDescription
+from em_plugin.suggest.models import ContinuationModel, ProceduralModel
 from em_plugin.suggest.types import Suggestion, format_suggestions
 from provenance.model import CallStep, InstructionStep, Workflow
+
+MODELS = (ContinuationModel(), ProceduralModel())
 
 EMBEDDER = FakeEmbedder(64)
 CREW = CrewDescription(
@@ -48,7 +51,7 @@ def instr(text: str, *calls: CallStep) -> InstructionStep:
 
 
 def memory_of(*workflows: Workflow) -> ScopeMemory:
-    state = ScopeMemory(EMBEDDER.dimension, EMBEDDER.embed)
+    state = ScopeMemory(EMBEDDER.dimension, EMBEDDER.embed, models=MODELS)
     state.add_many(workflows)
     return state
 

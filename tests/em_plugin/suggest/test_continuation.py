@@ -6,8 +6,9 @@ import pytest
 
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.errors import ConfigurationError
-from em_plugin.state.continuation import ContinuationConfig, ContinuationIndex, Query
 from em_plugin.state.scope_memory import ScopeMemory
+from em_plugin.suggest.continuation import ContinuationConfig, ContinuationIndex, Query
+from em_plugin.suggest.models import ContinuationModel
 from provenance.model import CallStep, InstructionStep, Workflow
 
 EMBEDDER = FakeEmbedder(64)
@@ -20,14 +21,15 @@ def wf(wid: str, *tools: str, text: str | None = None, args: dict | None = None)
 
 def state_of(*workflows: Workflow, **config) -> ScopeMemory:
     """A scope holding ``workflows``, saved one by one (its continuation index follows it)."""
-    state = ScopeMemory(EMBEDDER.dimension, EMBEDDER.embed, config=ContinuationConfig(**config))
+    model = ContinuationModel(ContinuationConfig(**config))
+    state = ScopeMemory(EMBEDDER.dimension, EMBEDDER.embed, models=[model])
     for w in workflows:
         state.add_many([w])
     return state
 
 
 def index_of(*workflows: Workflow, **config) -> ContinuationIndex:
-    return state_of(*workflows, **config).continuation
+    return state_of(*workflows, **config).model("continuation")
 
 
 def query(*tools: str | None, text: str | None = None, **kw) -> Query:
@@ -132,7 +134,7 @@ def test_a_new_instruction_finds_the_first_calls_of_similar_instructions() -> No
 
 def test_exclusion_and_removal() -> None:
     state = state_of(wf("w1", "a", "b"), wf("w2", "a", "c"))
-    index = state.continuation
+    index = state.model("continuation")
     assert [c.tool for c in index.rank(query("a", exclude=frozenset({"w1"})))][0] == "c"
     state.remove("w2")
     assert [c.tool for c in index.rank(query("a")) if c.order >= 1] == ["b"]
@@ -141,7 +143,7 @@ def test_exclusion_and_removal() -> None:
 
 def test_compaction_keeps_results() -> None:
     state = state_of(*(wf(f"w{i}", "a", "b", "c") for i in range(1200)))
-    index = state.continuation
+    index = state.model("continuation")
     for i in range(1, 1200):
         state.remove(f"w{i}")
     ranked = index.rank(query("a"))

@@ -9,9 +9,10 @@ import pytest
 
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.errors import ConfigurationError
-from em_plugin.state.procedural import ProceduralGraph
 from em_plugin.state.scope_index import ScopeIndex
 from em_plugin.state.scope_memory import ScopeMemory
+from em_plugin.suggest.models import ProceduralModel
+from em_plugin.suggest.procedural_graph import ProceduralGraph
 from provenance.model import CallStep, InstructionStep, Workflow
 
 
@@ -24,14 +25,14 @@ def wf(wid: str, *tools: str, text: str | None = None) -> Workflow:
 def state_of(*workflows: Workflow, embedder: FakeEmbedder | None = None, **kw) -> ScopeMemory:
     """A scope holding ``workflows``, saved one by one (its procedural graph follows it)."""
     embedder = embedder or FakeEmbedder(64)
-    state = ScopeMemory(embedder.dimension, embedder.embed, **kw)
+    state = ScopeMemory(embedder.dimension, embedder.embed, models=[ProceduralModel(**kw)])
     for w in workflows:
         state.add_many([w])
     return state
 
 
 def graph_of(*workflows: Workflow, embedder: FakeEmbedder | None = None, **kw) -> ProceduralGraph:
-    return state_of(*workflows, embedder=embedder, **kw).graph
+    return state_of(*workflows, embedder=embedder, **kw).model("procedural")
 
 
 def test_weight_is_count_plus_efficiency_term_normalised() -> None:
@@ -88,7 +89,7 @@ def test_close_context_ranks_by_similarity_before_weight() -> None:
 
 def test_remove_and_replace_keep_weights_in_sync() -> None:
     state = state_of(wf("w1", "a", "b"), wf("w2", "a", "c"))
-    graph = state.graph
+    graph = state.model("procedural")
     state.remove("w1")
     assert graph.successors("a") == {"c": 1.0}
     assert "w1" not in graph and len(graph) == 1

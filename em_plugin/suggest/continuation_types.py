@@ -1,6 +1,8 @@
 """The continuation model's values: its parameters, the current state, a ranked candidate.
 
-See :mod:`em_plugin.state.continuation` (the model) and docs/tuning.md (the defaults).
+See :mod:`em_plugin.suggest.continuation` (the model) and docs/tuning.md (the defaults). The
+current state (:class:`~em_plugin.state.scope_models.Query`) is the state layer's: the scope
+builds it for every model.
 """
 
 from __future__ import annotations
@@ -8,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from em_plugin.errors import ConfigurationError
+from em_plugin.state.scope_models import Query
 from em_plugin.types import Evidence
 
 __all__ = ["Candidate", "ContinuationConfig", "Query"]
@@ -49,18 +50,6 @@ class ContinuationConfig:
             )
         if self.evidence < 0 or self.detail < 0:
             raise ConfigurationError("evidence and detail must be >= 0")
-
-
-@dataclass(frozen=True)
-class Query:
-    """The current state: its leaves and its instruction context."""
-
-    tools: tuple[str | None, ...]
-    """Tool per current leaf, ``None`` for instruction leaves."""
-    context: np.ndarray | None = None
-    """Unit vector of the current instruction context, ``None`` when there is none."""
-    exclude: frozenset[str] = frozenset()
-    """Stored workflow ids that must not vote (e.g. an earlier save of the same session)."""
 
 
 @dataclass(frozen=True)
