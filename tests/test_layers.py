@@ -132,6 +132,7 @@ PACKAGE_ORDER = (
     "settings",
     "_compat",
     "memory",
+    "testing",
     "evaluation",
     "endpoint",
     "cli",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from em_plugin.session.controller import SEPARATOR, SessionController, append_text
 from em_plugin.session.executor import Failure, MemoryCall
+from em_plugin.session.integration import MemoryIntegration
 from em_plugin.session.isolation import FaultIsolation
 from em_plugin.session.journal import JournaledSessions, JournalSession, SessionJournal
 from em_plugin.session.policy import (
@@ -38,6 +39,7 @@ __all__ = [
     "JournaledSessions",
     "Judge",
     "MemoryCall",
+    "MemoryIntegration",
     "MemoryPort",
     "PolicyAttributes",
     "PolicyOptions",

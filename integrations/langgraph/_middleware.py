@@ -116,7 +116,7 @@ class EpisodicMemoryMiddleware(CrewNameAlias, MemoryIntegration, AgentMiddleware
         **deprecated: Unpack[PolicyOptions],
     ) -> None:
         super().__init__()
-        self._open_sessions(
+        self.open_sessions(
             memory, owner="EpisodicMemoryMiddleware", framework="langgraph", log=logger,
             policy=policy, crew_name=crew_name, max_sessions=max_sessions,
             deprecated_options=deprecated,

@@ -152,9 +152,9 @@ def session_turns(messages: Sequence[BaseMessage], turns: Sequence[Turn]) -> lis
             out.extend(turns[done:index])  # turns whose messages are gone come first
             out.append(turns[index])
             done = max(done, index + 1)
-        elif (text := answer_text(message)) is not None:
+        elif (answer := answer_text(message)) is not None:
             last = out.pop() if out else Turn()
-            out.append(replace(last, answers=(*last.answers, text)))
+            out.append(replace(last, answers=(*last.answers, answer)))
     out.extend(turns[done:])
     return out
 

@@ -17,7 +17,8 @@ from provenance.stores import WorkflowStore, open_store
 from provenance.stores.graph_writes import write_graphs
 from provenance.workflow_json import workflow_from_json
 
-SAMPLES = Path(__file__).resolve().parents[2] / "data" / "sessions"
+ROOT = Path(__file__).resolve().parents[3]
+SAMPLES = ROOT / "tests" / "data" / "sessions"
 T = "2026-11-02T09:00:0{}+00:00"
 
 
@@ -174,3 +175,13 @@ def test_new_chunks_hold_turns() -> None:
         ]
     finally:
         store.close()
+
+
+def test_the_capture_guide_example_runs_and_prints_what_it_shows(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    guide = (ROOT / "docs" / "capture.md").read_text(encoding="utf-8")
+    block = guide.split("## The session record")[1].split("```python\n")[1].split("```")[0]
+    exec(compile(block, "docs/capture.md", "exec"), {})
+    shown = block.rsplit("# ", 1)[1].strip()
+    assert capsys.readouterr().out.strip() == shown
