@@ -131,6 +131,7 @@ PACKAGE_ORDER = (
     "settings",
     "_compat",
     "memory",
+    "testing",
     "evaluation",
     "endpoint",
     "cli",

@@ -60,14 +60,13 @@ def abandon_idle(
     for session in journal.unsaved(scope=scope):
         if _parse(session.last_activity) > cutoff:
             continue
-        events = journal.events(session.scope, session.session_id)
-        trajectory = journal.replay(session.scope, session.session_id, events=events)
+        trajectory = journal.replay(session.scope, session.session_id)
         workflow = trajectory.compile()
         if not workflow.steps:
             continue  # nothing but commands: no workflow to keep
         stored = memory.with_scope(session.scope).save(workflow.replace(outcome=ABANDONED))
         journal.mark_saved(
-            session.scope, session.session_id, events=len(events), workflow_id=stored.id
+            session.scope, session.session_id, events=len(trajectory), workflow_id=stored.id
         )
         saved.append(stored.id)
     return saved

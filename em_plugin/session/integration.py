@@ -40,11 +40,14 @@ def journal_for(memory: MemoryPort) -> SessionJournal | None:
 
 
 class MemoryIntegration(PolicyAttributes):
-    """Policy, live sessions and isolation of an integration class (call :meth:`_open_sessions`).
+    """Policy, live sessions and isolation of an integration class (call :meth:`open_sessions`).
 
-    Subclasses call :meth:`_open_sessions` first in their constructor and read ``policy``,
+    Subclasses call :meth:`open_sessions` first in their constructor and read ``policy``,
     ``sessions`` (with ``sessions.isolation``), ``journal`` and ``crew_name``; the read-only
-    ``strict``, ``autosave``, ``limit``, ... attributes come from ``policy``.
+    ``strict``, ``autosave``, ``limit``, ... attributes come from ``policy``. A session's calls
+    are recorded on its controller's trajectory, or kept as :class:`~em_plugin.session.turns.Turn`
+    records and replayed (:func:`~em_plugin.session.turns.replay`); docs/extending.md shows an
+    adapter.
     """
 
     policy: SessionPolicy
@@ -52,7 +55,7 @@ class MemoryIntegration(PolicyAttributes):
     journal: JournaledSessions | None
     crew_name: str | None
 
-    def _open_sessions(
+    def open_sessions(
         self,
         memory: MemoryPort,
         *,
@@ -85,21 +88,39 @@ class MemoryIntegration(PolicyAttributes):
                 with a deprecated policy keyword, or an invalid setting (the message lists the
                 valid choices).
         """
-        require_memory(memory)  # before the settings: the first error names the memory
-        options = dict(deprecated_options or {})
-        if "crew" in options:
-            old = options.pop("crew")
-            deprecated(f"{owner}(crew=<name>)", f"{owner}(crew_name=<name>)", stacklevel=4)
-            crew_name = old if crew_name is None else crew_name
-        self.policy = resolve_policy(
-            owner, policy, options, valid=_keywords(type(self).__init__), stacklevel=4
-        )
+        _open(self, memory, owner, policy, crew_name, dict(deprecated_options or {}), stacklevel=5)
         self.sessions = SessionRegistry(
             memory, self.policy, framework=framework, log=log, max_sessions=max_sessions
         )
         found = journal_for(memory) if journal else None
         self.journal = JournaledSessions(self.sessions, found) if found is not None else None
-        self.crew_name = crew_name
+
+    def _open_sessions(self, memory: MemoryPort, **options: Any) -> None:
+        """Deprecated: :meth:`open_sessions` (the recipe of the previous release called this)."""
+        deprecated(f"{type(self).__name__}._open_sessions", "open_sessions", stacklevel=3)
+        self.open_sessions(memory, **options)
+
+
+def _open(
+    integration: MemoryIntegration,
+    memory: MemoryPort,
+    owner: str,
+    policy: SessionPolicy | None,
+    crew_name: str | None,
+    options: dict[str, Any],
+    *,
+    stacklevel: int,
+) -> None:
+    """Check the memory, resolve the policy and the crew's name (warnings point at the user)."""
+    require_memory(memory)  # before the settings: the first error names the memory
+    if "crew" in options:
+        old = options.pop("crew")
+        deprecated(f"{owner}(crew=<name>)", f"{owner}(crew_name=<name>)", stacklevel=stacklevel)
+        crew_name = old if crew_name is None else crew_name
+    integration.policy = resolve_policy(
+        owner, policy, options, valid=_keywords(type(integration).__init__), stacklevel=stacklevel
+    )
+    integration.crew_name = crew_name
 
 
 def _keywords(function: object) -> list[str]:

@@ -7,9 +7,13 @@ embedded disk store within one process, ``oxigraph serve`` across processes) rep
 compiles the same workflow.
 
 Layout (``docs/deploy.md``): each turn appends one **chunk**, a named graph
-``{BASE}journal/{scope}/{session}/{base}-{time}-{token}`` holding the turn's events as JSON, its
-position (``base``: how many events came before it) and its time; one write, so a turn is
-journaled whole or not at all. Saving the session writes its **saved mark**
+``{BASE}journal/{scope}/{session}/{base}-{time}-{token}`` holding the turn as the session record
+every integration stores (:class:`~em_plugin.session.turns.Turn` JSON, predicate ``jn:turns``),
+its position (``base``: how many trajectory events came before it) and its time; one write, so a
+turn is journaled whole or not at all. Chunks of earlier releases hold trajectory events instead
+(``jn:events``); they are read as turns too (:func:`~em_plugin.session.turns.turns_from_events`).
+
+Saving the session writes its **saved mark**
 ``{BASE}journal/{scope}/{session}/saved`` (how many events the saved workflow covers); each scope
 has one constant marker graph ``{BASE}journal/{scope}/journal``. Journal
 graphs use their own vocabulary (:data:`JOURNAL_NS`) and graph namespace, so they are never listed
@@ -62,6 +66,7 @@ from em_plugin.capture.trajectory import (
 from em_plugin.errors import ConfigurationError, TrajectoryError
 from em_plugin.session.controller import SessionController
 from em_plugin.session.registry import SessionRegistry
+from em_plugin.session.turns import Turn, replay, turns_from_events
 from provenance.stores.base import GraphStore
 from provenance.stores.graph_families import JOURNAL
 from provenance.stores.graph_writes import drop_scope_graphs, write_graphs
@@ -210,7 +215,8 @@ class SessionJournal:
         Args:
             scope: The session's scope.
             session_id: The session.
-            events: The events the turn added, in order.
+            events: The events the turn added, in order (stored as
+                :class:`~em_plugin.session.turns.Turn` records).
             base: How many events of the session came before them.
             links: Conversation digests that lead to this session (:func:`conversation_digest`).
 
@@ -227,7 +233,9 @@ class SessionJournal:
         stamp = _now()
         local = f"{base:010d}-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
         name = JOURNAL.iri(scope, session_id, local)
-        payload = json.dumps([_event_json(e) for e in events], ensure_ascii=False)
+        payload = json.dumps(
+            [turn.to_json() for turn in turns_from_events(events)], ensure_ascii=False
+        )
         triples = [
             (name, RDF.type, _JN.Chunk),
             (name, _JN.scope, Literal(scope)),
@@ -235,7 +243,7 @@ class SessionJournal:
             (name, _JN.base, Literal(base)),
             (name, _JN.end, Literal(base + len(events))),
             (name, _JN.time, Literal(stamp, datatype=XSD.dateTime)),
-            (name, _JN.events, Literal(payload)),
+            (name, _JN.turns, Literal(payload)),
             *((name, _JN.link, Literal(link)) for link in links),
         ]
         write_graphs(self.backend, [self._marker(scope), (name, triples)])
@@ -292,22 +300,36 @@ class SessionJournal:
         chunks = sorted((int(str(b)), str(c), int(str(e))) for c, b, e in rows)
         return [(name, end) for _, name, end in chunks]
 
-    def events(self, scope: str, session_id: str) -> list[TrajectoryEvent]:
-        """Return the session's journaled events, in order.
+    def turns(self, scope: str, session_id: str) -> list[Turn]:
+        """Return the session's journaled turns, in order (chunks of earlier releases too).
 
         Raises:
             StoreError: When the backend fails.
         """
         names = [URIRef(name) for name, _ in self._chunks(scope, session_id)]
-        events: list[TrajectoryEvent] = []
+        turns: list[Turn] = []
+        legacy: list[TrajectoryEvent] = []  # consecutive old chunks: a call may span two
         for name, triples in self.backend.read_graphs(names):
-            for _, predicate, value in triples:
-                if predicate == _JN.events:
-                    events.extend(_event_of(item) for item in json.loads(str(value)))
-                    break
+            found = {p: v for _, p, v in triples if p in (_JN.turns, _JN.events)}
+            if _JN.turns in found:
+                turns.extend(turns_from_events(legacy))
+                legacy = []
+                items = json.loads(str(found[_JN.turns]))
+                turns.extend(Turn.from_json(item) for item in items if isinstance(item, dict))
+            elif _JN.events in found:
+                legacy.extend(_event_of(item) for item in json.loads(str(found[_JN.events])))
             else:
-                log.warning("journal chunk %s has no events; skipped", name)
-        return events
+                log.warning("journal chunk %s holds no turns; skipped", name)
+        turns.extend(turns_from_events(legacy))
+        return turns
+
+    def events(self, scope: str, session_id: str) -> list[TrajectoryEvent]:
+        """Return the events of the session's replayed trajectory, in order.
+
+        Raises:
+            StoreError: When the backend fails.
+        """
+        return list(self.replay(scope, session_id).events)
 
     def replay(
         self,
@@ -315,27 +337,24 @@ class SessionJournal:
         session_id: str,
         *,
         framework: str | None = None,
-        events: Sequence[TrajectoryEvent] | None = None,
+        turns: Sequence[Turn] | None = None,
     ) -> Trajectory:
         """Rebuild the session's :class:`Trajectory` from its journal.
+
+        What two workers that answered one conversation at once journaled inconsistently is
+        skipped (:func:`~em_plugin.session.turns.replay`).
 
         Args:
             scope: The session's scope.
             session_id: The session.
             framework: The framework recorded on the trajectory.
-            events: Events already read with :meth:`events` (default: read them).
+            turns: Turns already read with :meth:`turns` (default: read them).
 
         Returns:
             A trajectory that compiles to the workflow the session captured.
         """
-        trajectory = Trajectory(session_id, scope=scope, framework=framework)
-        for event in self.events(scope, session_id) if events is None else events:
-            try:
-                _apply(trajectory, event)
-            except TrajectoryError as exc:
-                # Two workers that answered one conversation at once: keep what is consistent.
-                log.warning("journal of session %r: event skipped (%s)", session_id, exc)
-        return trajectory
+        found = self.turns(scope, session_id) if turns is None else turns
+        return replay(found, Trajectory(session_id, scope=scope, framework=framework))
 
     def sessions(self, *, scope: str | None = None) -> list[JournalSession]:
         """Return every journaled session (of one scope when given), most recent first."""
@@ -422,12 +441,8 @@ class JournaledSessions:
         head = self.journal.head(trajectory.scope, trajectory.session_id)
         if head == cursor.head and len(trajectory) == cursor.persisted:
             return
-        events = self.journal.events(trajectory.scope, trajectory.session_id)
         controller.trajectory = self.journal.replay(
-            trajectory.scope,
-            trajectory.session_id,
-            framework=trajectory.framework,
-            events=events,
+            trajectory.scope, trajectory.session_id, framework=trajectory.framework
         )
         cursor.head, cursor.persisted = head, len(controller.trajectory)
 
@@ -491,31 +506,3 @@ def _event_of(item: Mapping[str, Any]) -> TrajectoryEvent:
         )
     event: TrajectoryEvent = cls(**fields)
     return event
-
-
-def _apply(trajectory: Trajectory, event: TrajectoryEvent) -> None:
-    if isinstance(event, Instruction):
-        known = event.revision_of in trajectory.instruction_ids
-        trajectory.instruction(
-            event.text,
-            timestamp=event.timestamp,
-            revision_of=event.revision_of if known else None,
-        )
-    elif isinstance(event, CallStart):
-        parent = event.parent_call_id
-        trajectory.call_start(
-            event.call_id,
-            event.name,
-            event.args,
-            agent=event.agent,
-            parent_call_id=parent if parent is None or trajectory.has_call(parent) else None,
-            timestamp=event.timestamp,
-        )
-    elif isinstance(event, CallEnd):
-        trajectory.call_end(event.call_id, event.output, timestamp=event.timestamp)
-    elif isinstance(event, CallError):
-        trajectory.call_error(event.call_id, event.error, timestamp=event.timestamp)
-    elif isinstance(event, RunError):
-        trajectory.run_error(event.error, timestamp=event.timestamp)
-    else:
-        trajectory.final_answer(event.text, timestamp=event.timestamp)

@@ -127,7 +127,7 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
                 f"crew must be a BeeAI agent, runnable or AgentWorkflow, not {type(crew).__name__}"
             )
         super().__init__(middlewares=middlewares)
-        self._open_sessions(
+        self.open_sessions(
             memory, owner="EpisodicMemoryAgent", framework=FRAMEWORK, log=logger, policy=policy,
             crew_name=crew_name or agent_name(crew) or _workflow_name(crew) or type(crew).__name__,
             max_sessions=max_sessions, journal=journal, deprecated_options=deprecated,

@@ -126,7 +126,7 @@ class EpisodicMemoryMiddleware(
         journal: bool = True,
         **deprecated: Unpack[PolicyOptions],
     ) -> None:
-        self._open_sessions(
+        self.open_sessions(
             memory, owner="EpisodicMemoryMiddleware", framework=FRAMEWORK, log=logger,
             policy=policy, crew_name=crew_name, max_sessions=max_sessions, journal=journal,
             deprecated_options=deprecated,

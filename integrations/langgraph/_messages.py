@@ -16,15 +16,14 @@ it until the agent that handed off speaks again or someone calls ``transfer_back
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from em_plugin.capture.trajectory import (
-    Trajectory,
-    is_command,
-)
+from em_plugin.capture.trajectory import Trajectory, is_command
+from em_plugin.session.turns import ToolCall, Turn, replay
+from integrations.langgraph._capture import now
 from integrations.langgraph._memory_messages import memory_kind, message_text
 
 
@@ -63,15 +62,35 @@ def trajectory_from_messages(
     Returns:
         The trajectory.
     """
-    trajectory = Trajectory(session_id, scope=scope, framework="langgraph")
+    turns = turns_from_messages(messages, handoff=handoff, default_agent=default_agent)
+    return replay(turns, Trajectory(session_id, scope=scope, framework="langgraph"))
+
+
+def turns_from_messages(
+    messages: Sequence[BaseMessage],
+    *,
+    handoff: Callable[[str], bool] = is_handoff,
+    default_agent: str | None = None,
+) -> list[Turn]:
+    """The session's turns as its messages alone tell them (see the module docstring).
+
+    Args:
+        messages: The session's messages, oldest first.
+        handoff: Tells whether a tool name is a handoff to another agent.
+        default_agent: The agent of calls whose message names none.
+
+    Returns:
+        The turns, for :func:`~em_plugin.session.turns.replay`.
+    """
     results = _results_by_call(messages)
     used: set[str] = set()
     open_handoffs: list[_Open] = []
+    turns: list[_TurnSoFar] = []
     for index, message in enumerate(messages):
         if isinstance(message, HumanMessage):
             text = message_text(message)
             if text.strip() and not is_command(text):
-                trajectory.instruction(text)
+                turns.append(_TurnSoFar(message.id, text))
                 open_handoffs.clear()
         elif isinstance(message, AIMessage) and memory_kind(message) is None:
             agent = message.name
@@ -83,37 +102,62 @@ def trajectory_from_messages(
                     if open_handoffs:
                         open_handoffs.pop()
                     continue
-                raw_id = call.get("id")
-                call_id = _unique(raw_id or f"call-{index}", used)
-                parent = open_handoffs[-1].call_id if open_handoffs else None
-                trajectory.call_start(
-                    call_id,
-                    name,
-                    call.get("args") or {},
-                    agent=agent or default_agent,
-                    parent_call_id=parent,
-                )
+                call_id = _unique(call.get("id") or f"call-{index}", used)
                 result = results.get((call.get("id"), index))
-                if result is None:
-                    continue  # never answered: compiles as "did not finish"
-                if result.status == "error":
-                    trajectory.call_error(call_id, message_text(result))
-                    continue
-                trajectory.call_end(call_id, _output(result))
-                if handoff(name):
+                ended = None if result is None else now()  # never answered: did not finish
+                failed = result is not None and result.status == "error"
+                _calls_of(turns).append(
+                    ToolCall(
+                        call_id,
+                        name,
+                        call.get("args") or {},
+                        agent=agent or default_agent,
+                        parent=open_handoffs[-1].call_id if open_handoffs else None,
+                        ended=ended,
+                        output=_output(result) if result is not None and not failed else None,
+                        error=message_text(result) if result is not None and failed else None,
+                    )
+                )
+                if result is not None and not failed and handoff(name):
                     open_handoffs.append(_Open(call_id, agent))
             for bad in message.invalid_tool_calls:
-                call_id = _unique(bad.get("id") or f"invalid-{index}", used)
-                trajectory.call_start(
-                    call_id,
-                    bad.get("name") or "invalid_tool_call",
-                    {},
-                    agent=agent or default_agent,
+                _calls_of(turns).append(
+                    ToolCall(
+                        _unique(bad.get("id") or f"invalid-{index}", used),
+                        bad.get("name") or "invalid_tool_call",
+                        agent=agent or default_agent,
+                        ended=now(),
+                        error=f"invalid tool call: {bad.get('error') or bad}",
+                    )
                 )
-                trajectory.call_error(call_id, f"invalid tool call: {bad.get('error') or bad}")
             if not message.tool_calls and message_text(message):
-                trajectory.final_answer(message_text(message))
-    return trajectory
+                if not turns:
+                    turns.append(_TurnSoFar(None, None))
+                turns[-1].answers.append(message_text(message))
+    return [t.turn() for t in turns]
+
+
+@dataclass
+class _TurnSoFar:
+    id: str | None
+    instruction: str | None
+    calls: list[ToolCall] = field(default_factory=list)
+    answers: list[str] = field(default_factory=list)
+
+    def turn(self) -> Turn:
+        return Turn(
+            turn=self.id,
+            instruction=self.instruction,
+            calls=tuple(self.calls),
+            answers=tuple(self.answers),
+        )
+
+
+def _calls_of(turns: list[_TurnSoFar]) -> list[ToolCall]:
+    """Where the next call goes: the current turn, or a fragment after its answer."""
+    if not turns or turns[-1].answers:
+        turns.append(_TurnSoFar(None, None))
+    return turns[-1].calls
 
 
 def _results_by_call(messages: Sequence[BaseMessage]) -> dict[tuple[str | None, int], ToolMessage]:

@@ -3,7 +3,8 @@
 Hooks used (LangChain 1.x ``AgentMiddleware``):
 
 - ``wrap_tool_call`` / ``awrap_tool_call`` record every tool call (with its result or error) in
-  the private, checkpointed state key ``episodic_trace``, tagged with the turn's HumanMessage id.
+  the private, checkpointed state key ``episodic_trace``, as the session record every integration
+  stores (:mod:`em_plugin.session.turns`), tagged with the turn's HumanMessage id.
   A sub-agent that runs inside a tool and carries an ``EpisodicMemoryMiddleware`` too records its
   calls *under* that tool call (a context variable links them), so handoffs nest;
 - ``before_agent`` answers ``/save`` and ``/suggest`` and jumps to the end (the model is not
@@ -42,7 +43,7 @@ from em_plugin.session import (
     SessionPolicy,
 )
 from em_plugin.session.integration import CrewNameAlias, MemoryIntegration
-from integrations.langgraph._capture import RunCapture, install
+from integrations.langgraph._capture import RunCapture, install, now
 from integrations.langgraph._context import (
     logger,
     runtime_context,
@@ -58,14 +59,16 @@ from integrations.langgraph._memory_messages import (
 from integrations.langgraph._messages import message_text
 from integrations.langgraph._trace import (
     TRACE_KEY,
+    CallTree,
     current_config,
     first_human_id,
     trace_entry,
+    trace_fragment,
     trajectory_from_trace,
 )
 
 # The children list of the tool call currently running in this context (None at top level).
-_ENCLOSING: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
+_ENCLOSING: contextvars.ContextVar[list[CallTree] | None] = contextvars.ContextVar(
     "episodic_memory_enclosing_call", default=None
 )
 
@@ -113,7 +116,7 @@ class EpisodicMemoryMiddleware(CrewNameAlias, MemoryIntegration, AgentMiddleware
         **deprecated: Unpack[PolicyOptions],
     ) -> None:
         super().__init__()
-        self._open_sessions(
+        self.open_sessions(
             memory, owner="EpisodicMemoryMiddleware", framework="langgraph", log=logger,
             policy=policy, crew_name=crew_name, max_sessions=max_sessions,
             deprecated_options=deprecated,
@@ -238,54 +241,58 @@ class EpisodicMemoryMiddleware(CrewNameAlias, MemoryIntegration, AgentMiddleware
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """Record the call (and the calls nested inside it) in the agent's state."""
         enclosing = _ENCLOSING.get()
-        children: list[dict[str, Any]] = []
+        children: list[CallTree] = []
+        started = now()
         token = _ENCLOSING.set(children)
         try:
             result = handler(request)
         except Exception as exc:
             _ENCLOSING.reset(token)
             if enclosing is not None:
-                enclosing.append(trace_entry(request, None, exc, children))
+                enclosing.append(trace_entry(request, None, exc, children, started=started))
             raise
         _ENCLOSING.reset(token)
-        return self._recorded(request, result, children, enclosing)
+        return self._recorded(request, result, children, enclosing, started)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         """Async twin of :meth:`wrap_tool_call`."""
         enclosing = _ENCLOSING.get()
-        children: list[dict[str, Any]] = []
+        children: list[CallTree] = []
+        started = now()
         token = _ENCLOSING.set(children)
         try:
             result = await handler(request)
         except Exception as exc:
             _ENCLOSING.reset(token)
             if enclosing is not None:
-                enclosing.append(trace_entry(request, None, exc, children))
+                enclosing.append(trace_entry(request, None, exc, children, started=started))
             raise
         _ENCLOSING.reset(token)
-        return self._recorded(request, result, children, enclosing)
+        return self._recorded(request, result, children, enclosing, started)
 
     def _recorded(
         self,
         request: Any,
         result: Any,
-        children: list[dict[str, Any]],
-        enclosing: list[dict[str, Any]] | None,
+        children: list[CallTree],
+        enclosing: list[CallTree] | None,
+        started: str,
     ) -> Any:
         try:
-            entry = trace_entry(request, result, None, children)
+            entry = trace_entry(request, result, None, children, started=started)
+            if enclosing is not None:
+                enclosing.append(entry)  # the outer agent's call holds it; this state stays clean
+                return result
+            fragment = trace_fragment(entry)
         except Exception as exc:  # noqa: BLE001 - isolation boundary: the crew never breaks
             self._isolate("recording a tool call", exc)
             return result
-        if enclosing is not None:
-            enclosing.append(entry)  # the outer agent's call holds it; this state stays clean
-            return result
         if isinstance(result, ToolMessage):
-            return Command(update={"messages": [result], TRACE_KEY: [entry]})
+            return Command(update={"messages": [result], TRACE_KEY: [fragment]})
         if isinstance(result, Command) and isinstance(result.update, dict):
             return Command(
                 graph=result.graph,
-                update={**result.update, TRACE_KEY: [entry]},
+                update={**result.update, TRACE_KEY: [fragment]},
                 resume=result.resume,
                 goto=result.goto,
             )

@@ -104,7 +104,7 @@ class EpisodicMemoryNode(CrewNameAlias, MemoryIntegration, Runnable[dict, dict |
         messages_key: str = "messages",
         **deprecated: Unpack[PolicyOptions],
     ) -> None:
-        self._open_sessions(
+        self.open_sessions(
             memory, owner="EpisodicMemoryNode", framework=FRAMEWORK, log=logger, policy=policy,
             crew_name=crew_name, max_sessions=max_sessions, deprecated_options=deprecated,
         )  # fmt: skip

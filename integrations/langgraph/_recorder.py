@@ -18,10 +18,10 @@ from langchain_core.messages import HumanMessage, convert_to_messages
 
 from em_plugin.capture.trajectory import Trajectory
 from em_plugin.errors import ConfigurationError
+from em_plugin.session.turns import ToolCall, Turn, replay
 from integrations.langgraph._capture import CallRecord, RunCapture, now
 from integrations.langgraph._context import FRAMEWORK
 from integrations.langgraph._messages import message_text
-from integrations.langgraph._turns import replay_turn
 
 
 class TrajectoryRecorder(RunCapture):
@@ -44,14 +44,13 @@ class TrajectoryRecorder(RunCapture):
         if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
             raise ConfigurationError(f"max_sessions must be an integer >= 1, got {max_sessions!r}")
         self.max_sessions = max_sessions
-        self._sessions: OrderedDict[str, tuple[Trajectory, set[str]]] = OrderedDict()
+        self._sessions: OrderedDict[str, Trajectory] = OrderedDict()
         self._sessions_lock = threading.Lock()
 
     def trajectory(self, session_id: str) -> Trajectory | None:
         """Return the recorded trajectory of a session, if any."""
         with self._sessions_lock:
-            found = self._sessions.get(session_id)
-            return found[0] if found is not None else None
+            return self._sessions.get(session_id)
 
     def forget(self, session_id: str) -> None:
         """Drop a session's recording."""
@@ -70,20 +69,18 @@ class TrajectoryRecorder(RunCapture):
         if session is None:
             return
         with self._sessions_lock:
-            found = self._sessions.get(session)
-            if found is None:
-                found = (Trajectory(session, framework=FRAMEWORK), set())
-                self._sessions[session] = found
+            trajectory = self._sessions.get(session)
+            if trajectory is None:
+                trajectory = self._sessions[session] = Trajectory(session, framework=FRAMEWORK)
                 while len(self._sessions) > self.max_sessions:
                     self._sessions.popitem(last=False)
             self._sessions.move_to_end(session)
-            trajectory, used = found
-            entry = {
-                "instruction": _last_human_text(inputs),
-                "started": started or now(),
-                "calls": records,
-            }
-            replay_turn(trajectory, entry, used)
+            turn = Turn(
+                instruction=_last_human_text(inputs),
+                started=started or now(),
+                calls=tuple(ToolCall.from_json(record) for record in records),
+            )
+            replay([turn], trajectory)
 
 
 def _last_human_text(inputs: Any) -> str | None:

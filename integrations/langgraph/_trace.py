@@ -1,31 +1,50 @@
-"""The middleware's trace: one entry per tool call in the private state key ``episodic_trace``.
+"""The middleware's trace: the session record in the private state key ``episodic_trace``.
 
-An entry is a JSON dict (it is checkpointed with the agent's state)::
+Each tool call the agent makes adds one turn fragment (:class:`~em_plugin.session.turns.Turn`
+JSON without the instruction, checkpointed with the agent's state): the turn's ``HumanMessage`` id
+and the call with the calls made inside it (a sub-agent's, at every depth), each with its
+arguments, result or error, times, the call it was made under and its position among the model's
+tool calls. :func:`trajectory_from_trace` joins the fragments of each turn, takes the instructions
+and answers from the messages and replays the turns (:func:`~em_plugin.session.turns.replay`).
+
+Earlier releases stored one nested entry per call::
 
     {"turn": <HumanMessage id>, "call_id": ..., "name": ..., "args": {...}, "agent": ...,
      "output": ... | "error": ..., "children": [<entries of calls made inside this call>]}
 
-:func:`trajectory_from_trace` rebuilds the session from the messages (instructions, answers) and
-the entries (calls).
+They are read too (:func:`fragment_of`), in the order the model made the calls, as before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from em_plugin.capture.trajectory import Trajectory, is_command
-from integrations.langgraph._memory_messages import memory_kind, message_text
+from em_plugin.session.turns import ToolCall, Turn, merge_turns, replay
+from integrations.langgraph._capture import now
+from integrations.langgraph._memory_messages import message_text
+from integrations.langgraph._turns import answer_text
 
 TRACE_KEY = "episodic_trace"
 
+CallTree = dict[str, Any]
+"""One call while the agent runs: ``call_id``, ``name``, ``args``, ``agent``, ``started``,
+``ended``, ``output`` or ``error``, ``order`` and ``children`` (the calls made inside it)."""
+
 
 def trace_entry(
-    request: Any, result: Any, exc: BaseException | None, children: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """Build the entry of one tool call from its request and its result or exception."""
+    request: Any,
+    result: Any,
+    exc: BaseException | None,
+    children: list[CallTree],
+    *,
+    started: str | None = None,
+) -> CallTree:
+    """Build the record of one tool call from its request and its result or exception."""
     call = request.tool_call
     state = request.state if isinstance(request.state, Mapping) else {}
     messages: Sequence[BaseMessage] = state.get("messages") or []
@@ -38,13 +57,18 @@ def trace_entry(
         ),
         None,
     )
-    entry: dict[str, Any] = {
+    entry: CallTree = {
         "turn": human.id if human is not None else None,
         "call_id": call.get("id"),
         "name": call.get("name"),
         "args": dict(call.get("args") or {}),
         "agent": agent or agent_of_config(current_config()),
         "children": children,
+        "started": started,
+        "ended": now(),
+        "order": _call_order(messages)
+        .get(human.id if human is not None else None, {})
+        .get(str(call.get("id"))),
     }
     if exc is not None:
         entry["error"] = f"{type(exc).__name__}: {exc}"
@@ -53,6 +77,68 @@ def trace_entry(
     elif isinstance(result, ToolMessage):
         entry["output"] = message_text(result)
     return entry
+
+
+def trace_fragment(entry: CallTree) -> dict[str, Any]:
+    """The turn fragment the agent's state keeps for a call the agent made (with its children)."""
+    calls: list[ToolCall] = []
+    _flatten(entry, None, entry.get("order"), set(), calls)
+    turn = entry.get("turn")
+    return Turn(turn=None if turn is None else str(turn), calls=tuple(calls)).to_json()
+
+
+def fragment_of(entry: Mapping[str, Any], order: int | None) -> Turn:
+    """Read one ``episodic_trace`` entry: a turn fragment, or an earlier release's call entry.
+
+    Args:
+        entry: The entry.
+        order: For an earlier release's entry: the call's position in its turn.
+
+    Returns:
+        The turn fragment.
+    """
+    if "calls" in entry:
+        return Turn.from_json(entry)
+    calls: list[ToolCall] = []
+    _flatten(entry, None, order, set(), calls)
+    turn = entry.get("turn")
+    return Turn(turn=None if turn is None else str(turn), calls=tuple(calls))
+
+
+def _flatten(
+    entry: Mapping[str, Any],
+    parent: str | None,
+    order: int | None,
+    seen: set[str],
+    out: list[ToolCall],
+) -> None:
+    # Sub-agents reuse the model's call ids: ids are made unique within the fragment, so each
+    # call names its parent unambiguously.
+    raw = str(entry.get("call_id") or "call")
+    name, n = raw, 1
+    while name in seen:
+        n += 1
+        name = f"{raw}#{n}"
+    seen.add(name)
+    args = entry.get("args")
+    error = entry.get("error") if "error" in entry else None
+    out.append(
+        ToolCall(
+            id=name,
+            name=str(entry.get("name") or "unknown_tool"),
+            args=dict(args) if isinstance(args, Mapping) else {},
+            agent=entry.get("agent") or None,
+            parent=parent,
+            started=entry.get("started") or None,
+            ended=entry.get("ended") or now(),  # an entry is written once the call returned
+            output=entry.get("output"),
+            error=None if error is None else str(error),
+            order=order,
+        )
+    )
+    for child in entry.get("children") or []:
+        if isinstance(child, Mapping):
+            _flatten(child, name, None, seen, out)
 
 
 def trajectory_from_trace(
@@ -73,40 +159,33 @@ def trajectory_from_trace(
     Returns:
         The trajectory.
     """
-    trajectory = Trajectory(session_id, scope=scope, framework="langgraph")
-    by_turn: dict[str | None, list[Mapping[str, Any]]] = {}
-    for entry in trace:
-        by_turn.setdefault(entry.get("turn"), []).append(entry)
     order = _call_order(messages)
-    used: set[str] = set()
+    fragments: list[Turn] = []
+    counts: dict[Any, int] = {}
+    for entry in trace:
+        if not isinstance(entry, Mapping):
+            continue
+        turn = entry.get("turn")
+        index = counts[turn] = counts.get(turn, -1) + 1
+        # Earlier releases' entries: the model's order, else their place in the turn.
+        position = order.get(turn, {}).get(str(entry.get("call_id")), index)
+        fragments.append(fragment_of(entry, position))
+    by_turn = {t.turn: t for t in merge_turns(fragments) if t.turn is not None}
+    loose = [t for t in merge_turns(fragments) if t.turn is None]
+    turns: list[Turn] = []
     for message in messages:
         if isinstance(message, HumanMessage):
             text = message_text(message)
             if text.strip() and not is_command(text):
-                trajectory.instruction(text)
-                # Parallel tool calls finish in any order: replay them in the model's order.
-                position = order.get(message.id, {})
-                entries = by_turn.pop(message.id, [])
-                ranked = sorted(
-                    enumerate(entries),
-                    key=lambda item: (
-                        position.get(str(item[1].get("call_id")), item[0]),
-                        item[0],
-                    ),
-                )
-                for _, entry in ranked:
-                    _replay(trajectory, entry, None, used)
-        elif (
-            isinstance(message, AIMessage)
-            and memory_kind(message) is None
-            and not message.tool_calls
-            and message_text(message)
-        ):
-            trajectory.final_answer(message_text(message))
-    for entries in by_turn.values():  # turns whose message is gone (trimmed history)
-        for entry in entries:
-            _replay(trajectory, entry, None, used)
-    return trajectory
+                stored = by_turn.pop(str(message.id), None)
+                calls = stored.calls if stored is not None else ()
+                turns.append(Turn(turn=message.id, instruction=text, calls=calls))
+        elif (answer := answer_text(message)) is not None:
+            last = turns.pop() if turns else Turn()
+            turns.append(replace(last, answers=(*last.answers, answer)))
+    turns.extend([*by_turn.values(), *loose])  # turns whose message is gone (trimmed history)
+    trajectory = Trajectory(session_id, scope=scope, framework="langgraph")
+    return replay(turns, trajectory)
 
 
 def _call_order(messages: Sequence[BaseMessage]) -> dict[str | None, dict[str, int]]:
@@ -125,30 +204,6 @@ def _call_order(messages: Sequence[BaseMessage]) -> dict[str | None, dict[str, i
                     current[call_id] = count
                     count += 1
     return order
-
-
-def _replay(
-    trajectory: Trajectory, entry: Mapping[str, Any], parent: str | None, used: set[str]
-) -> None:
-    base = str(entry.get("call_id") or "call")
-    call_id, n = base, 1
-    while call_id in used:
-        n += 1
-        call_id = f"{base}#{n}"
-    used.add(call_id)
-    trajectory.call_start(
-        call_id,
-        entry.get("name") or "unknown_tool",
-        entry.get("args") or {},
-        agent=entry.get("agent"),
-        parent_call_id=parent,
-    )
-    for child in entry.get("children") or []:
-        _replay(trajectory, child, call_id, used)
-    if "error" in entry:
-        trajectory.call_error(call_id, entry["error"])
-    else:
-        trajectory.call_end(call_id, entry.get("output"))
 
 
 #: The identity of an agent that has no name and runs at the top of its graph.

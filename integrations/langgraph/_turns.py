@@ -1,15 +1,17 @@
 """A LangGraph session in the graph's checkpointed state: one entry per turn, then a trajectory.
 
-The :class:`~integrations.langgraph.EpisodicMemoryNode` writes, when a turn ends, one JSON entry
-into the private state channel ``episodic_capture`` (appended; checkpointed with the thread)::
+The :class:`~integrations.langgraph.EpisodicMemoryNode` writes, when a turn ends, the turn's
+session record (:class:`~em_plugin.session.turns.Turn` JSON) into the private state channel
+``episodic_capture`` (appended; checkpointed with the thread)::
 
     {"turn": <the instruction's HumanMessage id>, "instruction": <its text>,
      "started": <when the graph run started>, "calls": [<call records, see _capture>]}
 
-:func:`trajectory_from_turns` compiles the session from the thread alone: instructions from the
-entries (and from the messages of turns without one), calls from the entries, answers from the
-messages. Whatever worker runs the next turn, and after a restart, the same thread compiles to the
-same workflow.
+It is the shape earlier releases stored, so their threads load unchanged.
+:func:`trajectory_from_turns` compiles the session from the thread alone: the turns read from the
+channel (a turn for each user message without one) get the answers from the messages, and
+:func:`~em_plugin.session.turns.replay` rebuilds the trajectory. Whatever worker runs the next
+turn, and after a restart, the same thread compiles to the same workflow.
 
 A run that raises never reaches the node, so its failure is read from the thread too: LangGraph's
 checkpointer keeps a failed task's error with the checkpoint its step started from (the
@@ -27,6 +29,7 @@ import ast
 import operator
 import re
 from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import replace
 from typing import Annotated, Any, NotRequired, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
@@ -34,6 +37,7 @@ from langgraph.graph import MessagesState
 from langgraph.graph.message import add_messages
 
 from em_plugin.capture.trajectory import Trajectory, is_command
+from em_plugin.session.turns import ToolCall, Turn, replay
 from integrations.langgraph._capture import CallRecord, now
 from integrations.langgraph._context import FRAMEWORK
 from integrations.langgraph._memory_messages import memory_kind, message_text
@@ -87,14 +91,14 @@ def turn_entry(
         started: When the graph run started (now when unknown).
 
     Returns:
-        The entry.
+        The turn's JSON.
     """
-    return {
-        "turn": instruction.id,
-        "instruction": message_text(instruction),
-        "started": started or now(),
-        "calls": list(calls),
-    }
+    return Turn(
+        turn=instruction.id,
+        instruction=message_text(instruction),
+        started=started or now(),
+        calls=tuple(ToolCall.from_json(call) for call in calls),
+    ).to_json()
 
 
 def trajectory_from_turns(
@@ -118,10 +122,24 @@ def trajectory_from_turns(
     Returns:
         The trajectory.
     """
+    found = [Turn.from_json(t) for t in turns if isinstance(t, Mapping)]
     trajectory = Trajectory(session_id, scope=scope, framework=FRAMEWORK)
-    position = {str(t.get("turn")): i for i, t in enumerate(turns) if t.get("turn")}
-    used: set[str] = set()
-    done = 0  # entries replayed so far (in order)
+    return replay(session_turns(messages, found), trajectory)
+
+
+def session_turns(messages: Sequence[BaseMessage], turns: Sequence[Turn]) -> list[Turn]:
+    """The session's turns in order, with the thread's answers (see :func:`trajectory_from_turns`).
+
+    Args:
+        messages: The thread's messages, oldest first.
+        turns: The stored turns, oldest first.
+
+    Returns:
+        The turns to replay.
+    """
+    position = {t.turn: i for i, t in enumerate(turns) if t.turn}
+    out: list[Turn] = []
+    done = 0  # stored turns placed so far (in order)
     for message in messages:
         if isinstance(message, HumanMessage):
             text = message_text(message)
@@ -129,76 +147,28 @@ def trajectory_from_turns(
                 continue
             index = position.get(str(message.id))
             if index is None:
-                trajectory.instruction(text)
+                out.append(Turn(turn=message.id, instruction=text))
                 continue
-            for earlier in turns[done:index]:  # entries whose messages are gone come first
-                replay_turn(trajectory, earlier, used)
-            replay_turn(trajectory, turns[index], used)
+            out.extend(turns[done:index])  # turns whose messages are gone come first
+            out.append(turns[index])
             done = max(done, index + 1)
-        elif (
-            isinstance(message, AIMessage)
-            and memory_kind(message) is None
-            and not message.tool_calls
-            and message_text(message)
-        ):
-            trajectory.final_answer(message_text(message))
-    for entry in turns[done:]:
-        replay_turn(trajectory, entry, used)
-    return trajectory
+        elif (answer := answer_text(message)) is not None:
+            last = out.pop() if out else Turn()
+            out.append(replace(last, answers=(*last.answers, answer)))
+    out.extend(turns[done:])
+    return out
 
 
-def replay_turn(trajectory: Trajectory, entry: Mapping[str, Any], used: set[str]) -> None:
-    text = entry.get("instruction")
-    if isinstance(text, str) and text.strip() and not is_command(text):
-        trajectory.instruction(text, timestamp=entry.get("started"))
-    calls = [c for c in entry.get("calls") or [] if isinstance(c, Mapping)]
-    known = {str(c.get("id")) for c in calls}
-    children: dict[str | None, list[Mapping[str, Any]]] = {}
-    for call in calls:
-        parent = call.get("parent")
-        children.setdefault(str(parent) if parent in known else None, []).append(call)
-    ids: dict[str, str] = {}
-    ordered: list[Mapping[str, Any]] = []
-
-    def walk(parent: str | None) -> None:
-        # Parallel calls start in any order: siblings follow the model's order, then time.
-        siblings = sorted(
-            children.get(parent, []),
-            key=lambda c: (c.get("order") is None, c.get("order") or 0, c.get("started") or ""),
-        )
-        for call in siblings:
-            ordered.append(call)
-            walk(str(call.get("id")))
-
-    walk(None)
-    for call in ordered:
-        raw = str(call.get("id") or "call")
-        call_id, n = raw, 1
-        while call_id in used:  # models reuse tool-call ids across turns and sub-agents
-            n += 1
-            call_id = f"{raw}#{n}"
-        used.add(call_id)
-        ids[raw] = call_id
-        parent = call.get("parent")
-        trajectory.call_start(
-            call_id,
-            str(call.get("name") or "unknown_tool"),
-            call.get("args") if isinstance(call.get("args"), Mapping) else {},
-            agent=call.get("agent"),
-            parent_call_id=ids.get(str(parent)) if parent in known else None,
-            timestamp=call.get("started"),
-        )
-    for call in ordered:
-        if not call.get("ended"):
-            continue  # never finished: compiles as "did not finish"
-        call_id = ids[str(call.get("id") or "call")]
-        if "error" in call:
-            trajectory.call_error(call_id, str(call["error"]), timestamp=call["ended"])
-        else:
-            trajectory.call_end(call_id, call.get("output"), timestamp=call["ended"])
-    error = entry.get("error")
-    if isinstance(error, str) and error:
-        trajectory.run_error(error, timestamp=entry.get("ended"))
+def answer_text(message: BaseMessage) -> str | None:
+    """The text of a crew's answer (an AI message without tool calls), else ``None``."""
+    if (
+        isinstance(message, AIMessage)
+        and memory_kind(message) is None
+        and not message.tool_calls
+        and message_text(message)
+    ):
+        return message_text(message)
+    return None
 
 
 def previous_run_walk(
@@ -284,14 +254,9 @@ def failed_run_entry(
     if any(str(t.get("turn")) == str(human.id) for t in turns):
         return None  # recorded already (or the node finished that turn before the error)
     when = (previous.checkpoint or {}).get("ts") or now()
-    return {
-        "turn": human.id,
-        "instruction": text,
-        "started": when,
-        "ended": when,
-        "calls": [],
-        "error": errors[0],
-    }
+    return Turn(
+        turn=human.id, instruction=text, started=when, ended=when, error=errors[0]
+    ).to_json()
 
 
 def _error_text(value: Any) -> str:

@@ -1,56 +1,32 @@
 """Scripted chat models, tools and crews shared by the LangGraph tests and the benchmark.
 
-The chat model is written against LangChain's interfaces (a ``GenericFakeChatModel`` that accepts
-``bind_tools``); scripts decide every tool call. Tools fail on demand, like a flaky service.
+The chat model is the shipped one (``integrations.langgraph.testing``: a LangChain
+``BaseChatModel`` that accepts ``bind_tools``); scripts decide every tool call. Tools fail on
+demand, like a flaky service.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import flaky_tools
 from flaky_tools import FLAKY as FLAKY  # re-exported: the tests fail tools through it
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, ToolErrorMiddleware
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
-from pydantic import Field
 
 from integrations.langgraph import EpisodicMemoryNode
+from integrations.langgraph.testing import ScriptedChatModel as ScriptedChatModel  # re-exported
+from integrations.langgraph.testing import call as call  # re-exported
 
 EXTRACT = "Extract the ingredients from the SDS file acme.pdf"
 CLASSIFY = "Classify the extracted ingredients as PFAS or not"
 EXTRACT_NEW = "Extract the ingredients from the SDS file beta.pdf"
-
-
-class ScriptedChatModel(GenericFakeChatModel):
-    """A fake chat model that accepts ``bind_tools`` and answers from a reloadable script."""
-
-    seen: list = Field(default_factory=list)
-    disable_streaming: bool = True  # GenericFakeChatModel's stream path drops tool calls
-
-    def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
-        return self  # the script decides which tool is called
-
-    def load(self, script: Iterable[AIMessage]) -> ScriptedChatModel:
-        self.messages = iter(list(script))
-        return self
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        self.seen.append(list(messages))
-        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
-
-
-def call(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
-    """An AI message making one tool call."""
-    return AIMessage(
-        "", tool_calls=[{"name": name, "args": args, "id": call_id, "type": "tool_call"}]
-    )
 
 
 product_extractor = tool(flaky_tools.product_extractor)
