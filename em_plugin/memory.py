@@ -27,6 +27,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from concurrent.futures import Future
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ from em_plugin.errors import ConfigurationError
 from em_plugin.lifecycle import Lifecycle
 from em_plugin.lifecycle.cache import LifecycleCache
 from em_plugin.retrieval.reference import Match
+from em_plugin.retrieval.window import retrieve_recent
 from em_plugin.settings import RankingSettings, RetrievalSettings
 from em_plugin.state.durability import BackgroundWriter
 from em_plugin.state.engine import DEFAULT_POLL_INTERVAL, MemoryEngine
@@ -489,22 +491,32 @@ class EpisodicMemory:
     @telemetry.traced("search_memory")
     def retrieve(self, workflow: Workflow) -> list[Match]:
         """Retrieve this scope's workflows similar to ``workflow`` (paper's rule), best first."""
+        return self._match(workflow, self.retrieval.match_config().window)
+
+    def _match(self, workflow: Workflow, window: int | None) -> list[Match]:
+        """The paper's rule on the last ``window`` leaves of ``workflow`` (``None``: all)."""
+        config = self.retrieval.match_config()
+        if window != config.window:
+            config = dataclasses.replace(config, window=window)
         with self._engine.lock:
             self._engine.sync(self.scope)
-            found = self._engine.index.match(
-                workflow, scope=self.scope, config=self.retrieval.match_config()
-            )
+            found = self._engine.index.match(workflow, scope=self.scope, config=config)
         return [m for m in found if m.workflow_id != workflow.id]
 
     def request(self, workflow: Workflow) -> SuggestionRequest:
         """Return what the suggesters see for ``workflow`` (retrieval included)."""
         with self._engine.lock:
             state = self.scope_memory()
-            matches = tuple(self.retrieve(workflow))
+            # A long workflow that matches nothing whole is matched by its recent leaves.
+            found, window = retrieve_recent(
+                partial(self._match, workflow),
+                len(workflow.leaves()),
+                window=self.retrieval.match_config().window,
+            )
             query = state.query(workflow, exclude=(workflow.id,))
         return SuggestionRequest(
-            workflow, matches, state, query, self.crew_description, self._load_quiet,
-            self._prefetch, threshold=self.threshold,
+            workflow, tuple(found), state, query, self.crew_description, self._load_quiet,
+            self._prefetch, threshold=self.threshold, window=window,
         )  # fmt: skip
 
     @telemetry.traced("search_memory")

@@ -112,4 +112,6 @@ def _replay(
     report = chain.report()
     report["baselines"] = {name: tally.report() for name, tally in tallies.items()}
     report["saved"] = len(test)
+    # Whether acceptance feedback moved anything: rankings whose first suggestion gave way.
+    report["feedback_promotions"] = memory.acceptance.feedback.promotions
     return report

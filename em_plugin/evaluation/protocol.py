@@ -222,7 +222,9 @@ def _score(
         fills = {name: model.rank(context) for name, model in fitted.items()}
         for name, ranking in fills.items():
             run.baselines[name].add(ranking, target)
-        voted = paper_rule(request.matches, episodes, fills["bigram"])  # type: ignore[arg-type]
+        # The paper's rule as written matches the whole workflow, never a recent window.
+        whole = request.matches if request.window is None else ()
+        voted = paper_rule(whole, episodes, fills["bigram"])  # type: ignore[arg-type]
         run.baselines["paper_rule"].add(voted, target)
         if bar is not None and (done % 20 == 0 or done == len(targets)):
             bar("suggest", done, len(targets))

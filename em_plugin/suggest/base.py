@@ -104,6 +104,9 @@ class SuggestionRequest:
     threshold: float = 0.65
     """The paper's ``T``: a stored workflow is cited as evidence only when its match with the
     current one exceeds it (the memory's retrieval threshold)."""
+    window: int | None = None
+    """The last leaves ``matches`` are for: the configured window, or a shorter one when that
+    matched nothing (:mod:`em_plugin.retrieval.window`); ``None``: the whole workflow."""
 
     @property
     def called(self) -> list[str]:

@@ -3,14 +3,18 @@
 A *context* is the last :data:`CONTEXT` leaves of the current workflow (tool names; ``""`` for
 an instruction leaf). For every judged round (:mod:`em_plugin.suggest.acceptance`, or a replayed
 step in ``em-plugin eval --online``) the statistics count, per context, the rounds, the tool
-the user's next step took, and the tool shown first. The rule (docs/suggestions.md, "Learning
-from acceptance"), once a context has :data:`MIN_ROUNDS` rounds:
+the user's next step took, and what it took after each tool shown first. The rule
+(docs/suggestions.md, "Learning from acceptance"):
 
-* **promoted and demoted**: when the first suggestion was shown first at least
-  :data:`MIN_ROUNDS` times here and taken in under a third of those, the suggestion whose tool
-  users took in at least half of the context's rounds goes first, and the ignored one second;
-* every suggestion with a count says why (``"taken 7 of 9 times after this step here"``,
-  ``"ignored 5 of 6 times after this step here"``).
+* **promoted and demoted**: over the context's rounds in which the current first suggestion
+  ``X`` was shown first, users took some other suggestion ``Y`` ``k`` times and ``X`` ``t``
+  times. ``Y`` goes first and ``X`` second when ``k > t`` and a one-sided sign test rejects
+  "users take ``X`` and ``Y`` equally often" at :data:`SIGNIFICANCE` (``P(Bin(k + t, 1/2) >= k)``
+  below 0.05): the comparison is paired (the same rounds, the same first suggestion), and the
+  least evidence that passes is 5 to 0 (6 to 1 does not: 0.0625; 7 to 1 does);
+* once a context has :data:`MIN_ROUNDS` rounds, every suggestion with a count says why
+  (``"taken 7 of 9 times after this step here"``; a demoted one ``"ignored 5 of 6 times after
+  this step here"``).
 
 Statistics belong to one memory, that is one scope: a user's feedback never reaches another
 scope's ranking.
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import threading
 from collections import Counter
 from collections.abc import Sequence
@@ -30,14 +35,16 @@ from em_plugin.suggest.types import Suggestion
 from provenance.errors import ProvenanceError
 from provenance.model import CallStep, Workflow
 
-__all__ = ["CONTEXT", "MIN_ROUNDS", "FeedbackStats", "context_of"]
+__all__ = ["CONTEXT", "MIN_ROUNDS", "SIGNIFICANCE", "FeedbackStats", "context_of", "sign_test"]
 
 log = logging.getLogger("em_plugin.suggest")
 
 #: Leaves that make a context.
 CONTEXT = 2
-#: Rounds a context needs before its statistics move a suggestion.
+#: Rounds a context needs before a suggestion says how often it was taken there.
 MIN_ROUNDS = 5
+#: Level of the sign test that promotes what users took over an ignored first suggestion.
+SIGNIFICANCE = 0.05
 
 
 def context_of(workflow: Workflow) -> tuple[str, ...]:
@@ -46,12 +53,28 @@ def context_of(workflow: Workflow) -> tuple[str, ...]:
     return tuple(leaf.name if isinstance(leaf, CallStep) else "" for leaf in leaves)
 
 
+def sign_test(wins: int, losses: int) -> float:
+    """Return the one-sided sign test's p-value of ``wins`` against ``losses``.
+
+    Args:
+        wins: Rounds the challenger was taken.
+        losses: Rounds the incumbent was taken.
+
+    Returns:
+        ``P(Bin(wins + losses, 1/2) >= wins)``: how likely so many wins are if both were taken
+        equally often.
+    """
+    n = wins + losses
+    return sum(math.comb(n, i) for i in range(wins, n + 1)) / 2**n
+
+
 @dataclass
 class _Counts:
     rounds: int = 0
     taken: Counter[str] = field(default_factory=Counter)
     first: Counter[str] = field(default_factory=Counter)
-    first_taken: Counter[str] = field(default_factory=Counter)
+    # Per tool shown first, what the rounds' next steps took (the paired comparison).
+    taken_after_first: dict[str, Counter[str]] = field(default_factory=dict)
 
 
 class FeedbackStats:
@@ -60,6 +83,8 @@ class FeedbackStats:
     def __init__(self) -> None:
         self._counts: dict[tuple[str, ...], _Counts] = {}
         self._lock = threading.Lock()
+        #: How many rankings the statistics changed (the first suggestion gave way).
+        self.promotions = 0
 
     @classmethod
     def from_store(cls, store: Any, scope: str) -> FeedbackStats:
@@ -111,8 +136,8 @@ class FeedbackStats:
                 counts.taken[taken] += 1
             if shown and shown[0]:
                 counts.first[shown[0]] += 1
-                if taken == shown[0]:
-                    counts.first_taken[shown[0]] += 1
+                if taken:
+                    counts.taken_after_first.setdefault(shown[0], Counter())[taken] += 1
 
     def rerank(
         self, context: tuple[str, ...], suggestions: Sequence[Suggestion]
@@ -124,34 +149,37 @@ class FeedbackStats:
             suggestions: The chain's suggestions, best first.
 
         Returns:
-            The same suggestions; with fewer than :data:`MIN_ROUNDS` rounds, unchanged.
+            The same suggestions, the first one replaced by what users took instead when the
+            sign test says so (the module's rule).
         """
         with self._lock:
             counts = self._counts.get(context)
-            if counts is None or counts.rounds < MIN_ROUNDS or not suggestions:
+            if counts is None or not suggestions:
                 return list(suggestions)
             rounds, taken = counts.rounds, dict(counts.taken)
-            first, first_taken = dict(counts.first), dict(counts.first_taken)
+            top = suggestions[0].tool or ""
+            shown_first = counts.first.get(top, 0)
+            after = dict(counts.taken_after_first.get(top, {}))
         out = [
             dataclasses.replace(
                 s, why=f"taken {taken[s.tool]} of {rounds} times after this step here"
             )
-            if s.tool in taken
+            if s.tool in taken and rounds >= MIN_ROUNDS
             else s
             for s in suggestions
         ]
-        top = out[0].tool or ""
-        shown_first, taken_first = first.get(top, 0), first_taken.get(top, 0)
-        if len(out) < 2 or shown_first < MIN_ROUNDS or 3 * taken_first >= shown_first:
+        kept = after.get(top, 0)
+        # The challenger: what users took most often instead, among the suggestions shown now.
+        best = max(
+            range(1, len(out)), key=lambda i: (after.get(out[i].tool or "", 0), -i), default=0
+        )
+        won = after.get(out[best].tool or "", 0) if best else 0
+        if not best or won <= kept or sign_test(won, kept) >= SIGNIFICANCE:
             return out
-        # The first suggestion keeps being ignored here: what users took instead, in half of
-        # the rounds, comes first (it moves down one place). Without such an alternative it
-        # stays: moving it down alone cost telecom 5 of 122 hits@1 online (docs/suggestions.md).
-        best = max(range(len(out)), key=lambda i: (taken.get(out[i].tool or "", 0), -i))
-        if best > 0 and 2 * taken.get(out[best].tool or "", 0) >= rounds:
-            out.insert(0, out.pop(best))
-            ignored = shown_first - taken_first
-            out[1] = dataclasses.replace(
-                out[1], why=f"ignored {ignored} of {shown_first} times after this step here"
-            )
+        out.insert(0, out.pop(best))
+        out[1] = dataclasses.replace(
+            out[1], why=f"ignored {shown_first - kept} of {shown_first} times after this step here"
+        )
+        with self._lock:
+            self.promotions += 1
         return out

@@ -47,3 +47,21 @@ def test_cli_online_table(tmp_path: Path) -> None:
     assert "episodic memory, online" in result.output and "bigram, online" in result.output
     bad = CliRunner().invoke(cli, ["eval", str(path), "--online", "--sweep"], env=env)
     assert bad.exit_code != 0 and "--online" in bad.output
+
+
+def test_acceptance_feedback_moves_the_ranking_during_the_replay(tmp_path: Path) -> None:
+    # Train: after "a" came "b" ten times. Test: seven sessions in which "a" is followed by "c".
+    # Saved, the sessions teach the model "c", but ten "b" still outweigh them; the acceptance
+    # counts see "b" shown first and "c" taken, 5 to 0 after five sessions (the sign test's
+    # least evidence), so the sixth and seventh sessions get "c" first.
+    train = [{"id": f"t{i}", "split": "train", "steps": [call("a"), call("b")]} for i in range(10)]
+    test = [{"id": f"q{i}", "split": "test", "steps": [call("a"), call("c")]} for i in range(7)]
+    path = tmp_path / "f.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*train, *test]), encoding="utf-8")
+
+    report = evaluate_online(path, embedder="fake:32")
+
+    online = report["online"]
+    assert report["hits@1"] == 0
+    assert online["feedback_promotions"] == 2 and online["hits@1"] == 2
+    assert online["baselines"]["bigram"]["hits@1"] == 0  # counts alone still say "b"

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from em_plugin.memory import EpisodicMemory
-from em_plugin.suggest.feedback import MIN_ROUNDS, FeedbackStats, context_of
+from em_plugin.suggest.feedback import (
+    MIN_ROUNDS,
+    SIGNIFICANCE,
+    FeedbackStats,
+    context_of,
+    sign_test,
+)
 from em_plugin.suggest.types import Suggestion
 from provenance.model import CallStep, InstructionStep, Workflow
 
@@ -35,6 +43,36 @@ def test_a_first_suggestion_taken_often_enough_stays_first() -> None:
     ranked = stats.rerank(context, SHOWN)
     assert [s.tool for s in ranked] == ["classifier", "table"]  # taken 2 of 6: a third
     assert ranked[0].why == "taken 2 of 6 times after this step here"
+
+
+def test_the_sign_test_decides_how_much_evidence_moves_a_suggestion() -> None:
+    assert sign_test(5, 0) == pytest.approx(1 / 32)
+    assert sign_test(6, 1) == pytest.approx(8 / 128)
+    assert sign_test(7, 1) == pytest.approx(9 / 256)
+    assert sign_test(5, 0) < SIGNIFICANCE < sign_test(6, 1) and sign_test(7, 1) < SIGNIFICANCE
+    stats = FeedbackStats()
+    context = ("extractor",)
+    for taken in ["classifier"] + ["table"] * 6:
+        stats.note(context, ["classifier", "table"], taken)
+    assert [s.tool for s in stats.rerank(context, SHOWN)] == ["classifier", "table"]  # 6 to 1
+    stats.note(context, ["classifier", "table"], "table")
+    ranked = stats.rerank(context, SHOWN)
+    assert [s.tool for s in ranked] == ["table", "classifier"]  # 7 to 1
+    assert ranked[1].why == "ignored 7 of 8 times after this step here"
+    assert stats.promotions == 1
+
+
+def test_only_rounds_with_the_same_first_suggestion_are_compared() -> None:
+    # "table" was taken often, but in rounds where "table" itself was shown first: that says
+    # nothing about users ignoring "classifier", which was never shown first here.
+    stats = FeedbackStats()
+    context = ("extractor",)
+    for _ in range(8):
+        stats.note(context, ["table", "classifier"], "table")
+    ranked = stats.rerank(context, SHOWN)
+    assert [s.tool for s in ranked] == ["classifier", "table"]
+    assert ranked[1].why == "taken 8 of 8 times after this step here"
+    assert stats.promotions == 0
 
 
 def test_feedback_never_leaves_its_scope() -> None:
