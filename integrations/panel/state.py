@@ -153,7 +153,9 @@ def _files(directory: Path) -> frozenset[tuple[str, int, int]] | None:
     try:
         with os.scandir(directory) as entries:
             for entry in entries:
-                if entry.name.startswith("LOG"):  # RocksDB's own diagnostics, not data
+                # RocksDB's own diagnostics, and the readers' pins of the files (.readers, see
+                # provenance/stores/_pinned.py): not data.
+                if entry.name.startswith(("LOG", ".")):
                     continue
                 try:
                     info = entry.stat()

@@ -20,9 +20,12 @@ anything is written) and then makes exactly one call:
 A disk store has a single writer process (RocksDB's lock). ``read_only=True`` opens it with
 ``Store.read_only``, next to a writer: the reader sees the store as it was when it was opened,
 until :meth:`OxigraphStore.refresh` reopens it on the writer's latest commit. An open or a read
-that meets a file the writer's compaction just deleted is tried again on the new file list, and
-the writer flushes its memtables after every megabyte of updates, so the write-ahead log that
-each read-only open replays stays short.
+that meets a file the writer's compaction just deleted is tried again on the new file list. A
+read-only store reads its own hard links to the store's files (:mod:`provenance.stores._pinned`,
+under ``.readers/`` in the store), so that a compaction cannot delete a file it has yet to open:
+a read meeting one fails over and over, which pyoxigraph's GROUP BY and hash joins collect
+without bound. The writer flushes its memtables after every megabyte of updates, so the
+write-ahead log that each read-only open replays stays short.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from rdflib import Graph, URIRef
 from rdflib.term import Node
 
 from provenance.errors import QueryError, StoreError
+from provenance.stores._pinned import Incomplete, pin, unpin
 from provenance.stores._sparql import bind, query_form
 from provenance.stores._terms import (
     TermError,
@@ -70,6 +74,9 @@ _READ_RETRIES = 5
 # file list of its moment, so the chance that all of them fail falls tenfold with each one.
 _OPEN_TRIES = 12
 _OPEN_PAUSE_S = (0.01, 0.25)  # the first pause, the longest (doubling in between)
+# Pins a read-only store keeps: the current one and the last ones before it, which a read that
+# began before a refresh may still be using.
+_PINS_KEPT = 3
 # SPARQL update text a writer commits before it flushes its memtables. A read-only open replays
 # the write-ahead log that unflushed writes keep; unbounded, a writer replacing graphs for a
 # minute left 130 MB of it, and a reader's open took tens of seconds.
@@ -130,6 +137,9 @@ class OxigraphStore(GraphStore):
         self.read_only = read_only
         self._lock = threading.Lock()
         self._unflushed = 0  # update text committed since the last flush (see _FLUSH_AFTER_BYTES)
+        self._pins: list[Path] = []  # see _pinned: a read-only store's own links to its files
+        self._pins_lock = threading.Lock()
+        self._pinning = read_only
         self._store: ox.Store | None = self._open()
 
     def __repr__(self) -> str:
@@ -164,20 +174,53 @@ class OxigraphStore(GraphStore):
         return self._store
 
     def _open_read_only(self) -> ox.Store:
-        # Opening reads the writer's current file list; a compaction finishing meanwhile deletes
-        # a listed file ("Corruption ... No such file"). Trying again sees the new list.
+        # Opened from a pin (see _pinned): the writer's compactions delete files that the
+        # reader has yet to open, and a read that meets one can grow without bound. A pin, or
+        # the open itself, that meets a file the writer just deleted is tried again.
+        if self.path is None:
+            raise StoreConfigError("a read-only store needs a path; memory stores start empty")
         pause, longest = _OPEN_PAUSE_S
         for attempt in range(_OPEN_TRIES):
+            last = attempt == _OPEN_TRIES - 1
+            target = self.path
+            if self._pinning:
+                try:
+                    target = pin(self.path)
+                except Incomplete as exc:
+                    if last:
+                        raise StoreError(
+                            f"cannot open the store at {self.path}: its writer deleted files "
+                            f"during each of {_OPEN_TRIES} tries; try again"
+                        ) from exc
+                    time.sleep(pause)
+                    pause = min(2 * pause, longest)
+                    continue
+                except OSError:
+                    self._pinning = False  # cannot write beside the store: read its own files
             try:
-                return ox.Store.read_only(str(self.path))
+                store = ox.Store.read_only(str(target))
             except (OSError, RuntimeError) as exc:
-                if attempt == _OPEN_TRIES - 1 or not _vanished(exc):
+                if target != self.path:
+                    unpin(target)
+                if last or not _vanished(exc):
                     if isinstance(exc, OSError):
                         raise
                     raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
-                time.sleep(pause)
-                pause = min(2 * pause, longest)
+            else:
+                if target != self.path:
+                    self._keep(target)
+                return store
+            time.sleep(pause)
+            pause = min(2 * pause, longest)
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _keep(self, target: Path) -> None:
+        """Hold a new pin; drop the oldest beyond the last few (a read may still use those)."""
+        with self._pins_lock:
+            self._pins.append(target)
+            old, self._pins = self._pins[:-_PINS_KEPT], self._pins[-_PINS_KEPT:]
+        for gone in old:
+            unpin(gone)
 
     def _reopened(self, exc: BaseException, attempt: int) -> bool:
         """Reopen a read-only store after the writer compacted files away under it.
@@ -356,3 +399,7 @@ class OxigraphStore(GraphStore):
             except OSError:
                 pass  # closing must not fail; RocksDB's WAL already holds every commit
         del store
+        with self._pins_lock:
+            pins, self._pins = self._pins, []
+        for target in pins:
+            unpin(target)
