@@ -17,6 +17,7 @@ from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import open_store
 from provenance.vocab import PROV
 from tests.processes import ScriptWorker
+from tests.small_workflows import current
 
 POLL = 0.5
 
@@ -50,10 +51,6 @@ class Worker(ScriptWorker):
 
     def do(self, line: str) -> None:
         self.send(line, answer="done")
-
-
-def current(tool: str) -> Workflow:
-    return Workflow(id="now", steps=(InstructionStep("work on it", (CallStep(tool),)),))
 
 
 def sources(memory: EpisodicMemory, tool: str) -> set[str]:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from em_plugin.memory import EpisodicMemory
-from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import open_store
 from tests.processes import ScriptWorker
+from tests.small_workflows import current
 
 POLL = 0.5  # the default poll interval: a save is visible within it (goal: within 1 s)
 
@@ -42,10 +42,6 @@ class Writer(ScriptWorker):
 
     def save(self, workflow_id: str, *tools: str) -> None:
         self.send(f"{workflow_id} {' '.join(tools)}", answer="saved")
-
-
-def current(tool: str) -> Workflow:
-    return Workflow(id="now", steps=(InstructionStep("work on it", (CallStep(tool),)),))
 
 
 def _sees_within_poll(reader: EpisodicMemory, writer: Writer) -> None:

@@ -15,19 +15,10 @@ import pytest
 from em_plugin.memory import EpisodicMemory
 from em_plugin.state.workflow_copies import FILE_NAME
 from provenance.errors import WorkflowNotFound
-from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import WorkflowStore, open_store
 from provenance.stores._cache_dir import CACHE_DIR_ENV, claim_slot, store_dir
 from provenance.workflow_json import dumps_workflow
-
-
-def flow(workflow_id: str, *tools: str) -> Workflow:
-    steps = (InstructionStep(f"work on {workflow_id}", tuple(CallStep(t) for t in tools)),)
-    return Workflow(id=workflow_id, steps=steps)
-
-
-def current(tool: str) -> Workflow:
-    return Workflow(id="now", steps=(InstructionStep("work on it", (CallStep(tool),)),))
+from tests.small_workflows import current, flow
 
 
 @pytest.fixture

@@ -10,18 +10,9 @@ from em_plugin.embedding.record import read_record
 from em_plugin.errors import EmbedderMismatchError
 from em_plugin.memory import EpisodicMemory
 from em_plugin.state.backup import Restored, restore_to_memory
-from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import open_store
 from provenance.stores.backup import backup_text
-
-
-def flow(workflow_id: str, *tools: str) -> Workflow:
-    steps = (InstructionStep(f"work on {workflow_id}", tuple(CallStep(t) for t in tools)),)
-    return Workflow(id=workflow_id, steps=steps)
-
-
-def current(tool: str) -> Workflow:
-    return Workflow(id="now", steps=(InstructionStep("work on it", (CallStep(tool),)),))
+from tests.small_workflows import current, flow
 
 
 @pytest.fixture
