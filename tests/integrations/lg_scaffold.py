@@ -57,6 +57,31 @@ def classify_turn(prefix: str = "k") -> list[AIMessage]:
     ]
 
 
+def load_handoff_turn(coordinator: ScriptedChatModel, chemist: ScriptedChatModel) -> None:
+    """Script a turn that hands classifying to a chemist sub-agent, whose first call fails.
+
+    The coordinator calls ``product_extractor`` (``c1``) then ``ask_chemist`` (``c2``); the
+    chemist's ``pfas_classifier`` fails once (``k1``), is retried (``k2``), then it calls
+    ``write_report`` (``k3``) and answers "The chemist's answer.".
+    """
+    coordinator.load(
+        [
+            call("product_extractor", {"file": "acme.pdf"}, "c1"),
+            call("ask_chemist", {"task": "classify"}, "c2"),
+            AIMessage("PFOA is a PFAS."),
+        ]
+    )
+    FLAKY.fail_once("pfas_classifier")
+    chemist.load(
+        [
+            call("pfas_classifier", {"names": ["PFOA"]}, "k1"),
+            call("pfas_classifier", {"names": ["PFOA"]}, "k2"),
+            call("write_report", {"summary": "PFAS"}, "k3"),
+            AIMessage("The chemist's answer."),
+        ]
+    )
+
+
 def agent_crew(
     model: ScriptedChatModel,
     *,

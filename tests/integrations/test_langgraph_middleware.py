@@ -20,6 +20,7 @@ from lg_scaffold import (
     call,
     classify_turn,
     extract_turn,
+    load_handoff_turn,
     product_extractor,
     thread,
     write_report,
@@ -140,22 +141,7 @@ def test_sub_agent_with_the_middleware_nests_under_the_handoff(memory) -> None:
     coordinator = agent_with_memory(
         model, middleware, tools=[product_extractor, ask_chemist], name="coordinator"
     )
-    model.load(
-        [
-            call("product_extractor", {"file": "acme.pdf"}, "c1"),
-            call("ask_chemist", {"task": "classify"}, "c2"),
-            AIMessage("PFOA is a PFAS."),
-        ]
-    )
-    FLAKY.fail_once("pfas_classifier")
-    chemist_model.load(
-        [
-            call("pfas_classifier", {"names": ["PFOA"]}, "k1"),
-            call("pfas_classifier", {"names": ["PFOA"]}, "k2"),
-            call("write_report", {"summary": "PFAS"}, "k3"),
-            AIMessage("The chemist's answer."),
-        ]
-    )
+    load_handoff_turn(model, chemist_model)
     # The sub-agent's answer gets no suggestions (the outer agent owns the session).
     out = coordinator.invoke({"messages": [HumanMessage("Check acme.pdf")]}, thread("n1"))
     assert crew_part(reply_text(out["messages"])) == "PFOA is a PFAS."

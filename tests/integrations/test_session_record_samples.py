@@ -24,6 +24,7 @@ from lg_scaffold import (
     call,
     classify_turn,
     extract_turn,
+    load_handoff_turn,
     pfas_classifier,
     product_extractor,
     thread,
@@ -118,22 +119,7 @@ def test_the_middleware_stores_turn_fragments_that_compile_as_the_previous_relea
         model, middleware=[middleware], tools=[product_extractor, ask_chemist],
         name="coordinator", checkpointer=InMemorySaver(),
     )  # fmt: skip
-    model.load(
-        [
-            call("product_extractor", {"file": "acme.pdf"}, "c1"),
-            call("ask_chemist", {"task": "classify"}, "c2"),
-            AIMessage("PFOA is a PFAS."),
-        ]
-    )
-    FLAKY.fail_once("pfas_classifier")
-    chemist_model.load(
-        [
-            call("pfas_classifier", {"names": ["PFOA"]}, "k1"),
-            call("pfas_classifier", {"names": ["PFOA"]}, "k2"),
-            call("write_report", {"summary": "PFAS"}, "k3"),
-            AIMessage("The chemist's answer."),
-        ]
-    )
+    load_handoff_turn(model, chemist_model)
     coordinator.invoke({"messages": [HumanMessage("Check acme.pdf")]}, thread("n1"))
     model.load([call("write_report", {"summary": "PFOA"}, "c1"), AIMessage("Reported.")])
     coordinator.invoke({"messages": [HumanMessage("Write the report")]}, thread("n1"))
