@@ -9,11 +9,6 @@ a poll interval that never elapses during the test, must index what the server c
 
 from __future__ import annotations
 
-import http.server
-import threading
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,74 +19,38 @@ from provenance.errors import StoreError, StoreOutcomeUnknown
 from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import open_store
 from tests.conftest import OxigraphServer, start_oxigraph, stop_oxigraph
+from tests.sparql_proxy import SparqlProxy
 
 _NEVER_POLL = 3600.0  # only the memory's own unsettled state may make it look at the store
-_LOCAL = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-class _Proxy(http.server.ThreadingHTTPServer):
-    """Forwards SPARQL requests; kills the real server once it committed a chosen update."""
+class _Proxy(SparqlProxy):
+    """Forwards to a real server that it kills once the server committed a chosen update."""
 
     server: OxigraphServer
     crash_on: str | None = None  # text of the update the server dies answering (once)
 
+    def upstream(self) -> str:  # the server started again on the same files is a new process
+        return self.server.base_url
 
-class _Handler(http.server.BaseHTTPRequestHandler):
-    server: _Proxy
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _drop(self) -> None:
-        self.close_connection = True
-        self.connection.shutdown(2)
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        proxy = self.server
-        request = urllib.request.Request(
-            proxy.server.base_url + self.path,
-            data=body,
-            headers={"Content-Type": self.headers["Content-Type"], "Accept": "*/*"},
-            method="POST",
-        )
-        try:
-            with _LOCAL.open(request, timeout=30) as answer:
-                payload, status, kind = answer.read(), answer.status, answer.headers["Content-Type"]
-        except urllib.error.HTTPError as error:
-            payload, status, kind = error.read(), error.code, error.headers["Content-Type"]
-        except OSError:  # the server is down: so is the connection
-            self._drop()
-            return
-        if self.headers["Content-Type"].startswith("application/sparql-update"):
-            update = body.decode()
-        else:
-            update = urllib.parse.parse_qs(body.decode()).get("update", [""])[0]
-        if proxy.crash_on is not None and proxy.crash_on in update:
-            proxy.crash_on = None
-            # Committed; the server crashes before its answer leaves.
-            proxy.server.process.kill()  # a crash: no answer, no shutdown
-            stop_oxigraph(proxy.server)  # reaps it and closes its pipe
-            self._drop()
-            return
-        self.send_response(status)
-        self.send_header("Content-Type", kind or "application/octet-stream")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+    def loses_answer(self, path: str, update: str) -> bool:
+        if self.crash_on is None or self.crash_on not in update:
+            return False
+        self.crash_on = None
+        # Committed; the server crashes before its answer leaves.
+        self.server.process.kill()  # a crash: no answer, no shutdown
+        stop_oxigraph(self.server)  # reaps it and closes its pipe
+        return True
 
 
 @pytest.fixture
 def proxy(tmp_path: Path) -> Iterator[_Proxy]:
-    proxy = _Proxy(("127.0.0.1", 0), _Handler)
+    proxy = _Proxy()
     proxy.server = start_oxigraph(tmp_path / "oxigraph")
-    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
-    thread.start()
     try:
-        yield proxy
+        with proxy.serving():
+            yield proxy
     finally:
-        proxy.shutdown()
-        proxy.server_close()
         stop_oxigraph(proxy.server)
 
 
@@ -101,8 +60,9 @@ def _workflow(name: str, *tools: str) -> Workflow:
 
 
 def test_what_a_crashed_server_committed_reaches_the_live_index(proxy: _Proxy) -> None:
-    url = f"http://127.0.0.1:{proxy.server_address[1]}/query"
-    with EpisodicMemory(url, embedder="fake:32", scope="team", poll_interval=_NEVER_POLL) as memory:
+    with EpisodicMemory(
+        proxy.query_url, embedder="fake:32", scope="team", poll_interval=_NEVER_POLL
+    ) as memory:
         memory.save(_workflow("w0", "search"))
         # Three transactions; the server commits the second and dies before answering it.
         proxy.crash_on = "/team/v4>"

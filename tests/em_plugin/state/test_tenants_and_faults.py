@@ -4,13 +4,10 @@ is settled against the store."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +21,7 @@ from provenance.model import CallStep, InstructionStep, Workflow
 from provenance.stores import open_store
 from provenance.suggestion_record import suggestion_graph_iri
 from provenance.workflow_json import dumps_workflow
+from tests.sparql_proxy import SparqlProxy
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -229,66 +227,34 @@ def test_read_only_memory_never_writes_index_files_and_sees_new_saves(tmp_path: 
 # ---------------------------------------------------------------------------- 13.7 remote
 
 
-class _Proxy(http.server.ThreadingHTTPServer):
-    """Forwards SPARQL requests to a real server; can play a server that dies mid-request."""
+class _Proxy(SparqlProxy):
+    """Forwards to a real server; can play a server that dies mid-request."""
 
-    upstream: str
     mode = "up"  # "up" | "commit-then-die" | "commit-then-drop" | "down"
 
+    def refuses(self) -> bool:
+        return self.mode == "down"
 
-class _Handler(http.server.BaseHTTPRequestHandler):
-    server: _Proxy
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        mode = self.server.mode
-        if mode == "down":
-            self.close_connection = True
-            self.connection.shutdown(2)
-            return
-        request = urllib.request.Request(
-            self.server.upstream + self.path,
-            data=body,
-            headers={"Content-Type": self.headers["Content-Type"], "Accept": "*/*"},
-            method="POST",
-        )
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        with opener.open(request, timeout=30) as answer:
-            payload, status, kind = answer.read(), answer.status, answer.headers["Content-Type"]
-        if mode.startswith("commit-then") and self.path.endswith("/update"):
-            # The server committed, then the connection died before the answer.
-            self.server.mode = "down" if mode == "commit-then-die" else "up"
-            self.close_connection = True
-            self.connection.shutdown(2)
-            return
-        self.send_response(status)
-        self.send_header("Content-Type", kind or "application/octet-stream")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+    def loses_answer(self, path: str, update: str) -> bool:
+        if not (self.mode.startswith("commit-then") and path.endswith("/update")):
+            return False
+        # The server committed, then the connection died before the answer.
+        self.mode = "down" if self.mode == "commit-then-die" else "up"
+        return True
 
 
 @pytest.fixture
 def proxy(oxigraph_server) -> Iterator[_Proxy]:
     oxigraph_server.wipe()
-    server = _Proxy(("127.0.0.1", 0), _Handler)
-    server.upstream = oxigraph_server.base_url
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     try:
-        yield server
+        with _Proxy(oxigraph_server.base_url).serving() as server:
+            yield server
     finally:
-        server.shutdown()
-        server.server_close()
         oxigraph_server.wipe()
 
 
 def test_remote_write_whose_answer_is_lost_is_settled(proxy: _Proxy) -> None:
-    url = f"http://127.0.0.1:{proxy.server_address[1]}/query"
-    with EpisodicMemory(url, embedder="fake:32", scope="team") as memory:
+    with EpisodicMemory(proxy.query_url, embedder="fake:32", scope="team") as memory:
         memory.save(wf("w0", "first instruction", "search"))
         # The server commits and the answer is lost: the marker shows the write, save succeeds.
         proxy.mode = "commit-then-drop"
