@@ -16,7 +16,13 @@ from em_plugin.session.port import MemoryPort
 from em_plugin.suggest.types import Suggestion
 from provenance.model import CallStep, InstructionStep, Workflow
 
-__all__ = ["RECALL_DESCRIPTION", "prompt_block_text", "recall_answer", "recall_text"]
+__all__ = [
+    "RECALL_DESCRIPTION",
+    "instruction_matches",
+    "prompt_block_text",
+    "recall_answer",
+    "recall_text",
+]
 
 #: What the model is told about the recall tool (both integrations).
 RECALL_DESCRIPTION = (
@@ -78,7 +84,9 @@ def recall_text(
     probe = Workflow(id="recall/query", steps=(InstructionStep(text=query),), scope=scope)
     scores: dict[str, float] = {m.workflow_id: m.score for m in memory.retrieve(probe)}
     found: dict[str, Workflow] = {}
-    for workflow_id, score, workflow in _instruction_matches(memory, query, scope, threshold):
+    for workflow_id, score, workflow in instruction_matches(
+        memory, query, scope=scope, threshold=threshold
+    ):
         found[workflow_id] = workflow
         scores[workflow_id] = max(score, scores.get(workflow_id, score))
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
@@ -93,9 +101,31 @@ def recall_text(
     return "\n".join(lines)
 
 
-def _instruction_matches(
-    memory: MemoryPort, query: str, scope: str, threshold: float
+def instruction_matches(
+    memory: MemoryPort,
+    query: str,
+    *,
+    scope: str | None = None,
+    threshold: float | None = None,
 ) -> list[tuple[str, float, Workflow]]:
+    """Find the workflows with an instruction, at any depth, close to a task in words.
+
+    Instructions with calls under them are not leaves, so the paper's retrieval never compares
+    them; this compares the query with every instruction of the scope's workflows (read from the
+    store, embedded once per distinct text) and keeps each workflow's best cosine.
+
+    Args:
+        memory: The episodic memory.
+        query: The task in words.
+        scope: The scope to search (default: the memory's).
+        threshold: The cosine a workflow's best instruction must exceed (default: the memory's
+            retrieval threshold).
+
+    Returns:
+        ``(workflow id, best cosine, workflow)`` for each match, in the store's order.
+    """
+    scope = scope or memory.scope
+    threshold = memory.threshold if threshold is None else threshold
     workflows = list(memory.store.iter_workflows(scope))
     texts = {
         w.id: [s.text for _, s in w.walk() if isinstance(s, InstructionStep)] for w in workflows

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from em_plugin.memory import EpisodicMemory
+from em_plugin.session.recall import instruction_matches
 from integrations.mcp.errors import MemoryToolError
 from integrations.mcp.resources import workflow_uris
 from provenance.errors import WorkflowFormatError
@@ -94,7 +95,7 @@ def recall(
     probe = probe.replace(scope=memory.scope)
     scores = {m.workflow_id: m.score for m in memory.retrieve(probe)}
     if query is not None:
-        for workflow_id, score in _instruction_scores(memory, query).items():
+        for workflow_id, score, _ in instruction_matches(memory, query):
             scores[workflow_id] = max(score, scores.get(workflow_id, score))
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
     found = {w.id: w for w in memory.store.load_many(memory.scope, [i for i, _ in ranked])}
@@ -113,19 +114,3 @@ def recall(
             }
         )
     return out
-
-
-def _instruction_scores(memory: EpisodicMemory, query: str) -> dict[str, float]:
-    """The best cosine between the query and each workflow's instructions, above the threshold."""
-    texts: dict[str, list[str]] = {}
-    for stored in memory.store.iter_workflows(memory.scope):
-        found = [s.text for _, s in stored.walk() if isinstance(s, InstructionStep)]
-        if found:
-            texts[stored.id] = found
-    distinct = list(dict.fromkeys(t for ts in texts.values() for t in ts))
-    if not distinct:
-        return {}
-    vectors = memory.embedder.embed([query, *distinct])
-    cosine = dict(zip(distinct, (vectors[1:] @ vectors[0]).tolist(), strict=True))
-    best = {i: max(cosine[t] for t in ts) for i, ts in texts.items()}
-    return {i: float(s) for i, s in best.items() if s > memory.threshold}

@@ -17,8 +17,10 @@ from em_plugin.session import (
     append_text,
     recall_text,
 )
+from em_plugin.session.recall import instruction_matches
 from em_plugin.suggest.types import Evidence, Suggestion
-from provenance.model import CallStep, Workflow
+from em_plugin.testing import FakeMemory
+from provenance.model import CallStep, InstructionStep, Workflow
 
 
 class NoWorkflows:
@@ -289,3 +291,15 @@ def test_bad_settings_fail_at_construction(kwargs, message: str) -> None:
 def test_append_text() -> None:
     assert append_text("a", "") == "a"
     assert append_text("a", "b") == "a\n\nb"
+
+
+def test_instruction_matches_finds_instructions_that_are_not_leaves() -> None:
+    memory = FakeMemory(scope="team")
+    nested = InstructionStep("Classify the ingredients", (CallStep("pfas_classifier"),))
+    memory.save(Workflow(id="w1", steps=(InstructionStep("Open acme.pdf", (nested,)),)))
+    memory.save(Workflow(id="w2", steps=(InstructionStep("Book a flight"),)))
+    found = instruction_matches(memory, "Classify the ingredients")
+    assert [(workflow_id, workflow.id) for workflow_id, _, workflow in found] == [("w1", "w1")]
+    assert found[0][1] == pytest.approx(1.0)
+    assert instruction_matches(memory, "Classify the ingredients", scope="other") == []
+    assert instruction_matches(memory, "Classify the ingredients", threshold=1.5) == []
