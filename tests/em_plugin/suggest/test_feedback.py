@@ -75,22 +75,24 @@ def test_only_rounds_with_the_same_first_suggestion_are_compared() -> None:
     assert stats.promotions == 0
 
 
-def test_feedback_never_leaves_its_scope() -> None:
-    past = [
-        Workflow(
-            id=f"p{i}",
-            steps=(InstructionStep("Extract", (CallStep("extractor"), CallStep("classifier"))),),
-        )
-        for i in range(3)
-    ] + [
-        Workflow(
-            id="q", steps=(InstructionStep("Extract", (CallStep("extractor"), CallStep("table"))),)
-        )
+#: Three workflows call the classifier after the extractor, one the table: the classifier is
+#: suggested first until feedback says otherwise.
+PAST = [
+    Workflow(id=wid, steps=(InstructionStep("Extract", (CallStep("extractor"), CallStep(tool))),))
+    for wid, tool in [
+        ("p0", "classifier"),
+        ("p1", "classifier"),
+        ("p2", "classifier"),
+        ("q", "table"),
     ]
+]
+
+
+def test_feedback_never_leaves_its_scope() -> None:
     with EpisodicMemory(store="memory:", embedder="fake", scope="a") as a:
-        a.save_many(past)
+        a.save_many(PAST)
         b = a.with_scope("b")  # a view: the same store, engine and settings
-        b.save_many(past)
+        b.save_many(PAST)
         current = Workflow(id="c", steps=(InstructionStep("Extract", (CallStep("extractor"),)),))
         assert a.suggest(current)[0].tool == b.suggest(current)[0].tool == "classifier"
         for _ in range(MIN_ROUNDS):
@@ -104,20 +106,9 @@ def test_feedback_never_leaves_its_scope() -> None:
 def test_a_reopened_memory_ranks_by_the_rounds_judged_before(tmp_path: Path) -> None:
     # Users of scope "a" keep taking the table after an extraction, ignoring the classifier
     # shown first; the counts are read back from the round records by the next process.
-    past = [
-        Workflow(
-            id=f"p{i}",
-            steps=(InstructionStep("Extract", (CallStep("extractor"), CallStep("classifier"))),),
-        )
-        for i in range(3)
-    ] + [
-        Workflow(
-            id="q", steps=(InstructionStep("Extract", (CallStep("extractor"), CallStep("table"))),)
-        )
-    ]
     store = tmp_path / "store"
     with EpisodicMemory(store=store, embedder="fake", scope="a") as memory:
-        memory.save_many(past)
+        memory.save_many(PAST)
         for n in range(MIN_ROUNDS):
             current = Workflow(
                 id=f"session/s{n}",
