@@ -154,6 +154,14 @@ def oxigraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Oxigra
         stop_oxigraph(server)
 
 
+@pytest.fixture
+def remote_store_url(oxigraph_server: OxigraphServer) -> Iterator[str]:
+    """The query URL of the session's ``oxigraph serve``, emptied before and after the test."""
+    oxigraph_server.wipe()
+    yield oxigraph_server.query_url
+    oxigraph_server.wipe()
+
+
 @dataclass
 class VirtuosoServer:
     """A running Virtuoso 7 (``virtuoso-t``) with HTTP and SQL bound to 127.0.0.1 only."""

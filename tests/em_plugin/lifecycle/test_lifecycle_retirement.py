@@ -5,7 +5,6 @@ store with two writers); restoring brings it back."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -167,17 +166,12 @@ def test_a_reader_process_on_a_disk_store_stops_using_a_retired_workflow(tmp_pat
         worker.close()
 
 
-@pytest.fixture
-def remote(oxigraph_server) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    oxigraph_server.wipe()
-    yield oxigraph_server.query_url
-    oxigraph_server.wipe()
-
-
-def test_two_processes_on_a_remote_store(remote: str) -> None:
-    worker = Worker(remote)
+def test_two_processes_on_a_remote_store(remote_store_url: str) -> None:
+    worker = Worker(remote_store_url)
     try:
-        with EpisodicMemory(remote, embedder="fake:32", scope="crew", poll_interval=POLL) as other:
+        with EpisodicMemory(
+            remote_store_url, embedder="fake:32", scope="crew", poll_interval=POLL
+        ) as other:
             _other_process_sees(other, worker)
             # And the other way round: this process retires, the worker's memory follows.
             other.lifecycle.retire("good", reason="superseded by a new tool")

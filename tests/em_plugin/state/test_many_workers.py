@@ -5,10 +5,7 @@ a rescan), on a remote ``oxigraph serve`` store and on the default disk store.""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from em_plugin.memory import EpisodicMemory
 from provenance.stores import open_store
@@ -57,17 +54,12 @@ def _sees_within_poll(reader: EpisodicMemory, writer: Writer) -> None:
     assert [s.tool for s in reader.suggest(current("search"))][:1] == ["report"]
 
 
-@pytest.fixture
-def remote(oxigraph_server) -> Iterator[str]:
-    oxigraph_server.wipe()
-    yield oxigraph_server.query_url
-    oxigraph_server.wipe()
-
-
-def test_two_processes_on_one_remote_store(remote: str) -> None:
-    writer = Writer(remote)
+def test_two_processes_on_one_remote_store(remote_store_url: str) -> None:
+    writer = Writer(remote_store_url)
     try:
-        with EpisodicMemory(remote, embedder="fake:32", scope="crew", poll_interval=POLL) as reader:
+        with EpisodicMemory(
+            remote_store_url, embedder="fake:32", scope="crew", poll_interval=POLL
+        ) as reader:
             _sees_within_poll(reader, writer)
     finally:
         writer.close()

@@ -6,7 +6,6 @@ of the indexed workflows, so that suggestions read none from the store."""
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +21,9 @@ from tests.small_workflows import current, flow
 
 
 @pytest.fixture
-def remote(oxigraph_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def remote(remote_store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
-    oxigraph_server.wipe()
-    yield oxigraph_server.query_url
-    oxigraph_server.wipe()
+    return remote_store_url
 
 
 @pytest.fixture
