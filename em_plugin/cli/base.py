@@ -425,7 +425,7 @@ def open_cli_memory(
         kwargs: dict[str, Any] = {
             "store": store,
             "embedder": embedder_setting(ctx, store),
-            "_warm_up": False,  # one command: the model loads when (if) it embeds
+            "warm_up": False,  # one command: the model loads when (if) it embeds
         }
         if scope is not None:
             kwargs["scope"] = scope
