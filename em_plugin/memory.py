@@ -102,6 +102,9 @@ class EpisodicMemory:
         on_suggestions: Called as ``on_suggestions(session_id, suggestions)`` each time an
             integration shows suggestions (:meth:`record_suggestions`), e.g. to display their
             evidence; an exception it raises propagates.
+        warm_up: Start loading the embedder's model in the background while the crew starts
+            (docs/architecture.md). A one-shot command that may embed nothing (delete, stats)
+            passes ``False``: the model then loads on first use.
 
     Raises:
         ConfigurationError: On an invalid setting (the message names the valid values).
@@ -126,8 +129,8 @@ class EpisodicMemory:
         redact_patterns: Sequence[str] = (),
         poll_interval: float = DEFAULT_POLL_INTERVAL,
         on_suggestions: Callable[[str, Sequence[Suggestion]], None] | None = None,
+        warm_up: bool = True,
         _use_text: bool = True,
-        _warm_up: bool = True,
     ) -> None:
         _check_scope(scope)
         self.scope = scope
@@ -149,10 +152,9 @@ class EpisodicMemory:
         self._engine = MemoryEngine(
             store, embedder, models=self.ranking.configure(self.chain.scope_models()),
             on_demand=self.ranking.built_in_models(), use_text=_use_text,
-            poll_interval=poll_interval, warm_up=_warm_up, hidden=self._lifecycle.hidden,
+            poll_interval=poll_interval, warm_up=warm_up, hidden=self._lifecycle.hidden,
         )  # fmt: skip
-        # The model loads in the background while the crew starts (docs/architecture.md); a
-        # one-shot command that may embed nothing (delete, stats) passes _warm_up=False.
+        # The model loads in the background while the crew starts (docs/architecture.md).
         self._warmup = self._engine.embedding.warmup
         self._writer = BackgroundWriter()
         # What became of the suggestions shown, per scope (docs/suggestions.md, "Acceptance"),

@@ -12,7 +12,6 @@ Every error prints as one line, ``error: <what is wrong>``, on stderr, with the 
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -75,7 +74,6 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 # The variable a remote store reads its bearer token from (provenance/stores/remote.py).
 _TOKEN_VARIABLE = "EM_PLUGIN_STORE_TOKEN"
 _MEMORY_SPECS = ("memory:", "memory://", ":memory:")
-_FUNCTION = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
 
 class NotFoundError(click.ClickException):
@@ -425,7 +423,7 @@ def open_cli_memory(
         kwargs: dict[str, Any] = {
             "store": store,
             "embedder": embedder_setting(ctx, store),
-            "_warm_up": False,  # one command: the model loads when (if) it embeds
+            "warm_up": False,  # one command: the model loads when (if) it embeds
         }
         if scope is not None:
             kwargs["scope"] = scope
@@ -437,41 +435,18 @@ def open_cli_memory(
 
 
 def embedder_setting(ctx: click.Context, store: Any = None) -> Any:
-    """The embedder a command uses, as :func:`~em_plugin.embedding.resolve_embedder` takes it.
-
-    ``--embedder`` (``$EM_PLUGIN_EMBEDDER``) when given: a model name or path, ``fake[:N]``,
-    ``default`` (all-MiniLM-L6-v2) or ``module:function`` (a custom embedder). Without it, the
-    embedder ``store`` records (:mod:`em_plugin.embedding.record`), else the default model.
+    """The embedder a command uses (:func:`~em_plugin.embedding.opener.embedder_from_setting`).
 
     Raises:
         click.UsageError: The store records a custom embedder and ``--embedder`` is missing.
         ConfigurationError: ``module:function`` cannot be imported.
     """
-    name = ctx.obj.embedder
-    if name in (None, ""):
-        return _recorded_embedder(store) if store is not None else None
-    if name == "default":
-        return None
-    if _FUNCTION.fullmatch(name) and name.split(":")[0] != "fake" and not Path(name).exists():
-        from em_plugin.embedding.record import load_function
+    from em_plugin.embedding.opener import embedder_from_setting
 
-        return load_function(name)
-    return name
-
-
-def _recorded_embedder(store: Any) -> str | None:
-    from em_plugin.embedding.record import cli_spec, read_record
-
-    record = read_record(store)
-    if record is None:
-        return None
-    spec = cli_spec(record)
-    if spec is None:
-        raise click.UsageError(
-            f"this store was indexed with the custom embedder {record.name!r} (dimension "
-            f"{record.dimension}); pass it as --embedder module:function"
-        )
-    return spec
+    try:
+        return embedder_from_setting(ctx.obj.embedder, store)
+    except EmbedderMismatchError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def check_scope(store: Any, scope: str | None) -> None:

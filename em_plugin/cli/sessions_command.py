@@ -59,10 +59,10 @@ def sessions(
     remember_group_store(ctx, store_spec, update_url, scope)
     if ctx.invoked_subcommand is not None:
         return
-    from em_plugin.session.journal import SessionJournal
+    from em_plugin.session import unsaved_sessions
 
     with open_cli_store(store_spec, update_url, read_only=True) as store:
-        unsaved = SessionJournal(store.backend).unsaved(scope=scope)
+        unsaved = unsaved_sessions(store, scope=scope)
     if not unsaved:
         click.echo("No unsaved sessions.")
     for session in unsaved:

@@ -348,13 +348,10 @@ def stats(store_spec: str, update_url: str | None, fmt: str) -> None:
     Example:
       em-plugin stats --format json
     """
-    from em_plugin.suggest.acceptance import acceptance_rates
+    from em_plugin.suggest.acceptance import store_stats
 
     with open_cli_store(store_spec, update_url, read_only=True) as store:
-        data = store.stats()
-        rates = acceptance_rates(store)
-    if rates:
-        data["acceptance"] = rates
+        data = store_stats(store)
     emit_mapping(data, fmt, title=store_path(store_spec))
 
 

@@ -11,28 +11,39 @@
 4. the model starts loading in the background (:mod:`em_plugin.embedding.warmup`).
 
 The :class:`StoreEmbedder` it returns writes the record once, at the store's first save
-(:meth:`StoreEmbedder.record`).
+(:meth:`StoreEmbedder.record`). :func:`embedder_from_setting` turns a command-line setting
+(``--embedder``, ``$EM_PLUGIN_EMBEDDER``) into what it takes.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from em_plugin.config import warm_up_wait
 from em_plugin.embedding.cache import CachedEmbedder, open_cache
 from em_plugin.embedding.embedders import resolve_embedder
-from em_plugin.embedding.record import check_embedder, write_record
+from em_plugin.embedding.record import (
+    check_embedder,
+    cli_spec,
+    load_function,
+    read_record,
+    write_record,
+)
 from em_plugin.embedding.warmup import Warmup
+from em_plugin.errors import EmbedderMismatchError
 from provenance.errors import StoreError
 
 if TYPE_CHECKING:
     from provenance.stores import WorkflowStore
 
-__all__ = ["StoreEmbedder", "open_embedder"]
+__all__ = ["StoreEmbedder", "embedder_from_setting", "open_embedder"]
 
 log = logging.getLogger("em_plugin.memory")
+_FUNCTION = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
 
 @dataclass
@@ -95,3 +106,48 @@ def open_embedder(spec: Any, store: WorkflowStore, *, warm_up: bool = True) -> S
         raise
     warmup = Warmup(cached if warm_up else None, wait=wait)
     return StoreEmbedder(cached, store, warmup, record is not None or store.read_only)
+
+
+def embedder_from_setting(setting: str | None, store: WorkflowStore | None = None) -> Any:
+    """Turn a command-line embedder setting into what :func:`open_embedder` takes.
+
+    A model name or path, ``fake[:N]``, ``default`` (all-MiniLM-L6-v2) or ``module:function``
+    (a custom embedder, imported here). Without a setting, the embedder ``store`` records
+    (:mod:`em_plugin.embedding.record`), else the default model.
+
+    Args:
+        setting: The ``--embedder`` value (``$EM_PLUGIN_EMBEDDER``); ``None`` or empty when
+            not given.
+        store: The store whose recorded embedder is used when ``setting`` is not given.
+
+    Returns:
+        An embedder spec (a name, an imported embedder, or ``None`` for the default model).
+
+    Raises:
+        EmbedderMismatchError: The store records a custom embedder and ``setting`` is missing.
+        ConfigurationError: ``module:function`` cannot be imported.
+    """
+    if setting in (None, ""):
+        return _recorded(store) if store is not None else None
+    if setting == "default":
+        return None
+    if (
+        _FUNCTION.fullmatch(setting)
+        and setting.split(":")[0] != "fake"
+        and not Path(setting).exists()
+    ):
+        return load_function(setting)
+    return setting
+
+
+def _recorded(store: WorkflowStore) -> str | None:
+    record = read_record(store)
+    if record is None:
+        return None
+    spec = cli_spec(record)
+    if spec is None:
+        raise EmbedderMismatchError(
+            f"this store was indexed with the custom embedder {record.name!r} (dimension "
+            f"{record.dimension}); pass it as --embedder module:function"
+        )
+    return spec

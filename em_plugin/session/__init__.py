@@ -11,7 +11,12 @@ from em_plugin.session.controller import SEPARATOR, SessionController, append_te
 from em_plugin.session.executor import Failure, MemoryCall
 from em_plugin.session.integration import MemoryIntegration
 from em_plugin.session.isolation import FaultIsolation
-from em_plugin.session.journal import JournaledSessions, JournalSession, SessionJournal
+from em_plugin.session.journal import (
+    JournaledSessions,
+    JournalSession,
+    SessionJournal,
+    unsaved_sessions,
+)
 from em_plugin.session.policy import (
     AUTOSAVE_CHOICES,
     DEFAULT_TURN_BUDGET,
@@ -59,4 +64,5 @@ __all__ = [
     "require_memory",
     "resolve_scope",
     "turns_from_events",
+    "unsaved_sessions",
 ]

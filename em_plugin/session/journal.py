@@ -79,6 +79,7 @@ __all__ = [
     "SessionJournal",
     "conversation_digest",
     "journal_graph_prefix",
+    "unsaved_sessions",
 ]
 
 log = logging.getLogger("em_plugin.session.journal")
@@ -391,6 +392,22 @@ class _Cursor:
     head: tuple[str, ...] = ()
     persisted: int = 0
     saved: object = None  # the controller's last_saved that the journal has marked
+
+
+def unsaved_sessions(store: Any, *, scope: str | None = None) -> list[JournalSession]:
+    """Return a store's journaled sessions that no save covers, most recent first.
+
+    Args:
+        store: The :class:`~provenance.stores.WorkflowStore` (read-only is enough).
+        scope: Only this scope's sessions (``None``: every scope's).
+
+    Returns:
+        The sessions, as :meth:`SessionJournal.unsaved` gives them.
+
+    Raises:
+        ConfigurationError: When the store's backend is not a GraphStore.
+    """
+    return SessionJournal(store.backend).unsaved(scope=scope)
 
 
 class JournaledSessions:

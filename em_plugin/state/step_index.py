@@ -453,16 +453,17 @@ class StepIndex:
         if not (path / index_files.META).exists():
             raise IndexStaleError(f"no step index at {path}; {REINDEX_HINT}")
         meta = index_files.read_meta(path)
-        cached = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder)
+        # A reader beside a writer loads every scope now: the writer's next snapshot renumbers
+        # the files it would load later. The constructor keeps an embedder that is cached
+        # already (the engine's) and wraps only a bare one.
+        index = cls(embedder, cache_scopes=None if read_only else cache_scopes)
+        cached = index.embedder
         if meta.embedder != cached.name or meta.dimension != cached.dimension:
             raise IndexStaleError(
                 f"step index {path} was built with embedder {meta.embedder!r} "
                 f"(dimension {meta.dimension}), but the embedder is {cached.name!r} "
                 f"(dimension {cached.dimension}); {REINDEX_HINT}"
             )
-        # A reader beside a writer loads every scope now: the writer's next snapshot renumbers
-        # the files it would load later.
-        index = cls(cached, cache_scopes=None if read_only else cache_scopes)
         index._files = meta.files
         index.markers = dict(meta.markers)
         eager = read_only or meta.format < index_files.FORMAT

@@ -46,6 +46,7 @@ __all__ = [
     "judge",
     "next_turn",
     "recent_suggestions",
+    "store_stats",
 ]
 
 #: Sessions (the most recent) that :func:`acceptance_rates` counts by default.
@@ -351,3 +352,21 @@ def recent_suggestions(store: Any, scope: str, *, limit: int = 10) -> list[dict[
     ]
     rows.sort(key=lambda r: (str(r["time"]), -int(r["rank"])), reverse=True)
     return rows[:limit]
+
+
+def store_stats(store: Any, *, last: int = LAST_SESSIONS) -> dict[str, Any]:
+    """Return the store's counts per scope and, with shown suggestions on record, their hit rate.
+
+    Args:
+        store: A workflow store.
+        last: How many of each scope's sessions :func:`acceptance_rates` counts.
+
+    Returns:
+        The store's ``stats()`` (workflows, triples, steps, tools, scopes), with
+        ``acceptance`` (:func:`acceptance_rates`) added when any scope has shown suggestions.
+    """
+    data: dict[str, Any] = store.stats()
+    rates = acceptance_rates(store, last=last)
+    if rates:
+        data["acceptance"] = rates
+    return data

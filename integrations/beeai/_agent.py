@@ -36,17 +36,13 @@ from integrations.beeai._context import (
     SUGGESTIONS_EVENT,
     SuggestionsEvent,
     answer_message,
-    explicit_session,
     logger,
     memory_session,
-    scope_of,
     workflow_answer,
 )
 from integrations.beeai._deployment import (
     answer_link,
-    deployment_session,
     history_of,
-    linked_session,
     message_pairs,
 )
 from integrations.beeai._sanitize import MARK, clean_messages
@@ -155,7 +151,6 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
             The crew's answer followed by ``"\\n\\n"`` and the suggestions.
         """
         ctx = RunContext.get()
-        scope = scope_of(ctx, self.scope, self.episodic_memory)
         conversation: list[tuple[str, str]] | None = None
         if isinstance(input, list):  # a replayed history may carry the memory's own text
             history = history_of(input)
@@ -163,7 +158,13 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
             if cleaned is not None:
                 input = cleaned + input[len(history) :]
             conversation = message_pairs(input)
-        controller, synced = await self._open(await self._session_of(ctx, scope, input), scope)
+        controller, synced = await self.open_run(
+            ctx,
+            input,
+            scope=self.scope,
+            crew=self.crew_name,
+            unnamed=lambda: self._unnamed_session(ctx),
+        )
         text = instruction_text(input)
         command = controller.command_of(text)
         if command is not None:
@@ -226,14 +227,6 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
     def _is_command(self, text: str) -> bool:
         return self.policy.command_of(text) is not None
 
-    async def _session_of(self, ctx: RunContext, scope: str, run_input: object) -> str:
-        """The run's session: named by the caller or the deployment, else found or unnamed."""
-        named = explicit_session(ctx) or deployment_session()
-        if named is not None:
-            return named
-        linked = await linked_session(self.journal, self.sessions.isolation, scope, run_input)
-        return linked or self._unnamed_session(ctx)
-
     def _unnamed_session(self, ctx: RunContext) -> str:
         """The session of a run that names none: the constructor's, unless a server serves it.
 
@@ -249,17 +242,6 @@ class EpisodicMemoryAgent(SessionViews, MemoryIntegration, BaseAgent[EpisodicMem
         if not serving.keyed:
             self._wiring.warn(serving.server)
         return memory_session(ctx)
-
-    async def _open(self, session_id: str, scope: str) -> tuple[SessionController, bool]:
-        """The session's controller, and whether it holds everything the session captured."""
-        if self.journal is not None:
-            with self.sessions.isolation.guard("reading the session journal"):
-                controller = await asyncio.to_thread(
-                    self.journal.open, session_id, scope=scope, crew=self.crew_name
-                )
-                return controller, True
-            return self.sessions.get(session_id, scope=scope, crew=self.crew_name), False
-        return self.sessions.get(session_id, scope=scope, crew=self.crew_name), True
 
     async def _commit(self, controller: SessionController, links: list[str] | None = None) -> None:
         if self.journal is not None:

@@ -31,7 +31,6 @@ from beeai_framework.workflows.types import WorkflowRun
 from pydantic import BaseModel, ConfigDict
 
 from em_plugin.session import MemoryPort, resolve_scope
-from integrations.beeai._deployment import deployment_session
 from integrations.beeai._sanitize import MARK
 
 logger = logging.getLogger("integrations.beeai")
@@ -62,21 +61,6 @@ def memory_session(ctx: RunContext) -> str:
         return session
     except TypeError:  # a memory that cannot be weakly referenced: one session per run
         return f"beeai-{uuid.uuid4().hex[:12]}"
-
-
-def session_id_of(ctx: RunContext, default: str | None, linked: str | None = None) -> str:
-    """Return the session a root run belongs to (see the module docstring).
-
-    Args:
-        ctx: The root run's context (after its ``start`` event, when ``.context()`` is merged).
-        default: The session id given to the constructor, if any.
-        linked: The session whose history the run's input continues, if one was found.
-
-    Returns:
-        The session id: the run context's ``session_id``, else the deployment's conversation
-        id, else ``linked``, else ``default``, else one per agent memory.
-    """
-    return explicit_session(ctx) or deployment_session() or linked or default or memory_session(ctx)
 
 
 def scope_of(ctx: RunContext | None, default: str | None, memory: MemoryPort) -> str:

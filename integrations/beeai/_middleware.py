@@ -53,17 +53,20 @@ from integrations.beeai._context import (
     SUGGESTIONS_EVENT,
     SuggestionsEvent,
     answer_message,
-    deployment_session,
     explicit_session,
     logger,
+    memory_session,
     reply_output,
-    scope_of,
-    session_id_of,
     with_suffix,
     with_workflow_suffix,
     workflow_answer,
 )
-from integrations.beeai._deployment import answer_link, history_of, linked_session, message_pairs
+from integrations.beeai._deployment import (
+    answer_link,
+    deployment_session,
+    history_of,
+    message_pairs,
+)
 from integrations.beeai._sanitize import clean_messages
 from integrations.beeai._sessions import FRAMEWORK, UNSYNCED_SAVE, SessionViews
 from integrations.beeai._tools import RecallWorkflowsTool
@@ -210,7 +213,6 @@ class EpisodicMemoryMiddleware(
 
     async def _on_start(self, turn: _Turn, data: RunContextStartEvent) -> None:
         ctx = turn.ctx
-        scope = scope_of(ctx, self.scope, self.memory)
         crew = self.crew_name or agent_name(ctx.instance) or getattr(ctx.instance, "name", None)
         run_input = data.input.get("input")
         if isinstance(run_input, list):
@@ -222,8 +224,13 @@ class EpisodicMemoryMiddleware(
                 data.input["input"] = run_input = cleaned + run_input[len(history) :]
             turn.conversation = message_pairs(run_input)
         self._check_wiring(ctx)
-        session_id = session_id_of(ctx, self.session_id, await self._linked(ctx, scope, run_input))
-        controller, synced = await self._open(session_id, scope, crew)
+        controller, synced = await self.open_run(
+            ctx,
+            run_input,
+            scope=self.scope,
+            crew=crew,
+            unnamed=lambda: self.session_id or memory_session(ctx),
+        )
         turn.controller = controller
         text = run_instruction(data.input)
         if controller.command_of(text):
@@ -248,25 +255,6 @@ class EpisodicMemoryMiddleware(
 
     def _is_command(self, text: str) -> bool:
         return self.policy.command_of(text) is not None
-
-    async def _linked(self, ctx: RunContext, scope: str, run_input: object) -> str | None:
-        """The session whose last turn ended with the history this input replays, if any."""
-        if explicit_session(ctx) or deployment_session():
-            return None
-        return await linked_session(self.journal, self.sessions.isolation, scope, run_input)
-
-    async def _open(
-        self, session_id: str, scope: str, crew: str | None
-    ) -> tuple[SessionController, bool]:
-        """The session's controller, and whether it holds everything the session captured."""
-        if self.journal is not None:
-            with self.sessions.isolation.guard("reading the session journal"):
-                controller = await asyncio.to_thread(
-                    self.journal.open, session_id, scope=scope, crew=crew
-                )
-                return controller, True
-            return self.sessions.get(session_id, scope=scope, crew=crew), False
-        return self.sessions.get(session_id, scope=scope, crew=crew), True
 
     async def _on_success(self, turn: _Turn, data: RunContextSuccessEvent) -> None:
         controller = turn.controller

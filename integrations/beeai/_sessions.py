@@ -7,9 +7,16 @@ public classes expose.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+
+from beeai_framework.context import RunContext
+
 from em_plugin.session import SessionController, SessionRegistry
 from em_plugin.session.journal import JournaledSessions
 from em_plugin.suggest.types import Suggestion
+from integrations.beeai._context import explicit_session, scope_of
+from integrations.beeai._deployment import deployment_session, linked_session
 from provenance.model import Workflow
 
 FRAMEWORK = "beeai"
@@ -27,6 +34,43 @@ class SessionViews:
 
     sessions: SessionRegistry
     journal: JournaledSessions | None
+
+    async def open_run(
+        self,
+        ctx: RunContext,
+        run_input: object,
+        *,
+        scope: str | None,
+        crew: str | None,
+        unnamed: Callable[[], str],
+    ) -> tuple[SessionController, bool]:
+        """Resolve a root run's scope and session, and open the session's controller.
+
+        Args:
+            ctx: The root run's context.
+            run_input: The run's input (a list of messages may replay a journaled session).
+            scope: The integration's configured scope: the run context's comes first, the
+                memory's last.
+            crew: The crew's name, for a session opened here.
+            unnamed: The session of a run that names none and continues none.
+
+        Returns:
+            The controller, and whether it holds everything the session captured (``False``
+            when the journal could not be read).
+        """
+        scope = scope_of(ctx, scope, self.sessions.memory)
+        session_id = explicit_session(ctx) or deployment_session()
+        if not session_id:
+            linked = await linked_session(self.journal, self.sessions.isolation, scope, run_input)
+            session_id = linked or unnamed()
+        if self.journal is not None:
+            with self.sessions.isolation.guard("reading the session journal"):
+                controller = await asyncio.to_thread(
+                    self.journal.open, session_id, scope=scope, crew=crew
+                )
+                return controller, True
+            return self.sessions.get(session_id, scope=scope, crew=crew), False
+        return self.sessions.get(session_id, scope=scope, crew=crew), True
 
     def session(self, session_id: str | None = None) -> SessionController:
         """Return a session's controller (``None``: the most recently used session).

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from em_plugin.embedding import CachedEmbedder, FakeEmbedder
-from em_plugin.embedding.opener import open_embedder
+from em_plugin.embedding import CachedEmbedder, CallableEmbedder, FakeEmbedder
+from em_plugin.embedding.opener import embedder_from_setting, open_embedder
 from em_plugin.embedding.record import read_record, write_record
-from em_plugin.errors import EmbedderMismatchError
+from em_plugin.errors import ConfigurationError, EmbedderMismatchError
 from provenance.stores import open_store
 
 
@@ -60,3 +60,29 @@ def test_the_warm_up_runs_only_when_asked() -> None:
         warming = _Warming()
         assert open_embedder(warming, store).warmup.wait()
         assert warming.warmed == 1
+
+
+def test_a_command_line_setting_becomes_an_embedder_spec(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "appembed2.py").write_text(
+        "from em_plugin import FakeEmbedder\n_inner = FakeEmbedder(48)\n\n\n"
+        "def embed(texts):\n    return _inner.embed(texts)\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert embedder_from_setting(None) is None and embedder_from_setting("default") is None
+    assert embedder_from_setting("fake:16") == "fake:16"  # a name is passed on as it is
+    assert embedder_from_setting("all-MiniLM-L6-v2") == "all-MiniLM-L6-v2"
+    custom = embedder_from_setting("appembed2:embed")
+    assert isinstance(custom, CallableEmbedder) and custom.name == "callable:embed"
+    with pytest.raises(ConfigurationError, match="cannot import it"):
+        embedder_from_setting("nowhere_module:embed")
+    with open_store(str(tmp_path / "store")) as store:
+        assert embedder_from_setting("", store) is None  # nothing recorded: the default model
+        write_record(store, FakeEmbedder(32))
+        assert embedder_from_setting(None, store) == "fake:32"  # the recorded one
+        assert embedder_from_setting("fake:8", store) == "fake:8"  # the setting wins
+        write_record(store, custom)
+        with pytest.raises(EmbedderMismatchError, match="custom embedder 'callable:embed'"):
+            embedder_from_setting(None, store)

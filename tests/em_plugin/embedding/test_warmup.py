@@ -45,6 +45,14 @@ def test_the_memory_warms_up_in_the_background() -> None:
     memory.close()
 
 
+def test_a_memory_opened_with_warm_up_false_loads_the_model_on_first_use() -> None:
+    model = SlowModel()
+    with EpisodicMemory(store="memory:", embedder=model, warm_up=False) as memory:
+        assert memory.ready and memory.wait_ready()  # nothing started in the background
+        assert not model.loaded.is_set()
+    model.release.set()
+
+
 class WarmingMemory(TinyMemory):
     """A memory port whose embedder is still warming up when the first turn ends."""
 

@@ -12,6 +12,7 @@ from em_plugin.capture.trajectory import Trajectory
 from em_plugin.cli import cli
 from em_plugin.errors import ConfigurationError
 from em_plugin.memory import EpisodicMemory
+from em_plugin.session import unsaved_sessions
 from em_plugin.session.abandon import abandon_idle
 from em_plugin.session.journal import SessionJournal
 
@@ -81,3 +82,17 @@ def test_cli_lists_and_abandons_sessions(tmp_path: Path, monkeypatch: pytest.Mon
 
     bad = runner.invoke(cli, ["sessions", "abandon", "--older-than", "soon"])
     assert bad.exit_code == 2 and "90s, 30m, 1h, 2d" in bad.stderr
+
+
+def test_unsaved_sessions_reads_a_store_most_recent_first() -> None:
+    with EpisodicMemory(store="memory:", embedder="fake") as memory:
+        journal = SessionJournal(memory.store.backend)
+        assert unsaved_sessions(memory.store) == []
+        events = journal_session(journal, "team", "chat-1")
+        journal_session(journal, "lab", "chat-2")
+        journal_session(journal, "team", "chat-3")
+        journal.mark_saved("team", "chat-3", events=events, workflow_id="session/chat-3")
+        found = unsaved_sessions(memory.store)
+        assert found == journal.unsaved()
+        assert {(s.scope, s.session_id) for s in found} == {("team", "chat-1"), ("lab", "chat-2")}
+        assert [s.session_id for s in unsaved_sessions(memory.store, scope="team")] == ["chat-1"]

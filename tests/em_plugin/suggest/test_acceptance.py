@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from em_plugin.cli import cli
 from em_plugin.errors import SuggestionError
 from em_plugin.memory import EpisodicMemory
-from em_plugin.suggest.acceptance import Taken, judge, next_turn
+from em_plugin.suggest.acceptance import Taken, acceptance_rates, judge, next_turn, store_stats
 from em_plugin.suggest.types import Suggestion
 from provenance.model import CallStep, InstructionStep, Workflow
 
@@ -187,3 +187,17 @@ def test_a_chat_session_judges_its_rounds_through_the_controller() -> None:
         taken = [r for r in rows(memory, "chat-1") if r.get("acceptance") == "taken"]
         assert [(r["rank"], r["tool"]) for r in taken] == [("1", "classifier")]
         assert taken[0]["step"].endswith("workflow/session%2Fchat-1#exec-1.0")
+
+
+def test_store_stats_adds_the_hit_rates_only_when_suggestions_were_shown() -> None:
+    with EpisodicMemory(store="memory:", embedder="fake", scope="team") as memory:
+        memory.save_many(PAST)
+        assert store_stats(memory.store) == memory.store.stats()  # no "acceptance" key
+        memory.record_suggestions("s1", memory.suggest(session("s1")))
+        turn = InstructionStep("Classify them as PFAS", (CallStep("classifier"),))
+        memory.record_suggestions("s1", memory.suggest(session("s1", turn)))
+        data = store_stats(memory.store)
+        assert data["workflows"] == 3 and data["scopes"] == {"team": 3}
+        assert data["acceptance"] == acceptance_rates(memory.store)
+        assert data["acceptance"]["team"]["rounds"] == 1
+        assert store_stats(memory.store, last=0)["acceptance"]["team"]["sessions"] == 0
