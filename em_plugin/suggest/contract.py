@@ -16,7 +16,7 @@ or, under pytest, one test per check::
     def test_contract(check):
         check(MySuggester())
 
-Each :class:`Check` takes a fresh suggester and raises :class:`ContractFailure` (an
+Each :class:`Check` takes a fresh suggester and raises :class:`SuggesterContractFailure` (an
 ``AssertionError``) when it breaks a promise. The checks run it on real scope state: a
 :class:`~em_plugin.state.scope_memory.ScopeMemory` holding hand-made workflows
 (:func:`sample_workflows`) and building the per-scope models the suggester declares
@@ -50,7 +50,7 @@ from provenance.model import CallStep, InstructionStep, Workflow
 __all__ = [
     "CHECKS",
     "Check",
-    "ContractFailure",
+    "SuggesterContractFailure",
     "run_contract",
     "sample_workflows",
 ]
@@ -61,7 +61,7 @@ _LIMITS: tuple[int | None, ...] = (None, 1, 2)
 _TOLERANCE = 1e-6
 
 
-class ContractFailure(AssertionError):
+class SuggesterContractFailure(AssertionError):
     """A suggester broke the contract; the message says which promise."""
 
 
@@ -71,7 +71,8 @@ class Check:
 
     Attributes:
         name: A short identifier, e.g. ``"respects_limit"``.
-        run: Called with a fresh suggester; raises :class:`ContractFailure` on a broken promise.
+        run: Called with a fresh suggester; raises :class:`SuggesterContractFailure` on a
+            broken promise.
     """
 
     name: str
@@ -81,7 +82,7 @@ class Check:
         """Run the check on a suggester.
 
         Raises:
-            ContractFailure: When the suggester breaks this promise.
+            SuggesterContractFailure: When the suggester breaks this promise.
         """
         self.run(suggester)
 
@@ -188,13 +189,13 @@ def _declared(suggester: Suggester) -> list[ScopeModelSpec]:
     specs = list(getattr(suggester, "scope_models", ()))
     for spec in specs:
         if not isinstance(spec, ScopeModelSpec):
-            raise ContractFailure(
+            raise SuggesterContractFailure(
                 f"scope_models holds {spec!r}, which has no name and build(scope) "
                 "(em_plugin.state.scope_models.ScopeModelSpec)"
             )
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
-        raise ContractFailure(f"scope_models names a model twice: {names}")
+        raise SuggesterContractFailure(f"scope_models names a model twice: {names}")
     return specs
 
 
@@ -204,11 +205,11 @@ def _suggest(
     try:
         found = suggester.suggest(request, limit)
     except Exception as exc:
-        raise ContractFailure(
+        raise SuggesterContractFailure(
             f"suggest({request.workflow.id!r}, limit={limit}) raised {type(exc).__name__}: {exc}"
         ) from exc
     if not isinstance(found, list):
-        raise ContractFailure(f"suggest() returned {type(found).__name__}, not a list")
+        raise SuggesterContractFailure(f"suggest() returned {type(found).__name__}, not a list")
     return found
 
 
@@ -244,17 +245,17 @@ def check_declared_models_build(suggester: Suggester) -> None:
     for workflows in ([], sample_workflows()["chemistry"]):
         try:
             scope = _Scope(suggester, workflows)
-        except ContractFailure:
+        except SuggesterContractFailure:
             raise
         except Exception as exc:
-            raise ContractFailure(
+            raise SuggesterContractFailure(
                 f"its models did not build over {len(workflows)} workflows: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
         for spec in scope.specs:
             model = scope.state.model(spec.name)
             if not (callable(getattr(model, "added", None)) and callable(model.removed)):
-                raise ContractFailure(f"model {spec.name!r} has no added()/removed()")
+                raise SuggesterContractFailure(f"model {spec.name!r} has no added()/removed()")
 
 
 def check_returns_suggestions(suggester: Suggester) -> None:
@@ -263,13 +264,15 @@ def check_returns_suggestions(suggester: Suggester) -> None:
     for current, found in _answers(suggester, scope, "chemistry").items():
         for suggestion in found:
             if not isinstance(suggestion, Suggestion):
-                raise ContractFailure(f"{current}: {suggestion!r} is not a Suggestion")
+                raise SuggesterContractFailure(f"{current}: {suggestion!r} is not a Suggestion")
             if not suggestion.text or not isinstance(suggestion.text, str):
-                raise ContractFailure(f"{current}: a suggestion without text: {suggestion!r}")
+                raise SuggesterContractFailure(
+                    f"{current}: a suggestion without text: {suggestion!r}"
+                )
             if not math.isfinite(suggestion.score):
-                raise ContractFailure(f"{current}: score {suggestion.score} is not finite")
+                raise SuggesterContractFailure(f"{current}: score {suggestion.score} is not finite")
             if not suggestion.source:
-                raise ContractFailure(f"{current}: a suggestion without a source")
+                raise SuggesterContractFailure(f"{current}: a suggestion without a source")
 
 
 def check_respects_limit(suggester: Suggester) -> None:
@@ -282,9 +285,11 @@ def check_respects_limit(suggester: Suggester) -> None:
             assert limit is not None
             found = _suggest(suggester, request, limit)
             if len(found) > limit:
-                raise ContractFailure(f"{current.id}: {len(found)} suggestions for limit={limit}")
+                raise SuggesterContractFailure(
+                    f"{current.id}: {len(found)} suggestions for limit={limit}"
+                )
             if len(found) < min(limit, len(every)):
-                raise ContractFailure(
+                raise SuggesterContractFailure(
                     f"{current.id}: {len(found)} suggestions for limit={limit}, while "
                     f"limit=None returns {len(every)}"
                 )
@@ -307,12 +312,12 @@ def check_cites_stored_workflows(suggester: Suggester) -> None:
             for evidence in suggestion.evidence:
                 episode = scope.state.episode(evidence.workflow_id)
                 if episode is None:
-                    raise ContractFailure(
+                    raise SuggesterContractFailure(
                         f"{current}: {suggestion.tool or suggestion.text!r} cites "
                         f"{evidence.workflow_id!r}, which the scope does not hold"
                     )
                 if not 0 <= evidence.position < len(episode):
-                    raise ContractFailure(
+                    raise SuggesterContractFailure(
                         f"{current}: position {evidence.position} of {evidence.workflow_id!r} "
                         f"is outside its {len(episode)} leaves"
                     )
@@ -330,7 +335,7 @@ def check_scope_isolation(suggester: Suggester) -> None:
         for suggestion in found:
             cited = {e.workflow_id for e in suggestion.evidence} & foreign_ids
             if cited or suggestion.tool in foreign_tools:
-                raise ContractFailure(
+                raise SuggesterContractFailure(
                     f"{current}: asked in 'travel', it answered {suggestion.tool!r} citing "
                     f"{sorted(cited)} of 'chemistry'"
                 )
@@ -354,7 +359,7 @@ def _compare(suggester: Suggester, kept: _Scope, fresh: _Scope, when: str) -> No
     ours, theirs = _answers(suggester, kept, "chemistry"), _answers(suggester, fresh, "chemistry")
     for current, found in ours.items():
         if not _same(found, theirs[current]):
-            raise ContractFailure(
+            raise SuggesterContractFailure(
                 f"{current}: {when}, the models kept up to date answer "
                 f"{[s.tool or s.text for s in found]}, models built afresh "
                 f"{[s.tool or s.text for s in theirs[current]]}"
@@ -368,7 +373,7 @@ def check_changes_nothing(suggester: Suggester) -> None:
     _answers(suggester, scope, "chemistry")
     after = {i: scope.state.version(i) for i in scope.state.ids()}
     if after != before:
-        raise ContractFailure("suggesting changed the scope's workflows")
+        raise SuggesterContractFailure("suggesting changed the scope's workflows")
 
 
 def check_deterministic(suggester: Suggester) -> None:
@@ -378,7 +383,7 @@ def check_deterministic(suggester: Suggester) -> None:
         request = scope.request(current)
         first, again = _suggest(suggester, request, None), _suggest(suggester, request, None)
         if [_key(s) for s in first] != [_key(s) for s in again]:
-            raise ContractFailure(f"{current.id}: two calls answered differently")
+            raise SuggesterContractFailure(f"{current.id}: two calls answered differently")
 
 
 def check_async_twin(suggester: Suggester) -> None:
@@ -390,11 +395,13 @@ def check_async_twin(suggester: Suggester) -> None:
             try:
                 found = asyncio.run(suggester.asuggest(request, limit))
             except Exception as exc:
-                raise ContractFailure(
+                raise SuggesterContractFailure(
                     f"asuggest({current.id!r}) raised {type(exc).__name__}: {exc}"
                 ) from exc
             if [_key(s) for s in found] != [_key(s) for s in _suggest(suggester, request, limit)]:
-                raise ContractFailure(f"{current.id}: asuggest and suggest answered differently")
+                raise SuggesterContractFailure(
+                    f"{current.id}: asuggest and suggest answered differently"
+                )
 
 
 #: Every check, in a stable order.
@@ -428,7 +435,7 @@ def run_contract(make: Callable[[], Suggester]) -> dict[str, str]:
     for check in CHECKS:
         try:
             check(make())
-        except ContractFailure as exc:
+        except SuggesterContractFailure as exc:
             failures[check.name] = str(exc)
         except Exception as exc:  # noqa: BLE001 - an unexpected error is a failure of the check
             failures[check.name] = f"{type(exc).__name__}: {exc}"

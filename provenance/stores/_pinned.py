@@ -25,6 +25,7 @@ import re
 import shutil
 from pathlib import Path
 
+from provenance.errors import StoreError
 from provenance.stores._table_watch import TableWatch
 
 __all__ = ["PIN_DIRECTORY", "Incomplete", "pin", "unpin"]
@@ -36,8 +37,8 @@ _COPIED = ("IDENTITY",)
 _numbers = itertools.count()
 
 
-class Incomplete(Exception):
-    """The writer deleted a file while the pin was made (make it again)."""
+class Incomplete(StoreError):
+    """The writer deleted a file while the pin was made (make it again; never reaches users)."""
 
 
 def pin(store: Path) -> Path:
