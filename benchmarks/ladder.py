@@ -246,10 +246,12 @@ async def _tasks(memory: Any, queries: list[Workflow], tasks: int) -> dict[str, 
 # ------------------------------------------------------------------------------ the parent
 
 
-def run_size(size: int, root: Path, calls: int, reference: int) -> dict[str, Any]:
+def run_size(
+    size: int, root: Path, calls: int, reference: int, *, with_floor: bool = True
+) -> dict[str, Any]:
     """Measure one size: floor, product (child process), cold open (new process), disk."""
     load_before = _loadavg()
-    floor_s = floor(size, root / f"floor-{size}")
+    floor_s = floor(size, root / f"floor-{size}") if with_floor else None
     shutil.rmtree(root / f"floor-{size}", ignore_errors=True)
     store = root / f"store-{size}"
     child = [sys.executable, __file__, "--_product", str(size), str(store), str(calls)]
@@ -280,7 +282,7 @@ def run_size(size: int, root: Path, calls: int, reference: int) -> dict[str, Any
 
 def print_size(r: dict[str, Any]) -> None:
     """Print one size's table."""
-    rate, floor_rate = r["size"] / r["ingest_s"], r["size"] / r["floor_s"]
+    rate = r["size"] / r["ingest_s"]
     print(f"\n== {r['size']:,} workflows, {r['leaves']:,} leaf steps; load average {r['load']}")
     print(
         f"distinct texts: {r['distinct_texts']:,} of {r['instruction_leaves']:,} instruction "
@@ -288,10 +290,14 @@ def print_size(r: dict[str, Any]) -> None:
         f"{r['context_leaves']:,} leaves they lead to"
     )
     print(f"fast matcher = reference on the sample: {r['identical']}")
+    if r["floor_s"]:
+        floor_rate = r["size"] / r["floor_s"]
+        floor = f"floor {floor_rate:,.0f} wf/s: {rate / floor_rate:.2f} of the floor"
+    else:
+        floor = "floor not run (--no-floor)"
     print(
-        f"ingest {rate:,.0f} wf/s, floor {floor_rate:,.0f} wf/s: {rate / floor_rate:.2f} of the "
-        f"floor   disk {r['disk_per_leaf'] / 1000:.2f} KB/leaf   peak RSS {r['rss_mb']:,.0f} MB "
-        f"(after ingest {r['ingest_rss_mb']:,.0f} MB)"
+        f"ingest {rate:,.0f} wf/s, {floor}   disk {r['disk_per_leaf'] / 1000:.2f} KB/leaf   "
+        f"peak RSS {r['rss_mb']:,.0f} MB (after ingest {r['ingest_rss_mb']:,.0f} MB)"
     )
     cold = r["cold_open_seconds"] + r["first_suggest_seconds"]
     print(
@@ -340,6 +346,12 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200, help="calls timed per operation")
     parser.add_argument("--reference", type=int, default=10, help="queries run by both matchers")
     parser.add_argument("--keep", type=Path, default=None, help="keep the stores under DIR")
+    parser.add_argument(
+        "--no-floor",
+        dest="floor",
+        action="store_false",
+        help="skip the bulk_load floor (it takes about as long as the ingest)",
+    )
     args = parser.parse_args()
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     cpus = os.cpu_count()
@@ -348,7 +360,7 @@ def main() -> None:
     root.mkdir(parents=True, exist_ok=True)
     try:
         for size in sizes:
-            print_size(run_size(size, root, args.calls, args.reference))
+            print_size(run_size(size, root, args.calls, args.reference, with_floor=args.floor))
             sys.stdout.flush()
     finally:
         if args.keep is None:

@@ -493,14 +493,15 @@ class EpisodicMemory:
     @telemetry.traced("search_memory")
     def retrieve(self, workflow: Workflow) -> list[Match]:
         """Retrieve this scope's workflows similar to ``workflow`` (paper's rule), best first."""
-        with self._engine.lock:
-            self._engine.sync(self.scope)
+        self._engine.sync(self.scope)
+        with self._engine.lock.shared:  # reads run together; a save waits for them
             found = self._engine.index.match(workflow, scope=self.scope, config=self.config)
         return [m for m in found if m.workflow_id != workflow.id]
 
     def request(self, workflow: Workflow) -> SuggestionRequest:
         """Return what the suggesters see for ``workflow`` (retrieval included)."""
-        with self._engine.lock:
+        self._engine.sync(self.scope)
+        with self._engine.lock.shared:  # one consistent state for the models and the matches
             state = self.scope_memory()
             matches = tuple(self.retrieve(workflow))
             query = state.query(workflow, exclude=(workflow.id,))
@@ -533,7 +534,9 @@ class EpisodicMemory:
         ``"procedure"``, docs/lifecycle.md).
         """
         dismissed = self._asking(request.workflow)
-        found = self.chain.suggest(request, _wanted(limit, dismissed), guard=self._engine.lock)
+        wanted = _wanted(limit, dismissed)
+        # The suggesters read memory under the shared lock: suggestions run together.
+        found = self.chain.suggest(request, wanted, guard=self._engine.lock.shared)
         return self._finish(request.workflow, found, dismissed, limit)
 
     def _asking(self, workflow: Workflow) -> set[str]:
@@ -722,7 +725,7 @@ class EpisodicMemory:
 
     async def _locked(self, function: Callable[[], Any]) -> Any:
         def run() -> Any:
-            with self._engine.lock:
+            with self._engine.lock.shared:
                 return function()
 
         return await asyncio.to_thread(run)
