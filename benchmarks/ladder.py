@@ -135,6 +135,7 @@ def product(size: int, store: Path, calls: int, reference: int) -> dict[str, Any
                 )
             report["ingest_s"] = time.perf_counter() - start
         report["ingest_rss_mb"] = _peak_rss_mb()
+        _note(f"{size:,}: ingest {report['ingest_s']:.0f} s, peak RSS {report['ingest_rss_mb']} MB")
         stats = memory.index.stats().get(SCOPE, {})
         report["leaves"] = int(stats.get("leaf_steps", 0))
         report["distinct_texts"] = int(stats.get("texts", 0))
@@ -147,13 +148,21 @@ def product(size: int, store: Path, calls: int, reference: int) -> dict[str, Any
             report["distinct_contexts"] = len(scope.contexts)
             report["context_leaves"] = int((contexts >= 0).sum())
         queries = list(data().queries(calls))
+        start = time.perf_counter()
         memory.suggest(queries[0])  # the suggestion models are built once, outside the timing
+        first = time.perf_counter() - start
+        _note(f"{size:,}: first suggestion {first:.2f} s, peak RSS {_peak_rss_mb()} MB")
         report["identical"] = _identical(memory, queries[:reference])
         report["latency"] = _latencies(memory, queries, size)
     finally:
         memory.close()
     report["rss_mb"] = _peak_rss_mb()
     return report
+
+
+def _note(line: str) -> None:
+    """Print a phase's figures on stderr as it ends (a long run that is stopped keeps them)."""
+    print(f"[{time.strftime('%H:%M:%S')}] {line}", file=sys.stderr, flush=True)
 
 
 def _advance(bar: Progress, task: TaskID, first: int, done: int) -> None:
@@ -193,6 +202,7 @@ def _latencies(memory: Any, queries: list[Workflow], size: int) -> dict[str, Any
         task = bar.add_task("latency", total=len(settings) + len(CONCURRENCY))
         for op, threads in settings:
             results[f"{op}@{threads}"] = _threads(operations[op], queries, threads)
+            _note(f"{size:,}: {op}@{threads} {json.dumps(results[f'{op}@{threads}'])}")
             bar.advance(task)
         for tasks in CONCURRENCY:
             results[f"asuggest@{tasks}"] = asyncio.run(_tasks(memory, queries, tasks))
