@@ -128,10 +128,15 @@ def product(size: int, store: Path, calls: int, reference: int) -> dict[str, Any
             task = bar.add_task(f"{size:,}: save_many", total=size)
             start = time.perf_counter()
             for first in range(0, size, BATCH * CALL_BATCHES):  # see CALL_BATCHES
+                count = min(BATCH * CALL_BATCHES, size - first)
                 memory.save_many(
-                    data().workflows(min(BATCH * CALL_BATCHES, size - first), start=first),
+                    data().workflows(count, start=first),
                     batch_size=BATCH,
                     progress=partial(_advance, bar, task, first),
+                )
+                _note(
+                    f"{size:,}: {first + count:,} saved in {time.perf_counter() - start:.0f} s, "
+                    f"RSS {_rss_mb()} MB, peak {_peak_rss_mb()} MB"
                 )
             report["ingest_s"] = time.perf_counter() - start
         report["ingest_rss_mb"] = _peak_rss_mb()
@@ -323,6 +328,13 @@ def print_size(r: dict[str, Any]) -> None:
             f"{name:<22} {row['p50']:>8.1f} {row['p95']:>8.1f} {row['p99']:>8.1f} "
             f"{row['per_s']:>9.1f}"
         )
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
 
 
 def _peak_rss_mb() -> float:
