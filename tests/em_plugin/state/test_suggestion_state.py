@@ -300,7 +300,7 @@ def test_the_models_share_the_scopes_context_vectors(tmp_path: Path) -> None:
         arrays = memory.index.scope_index(SCOPE)
         assert arrays is not None
         assert np.shares_memory(state.contexts._table(), arrays.context_vectors.view())
-        memory.save_many(data.workflows(400, start=30))  # the rows grow: still one copy
+        memory.save_many(data.workflows(90, start=30))  # the rows grow: still one copy
         rows = arrays.context_vectors.view()
         assert np.shares_memory(state.contexts._table(), rows)
         assert state.contexts.capacity == len(arrays.contexts) == len(rows)
