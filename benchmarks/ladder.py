@@ -128,13 +128,19 @@ def product(size: int, store: Path, calls: int, reference: int) -> dict[str, Any
             task = bar.add_task(f"{size:,}: save_many", total=size)
             start = time.perf_counter()
             for first in range(0, size, BATCH * CALL_BATCHES):  # see CALL_BATCHES
+                count = min(BATCH * CALL_BATCHES, size - first)
                 memory.save_many(
-                    data().workflows(min(BATCH * CALL_BATCHES, size - first), start=first),
+                    data().workflows(count, start=first),
                     batch_size=BATCH,
                     progress=partial(_advance, bar, task, first),
                 )
+                _note(
+                    f"{size:,}: {first + count:,} saved in {time.perf_counter() - start:.0f} s, "
+                    f"RSS {_rss_mb()} MB, peak {_peak_rss_mb()} MB"
+                )
             report["ingest_s"] = time.perf_counter() - start
         report["ingest_rss_mb"] = _peak_rss_mb()
+        _note(f"{size:,}: ingest {report['ingest_s']:.0f} s, peak RSS {report['ingest_rss_mb']} MB")
         stats = memory.index.stats().get(SCOPE, {})
         report["leaves"] = int(stats.get("leaf_steps", 0))
         report["distinct_texts"] = int(stats.get("texts", 0))
@@ -147,13 +153,21 @@ def product(size: int, store: Path, calls: int, reference: int) -> dict[str, Any
             report["distinct_contexts"] = len(scope.contexts)
             report["context_leaves"] = int((contexts >= 0).sum())
         queries = list(data().queries(calls))
+        start = time.perf_counter()
         memory.suggest(queries[0])  # the suggestion models are built once, outside the timing
+        first = time.perf_counter() - start
+        _note(f"{size:,}: first suggestion {first:.2f} s, peak RSS {_peak_rss_mb()} MB")
         report["identical"] = _identical(memory, queries[:reference])
         report["latency"] = _latencies(memory, queries, size)
     finally:
         memory.close()
     report["rss_mb"] = _peak_rss_mb()
     return report
+
+
+def _note(line: str) -> None:
+    """Print a phase's figures on stderr as it ends (a long run that is stopped keeps them)."""
+    print(f"[{time.strftime('%H:%M:%S')}] {line}", file=sys.stderr, flush=True)
 
 
 def _advance(bar: Progress, task: TaskID, first: int, done: int) -> None:
@@ -193,6 +207,7 @@ def _latencies(memory: Any, queries: list[Workflow], size: int) -> dict[str, Any
         task = bar.add_task("latency", total=len(settings) + len(CONCURRENCY))
         for op, threads in settings:
             results[f"{op}@{threads}"] = _threads(operations[op], queries, threads)
+            _note(f"{size:,}: {op}@{threads} {json.dumps(results[f'{op}@{threads}'])}")
             bar.advance(task)
         for tasks in CONCURRENCY:
             results[f"asuggest@{tasks}"] = asyncio.run(_tasks(memory, queries, tasks))
@@ -246,10 +261,12 @@ async def _tasks(memory: Any, queries: list[Workflow], tasks: int) -> dict[str, 
 # ------------------------------------------------------------------------------ the parent
 
 
-def run_size(size: int, root: Path, calls: int, reference: int) -> dict[str, Any]:
+def run_size(
+    size: int, root: Path, calls: int, reference: int, *, with_floor: bool = True
+) -> dict[str, Any]:
     """Measure one size: floor, product (child process), cold open (new process), disk."""
     load_before = _loadavg()
-    floor_s = floor(size, root / f"floor-{size}")
+    floor_s = floor(size, root / f"floor-{size}") if with_floor else None
     shutil.rmtree(root / f"floor-{size}", ignore_errors=True)
     store = root / f"store-{size}"
     child = [sys.executable, __file__, "--_product", str(size), str(store), str(calls)]
@@ -280,7 +297,7 @@ def run_size(size: int, root: Path, calls: int, reference: int) -> dict[str, Any
 
 def print_size(r: dict[str, Any]) -> None:
     """Print one size's table."""
-    rate, floor_rate = r["size"] / r["ingest_s"], r["size"] / r["floor_s"]
+    rate = r["size"] / r["ingest_s"]
     print(f"\n== {r['size']:,} workflows, {r['leaves']:,} leaf steps; load average {r['load']}")
     print(
         f"distinct texts: {r['distinct_texts']:,} of {r['instruction_leaves']:,} instruction "
@@ -288,10 +305,14 @@ def print_size(r: dict[str, Any]) -> None:
         f"{r['context_leaves']:,} leaves they lead to"
     )
     print(f"fast matcher = reference on the sample: {r['identical']}")
+    if r["floor_s"]:
+        floor_rate = r["size"] / r["floor_s"]
+        floor = f"floor {floor_rate:,.0f} wf/s: {rate / floor_rate:.2f} of the floor"
+    else:
+        floor = "floor not run (--no-floor)"
     print(
-        f"ingest {rate:,.0f} wf/s, floor {floor_rate:,.0f} wf/s: {rate / floor_rate:.2f} of the "
-        f"floor   disk {r['disk_per_leaf'] / 1000:.2f} KB/leaf   peak RSS {r['rss_mb']:,.0f} MB "
-        f"(after ingest {r['ingest_rss_mb']:,.0f} MB)"
+        f"ingest {rate:,.0f} wf/s, {floor}   disk {r['disk_per_leaf'] / 1000:.2f} KB/leaf   "
+        f"peak RSS {r['rss_mb']:,.0f} MB (after ingest {r['ingest_rss_mb']:,.0f} MB)"
     )
     cold = r["cold_open_seconds"] + r["first_suggest_seconds"]
     print(
@@ -307,6 +328,13 @@ def print_size(r: dict[str, Any]) -> None:
             f"{name:<22} {row['p50']:>8.1f} {row['p95']:>8.1f} {row['p99']:>8.1f} "
             f"{row['per_s']:>9.1f}"
         )
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
 
 
 def _peak_rss_mb() -> float:
@@ -340,6 +368,12 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200, help="calls timed per operation")
     parser.add_argument("--reference", type=int, default=10, help="queries run by both matchers")
     parser.add_argument("--keep", type=Path, default=None, help="keep the stores under DIR")
+    parser.add_argument(
+        "--no-floor",
+        dest="floor",
+        action="store_false",
+        help="skip the bulk_load floor (it takes about as long as the ingest)",
+    )
     args = parser.parse_args()
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     cpus = os.cpu_count()
@@ -348,7 +382,7 @@ def main() -> None:
     root.mkdir(parents=True, exist_ok=True)
     try:
         for size in sizes:
-            print_size(run_size(size, root, args.calls, args.reference))
+            print_size(run_size(size, root, args.calls, args.reference, with_floor=args.floor))
             sys.stdout.flush()
     finally:
         if args.keep is None:

@@ -500,14 +500,15 @@ class EpisodicMemory:
         config = self.retrieval.match_config()
         if window != config.window:
             config = dataclasses.replace(config, window=window)
-        with self._engine.lock:
-            self._engine.sync(self.scope)
+        self._engine.sync(self.scope)
+        with self._engine.lock.shared:  # reads run together; a save waits for them
             found = self._engine.index.match(workflow, scope=self.scope, config=config)
         return [m for m in found if m.workflow_id != workflow.id]
 
     def request(self, workflow: Workflow) -> SuggestionRequest:
         """Return what the suggesters see for ``workflow`` (retrieval included)."""
-        with self._engine.lock:
+        self._engine.sync(self.scope)
+        with self._engine.lock.shared:  # one consistent state for the models and the matches
             state = self.scope_memory()
             # A long workflow that matches nothing whole is matched by its recent leaves.
             found, window = retrieve_recent(
@@ -545,7 +546,9 @@ class EpisodicMemory:
         ``"procedure"``, docs/lifecycle.md).
         """
         dismissed = self._asking(request.workflow)
-        found = self.chain.suggest(request, _wanted(limit, dismissed), guard=self._engine.lock)
+        wanted = _wanted(limit, dismissed)
+        # The suggesters read memory under the shared lock: suggestions run together.
+        found = self.chain.suggest(request, wanted, guard=self._engine.lock.shared)
         return self._finish(request.workflow, found, dismissed, limit)
 
     def _asking(self, workflow: Workflow) -> set[str]:
@@ -687,7 +690,7 @@ class EpisodicMemory:
 
     async def _locked(self, function: Callable[[], Any]) -> Any:
         def run() -> Any:
-            with self._engine.lock:
+            with self._engine.lock.shared:
                 return function()
 
         return await asyncio.to_thread(run)

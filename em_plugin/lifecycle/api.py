@@ -493,10 +493,14 @@ def procedure_suggestions(
         trail.insert(0, leaf.name)
     if not trail:
         return []
-    with engine.lock:
-        active = active_procedures(engine, scope, cache)
-        if not active:
-            return []
+    # Read on every suggestion: the cached records need no lock (a dict read), so concurrent
+    # suggestions do not queue for the exclusive lock here; a stale entry is read again.
+    active = cache.get(scope)
+    if active is None:
+        with engine.lock:
+            active = active_procedures(engine, scope, cache)
+    if not active:
+        return []
     best: tuple[int, int, ProcedureRecord] | None = None
     for record in active:
         tools = record.tools
@@ -510,7 +514,7 @@ def procedure_suggestions(
     k, _, record = best
     rest = " → ".join(record.tools[k:])
     rate = record.success_rate
-    with engine.lock:
+    with engine.lock.shared:
         # Retired (or deleted) workflows are never evidence, whatever the last mining saw.
         live = [w for w in record.sources if (scope, w) in engine.index][:5]
         evidence = tuple(

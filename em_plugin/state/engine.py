@@ -45,6 +45,7 @@ from em_plugin.embedding.opener import StoreEmbedder, open_embedder
 from em_plugin.errors import IndexStaleError
 from em_plugin.state.batch_writes import BatchWrites
 from em_plugin.state.persistence import META, store_fingerprint
+from em_plugin.state.rwlock import ReadWriteLock
 from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.state.scope_models import ScopeModelSpec
 from em_plugin.state.step_index import StepIndex
@@ -110,7 +111,11 @@ class MemoryEngine:
         self._new_state = partial(
             ScopeMemory, models=models, on_demand=on_demand, use_text=use_text
         )
-        self.lock = threading.RLock()
+        # Reads (retrieval, suggestions) hold it shared and run together; writes alone.
+        self.lock = ReadWriteLock()
+        # Among shared holders: the parsed-workflow cache and the lazy build of a scope's
+        # suggestion models are changed by readers too.
+        self._read_mutex = threading.RLock()
         self.closed = False
         self._polled = time.monotonic()
         self.unsettled = False
@@ -227,6 +232,10 @@ class MemoryEngine:
             scope: The scope about to be read; ``None``: every scope with a marker.
             force: Check now, whatever the interval.
         """
+        if not self._due(force):
+            return
+        if self.lock.reading():
+            return  # under a read that began after a check: it cannot wait for the write lock
         with self.lock:
             now = time.monotonic()
             lost = sorted(self.index.lost)  # scope files found unreadable: reload those scopes
@@ -249,9 +258,18 @@ class MemoryEngine:
                 self._reconcile(self.index, scope, self.store.position(scope))
             self.unsettled = False
 
+    def _due(self, force: bool) -> bool:
+        """Whether :meth:`sync` has work (read without the lock; checked again under it)."""
+        return (
+            force
+            or bool(self.index.lost)
+            or self.unsettled
+            or time.monotonic() - self._polled >= self.poll_interval
+        )
+
     def scope_memory(self, scope: str) -> ScopeMemory:
         """Return a scope's suggestion models, built over its state on first use."""
-        with self.lock:
+        with self.lock.shared, self._read_mutex:  # built once, not by each reader at once
             arrays = self.index.scope_index(scope)
             if arrays is None:  # nothing stored yet: empty models of their own
                 return self._new_state(self.embedder.dimension, self.embedder.embed)
@@ -392,12 +410,12 @@ class MemoryEngine:
         Raises:
             WorkflowNotFound: When the scope holds no such workflow.
         """
-        with self.lock:
+        with self.lock.shared, self._read_mutex:
             return self.workflows.get(scope, workflow_id)
 
     def load_many(self, workflow_ids: Sequence[str], scope: str) -> None:
         """Load the workflows that :meth:`load` does not hold yet, in one store read."""
-        with self.lock:
+        with self.lock.shared, self._read_mutex:
             self.workflows.prefetch(scope, workflow_ids)
 
     def load_stored(self, workflow_id: str, scope: str) -> Workflow | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -148,6 +148,16 @@ def nested_routes(workflow: Workflow) -> dict[str, str]:
     return {tool: route for tool, route in routes.items() if tool not in direct}
 
 
+class _Rows(Protocol):
+    """Growable rows (:class:`~em_plugin.state.arrays.GrowRows`)."""
+
+    size: int
+
+    def view(self) -> np.ndarray:
+        """Return the filled rows."""
+        ...
+
+
 class ContextTable:
     """Distinct instruction-context texts of one scope, with unit vectors and reference counts.
 
@@ -164,6 +174,9 @@ class ContextTable:
         self._version = 0  # changes with every vector stored or released
         self._last: tuple[tuple[int, bytes], np.ndarray] | None = None
         self._vectors = np.zeros((0, dimension), dtype=np.float32)
+        # The scope's own rows when the table follows a scope (one copy of the vectors, not
+        # two: at a million contexts each copy is 1.5 GB); ``None``: ``_vectors`` holds them.
+        self._rows: _Rows | None = None
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -236,11 +249,16 @@ class ContextTable:
             return
         start = len(self._texts)
         end = start + len(texts)
-        if end > len(self._vectors):
+        if self._rows is not None and self._rows.size < end:
+            self._detach()  # the rows do not hold these vectors: keep a copy of our own
+        if self._rows is not None:
+            pass  # the scope's rows already hold the new vectors
+        elif end > len(self._vectors):
             grown = np.zeros((max(16, end, 2 * len(self._vectors)), self.dimension), np.float32)
             grown[: len(self._vectors)] = self._vectors
             self._vectors = grown
-        self._vectors[start:end] = np.asarray(vectors, dtype=np.float32)
+        if self._rows is None:
+            self._vectors[start:end] = np.asarray(vectors, dtype=np.float32)
         self._texts.extend([None] * len(texts))
         self._refs.extend([0] * len(texts))
         self._free.extend(range(start, end))
@@ -273,7 +291,7 @@ class ContextTable:
         key = (self._version, query.tobytes())
         if self._last is not None and self._last[0] == key:
             return self._last[1]
-        rows = self._vectors[: len(self._texts)]
+        rows = self._table()[: len(self._texts)]
         # einsum, not BLAS: a matrix-vector product this small is memory-bound, and BLAS
         # threads on a busy machine made it 5-20x slower (measured; docs/state.md).
         sims = np.einsum("ij,j->i", rows, query).astype(np.float64)
@@ -285,21 +303,42 @@ class ContextTable:
 
     def vector(self, context_id: int) -> np.ndarray:
         """Return the vector of an id."""
-        return self._vectors[context_id]
+        return self._table()[context_id]
 
     @classmethod
     def from_arrays(
-        cls, texts: Sequence[str], vectors: np.ndarray, refs: np.ndarray
+        cls,
+        texts: Sequence[str],
+        vectors: np.ndarray | None,
+        refs: np.ndarray,
+        *,
+        rows: _Rows | None = None,
     ) -> ContextTable:
         """Build a table at once: id ``i`` is ``texts[i]`` with ``refs[i]`` references.
 
         Ids without a reference are free (as if released), so they never count as contexts.
+
+        Args:
+            texts: The texts, by id.
+            vectors: Their unit vectors (copied), or ``None`` with ``rows``.
+            refs: Their reference counts.
+            rows: Growable rows holding the vectors, shared rather than copied (a scope's
+                context vectors, which the scope appends to before :meth:`extend`).
+
+        Raises:
+            ValueError: When the lengths differ.
         """
-        table = cls(int(vectors.shape[1]) if vectors.ndim == 2 else 0)
+        source = rows.view() if rows is not None else vectors
+        if source is None:
+            raise ValueError("from_arrays needs vectors or rows")
+        table = cls(int(source.shape[1]) if source.ndim == 2 else 0)
         refs = np.asarray(refs, dtype=np.int64)
-        if len(texts) != len(vectors) or len(refs) != len(texts):
+        if len(texts) != len(source) or len(refs) != len(texts):
             raise ValueError("texts, vectors and refs must have the same length")
-        table._vectors = np.array(vectors, dtype=np.float32)
+        if rows is not None:
+            table._rows = rows
+        else:
+            table._vectors = np.array(source, dtype=np.float32)
         table._refs = refs.tolist()
         held = refs > 0
         table._texts = [t if h else None for t, h in zip(texts, held.tolist(), strict=True)]
@@ -307,7 +346,17 @@ class ContextTable:
         table._free = np.flatnonzero(~held).tolist()[::-1]
         return table
 
+    def _table(self) -> np.ndarray:
+        return self._rows.view() if self._rows is not None else self._vectors
+
+    def _detach(self) -> None:
+        """Copy the shared rows into a table of our own (before writing a vector)."""
+        if self._rows is not None:
+            self._vectors = np.array(self._rows.view(), dtype=np.float32)
+            self._rows = None
+
     def _insert(self, text: str, vector: np.ndarray) -> None:
+        self._detach()
         self._version += 1
         if self._free:
             slot = self._free.pop()

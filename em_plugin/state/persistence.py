@@ -287,7 +287,7 @@ def _read_scope(base: Path, dimension: int, name: str | None = None) -> ScopeInd
     if context_vectors is not None:
         if context_vectors.shape != (len(scope.contexts), dimension):
             raise ValueError(f"{base.name} context vectors do not fit its contexts")
-        scope.context_vectors.extend(context_vectors)
+        scope.context_vectors = GrowRows.of(context_vectors)  # read once, not copied again
     scope.args = StringTable(doc["args"])
     if not (len(contexts) == len(args) == len(codes)):
         raise ValueError(f"{base.name} context and args ids do not fit its leaves")

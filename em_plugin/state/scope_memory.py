@@ -89,12 +89,15 @@ class ScopeMemory:
         if self.use_text:
             if arrays.context_vectors.size != len(arrays.contexts):
                 raise ValueError("the step index scope has no vectors for its contexts")
-            texts, vectors = arrays.contexts.values, arrays.context_vectors.view()
+            texts = arrays.contexts.values
+            refs = np.bincount(contexts[contexts >= 0], minlength=len(texts))
+            # The scope's rows, shared: one copy of the vectors in memory, not two.
+            self.contexts = ContextTable.from_arrays(texts, None, refs, rows=arrays.context_vectors)
         else:  # the ablation: every instruction is the same text
             texts = [_TEXTLESS]
             vectors = np.asarray(self.embed(texts), dtype=np.float32).reshape(1, -1)
-        refs = np.bincount(contexts[contexts >= 0], minlength=len(texts))
-        self.contexts = ContextTable.from_arrays(texts, vectors, refs)
+            refs = np.bincount(contexts[contexts >= 0], minlength=len(texts))
+            self.contexts = ContextTable.from_arrays(texts, vectors, refs)
         self._scope = ModelScope(arrays, self.contexts, textless=not self.use_text)
         self.models: dict[str, ScopeModel] = {
             spec.name: spec.build(self._scope) for spec in self.specs

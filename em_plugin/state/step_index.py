@@ -34,6 +34,7 @@ from em_plugin.state import persistence as index_files
 from em_plugin.state.episodes import Episode, episode_of
 from em_plugin.state.matching import METHODS, Method, check_method, match_scope, query_leaves
 from em_plugin.state.persistence import REINDEX_HINT, ScopeFile, fingerprint
+from em_plugin.state.rwlock import ReadWriteLock
 from em_plugin.state.scope_index import ScopeIndex, leaf_texts
 from provenance.model import DEFAULT_SCOPE, Workflow
 
@@ -79,7 +80,8 @@ class StepIndex:
         #: Scopes whose files could not be read: empty here until reloaded from the store.
         self.lost: set[str] = set()
         self.markers: dict[str, tuple[int, str]] = {}
-        self._lock = threading.RLock()
+        # Shared by matches, exclusive for everything else (see match()).
+        self._lock = ReadWriteLock()
         self._journal: index_files.Journal | None = None
         if self.path is not None:
             if not (self.path / index_files.META).exists():
@@ -352,11 +354,16 @@ class StepIndex:
         if isinstance(current, Workflow):
             scope = current.scope if scope is None else scope
             current = self.query_leaves(current)
-        with self._lock:
-            found = self._get(DEFAULT_SCOPE if scope is None else scope)
+        name = DEFAULT_SCOPE if scope is None else scope
+        with self._lock:  # loading a scope and the LRU order change the index
+            found = self._get(name)
+        # Matched under the shared lock: matches of one scope run together (numpy and FAISS
+        # release the GIL) and a change waits for them.
+        with self.pin(name), self._lock.shared:
             matches = match_scope(current, found, config or MatchConfig(), method)
+        with self._lock:
             self._trim()
-            return matches
+        return matches
 
     # ----------------------------------------------------------------------------- persistence
 

@@ -297,3 +297,39 @@ def test_kept_context_cosines_follow_the_table() -> None:
     table.acquire(["e f"], embed)
     assert not np.isnan(table.similarities(query)[ids[1]])  # its id was reused
     assert table.similarities(query)[ids[0]] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_the_models_share_the_scopes_context_vectors(tmp_path: Path) -> None:
+    """One copy of the context vectors in memory (a million of them take 1.5 GB), kept in step."""
+    data = SyntheticMemory(0, distinct_texts=True)
+    with EpisodicMemory(tmp_path / "store", embedder="fake:32", scope=SCOPE) as memory:
+        memory.save_many(data.workflows(30))
+        state = memory.scope_memory()
+        arrays = memory.index.scope_index(SCOPE)
+        assert arrays is not None
+        assert np.shares_memory(state.contexts._table(), arrays.context_vectors.view())
+        memory.save_many(data.workflows(90, start=30))  # the rows grow: still one copy
+        rows = arrays.context_vectors.view()
+        assert np.shares_memory(state.contexts._table(), rows)
+        assert state.contexts.capacity == len(arrays.contexts) == len(rows)
+        query = rows[-1]
+        sims = state.contexts.similarities(query)
+        assert sims[len(rows) - 1] == pytest.approx(1.0, abs=1e-5)
+        # What it suggests equals a state built afresh from the same scope.
+        fresh = ScopeMemory(32, memory.embedder.embed, arrays=arrays.compacted())
+        assert np.allclose(fresh.contexts.similarities(query), sims, equal_nan=True)
+
+
+def test_grow_rows_keep_their_rows_and_live_views() -> None:
+    from em_plugin.state.arrays import GrowRows
+
+    rows = GrowRows(8)
+    for i in range(300):
+        rows.extend(np.full((3, 8), i, dtype=np.float32))
+    view = rows.view()
+    rows.extend(np.full((1000, 8), -1, dtype=np.float32))  # grows while a view is alive
+    assert (view[::3, 0] == np.arange(300)).all()  # the old view still reads the old rows
+    assert (rows.view()[:900:3, 0] == np.arange(300)).all() and rows.size == 1900
+    loaded = GrowRows.of(np.ones((5, 8), dtype=np.float32))
+    loaded.extend(np.zeros((2, 8), dtype=np.float32))
+    assert loaded.view().sum() == 40 and loaded.size == 7
