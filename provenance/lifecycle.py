@@ -70,8 +70,10 @@ __all__ = [
     "version_of",
     "workflow_record_iri",
     "workflow_record_triples",
+    "HIDDEN_ALL_QUERY",
     "HIDDEN_QUERY",
     "PROCEDURES_QUERY",
+    "PROCEDURE_SCOPES_QUERY",
     "SCOPE_GRAPHS_QUERY",
 ]
 
@@ -102,6 +104,21 @@ HIDDEN_QUERY = (
   }
   FILTER(sameTerm(?in, ?scope))
 }"""
+)
+#: ``?in ?id`` of every hidden workflow of every scope (what a batch of new scopes reads once).
+HIDDEN_ALL_QUERY = (
+    _PREFIXES
+    + """SELECT DISTINCT ?in ?id WHERE {
+  GRAPH ?g {
+    ?record a wf:LifecycleRecord ; wf:scope ?in .
+    { ?record wf:status "retired" ; dcterms:identifier ?id }
+    UNION { ?record wf:archivedVersion ?id }
+  }
+}"""
+)
+#: ``?in`` of every scope with a procedure record.
+PROCEDURE_SCOPES_QUERY = (
+    _PREFIXES + """SELECT DISTINCT ?in WHERE { GRAPH ?g { ?p a wf:Procedure ; wf:scope ?in } }"""
 )
 #: The graphs of every procedure record of ``?scope``.
 PROCEDURES_QUERY = (

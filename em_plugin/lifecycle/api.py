@@ -326,8 +326,8 @@ def record_uses(
     Called after every save (a new workflow, a new version, an outcome set): each recorded,
     not retired procedure whose tools one of ``workflows`` runs gets its figures recounted
     (support, uses, success rate) and the retirement rule applied at once, not at the next
-    listing. Scopes with no recorded procedure cost one query. A store failure here is logged,
-    never raised: the workflows are saved, and the next listing counts them.
+    listing. Scopes with no recorded procedure cost one query in all. A store failure here is
+    logged, never raised: the workflows are saved, and the next listing counts them.
 
     Args:
         engine: The memory's engine (the workflows are already stored and indexed).
@@ -343,6 +343,13 @@ def record_uses(
     for workflow in workflows:
         by_scope.setdefault(workflow.scope, []).extend(_runs(workflow))
     retired: list[str] = []
+    if len(by_scope) > 1:  # one query finds the few scopes to recount, not one per scope
+        try:
+            recorded = engine.store.procedure_scopes()
+        except StoreError as exc:
+            log.warning("could not list the scopes with procedures: %s", exc)
+            return []
+        by_scope = {s: runs for s, runs in by_scope.items() if s in recorded}
     for scope, runs in by_scope.items():
         try:
             retired += _record_scope_uses(engine, scope, runs, cache)

@@ -199,6 +199,7 @@ class BatchWrites:
         texts = [s.text for w in batch for _, s in w.walk() if isinstance(s, InstructionStep)]
         if texts:
             engine.embedder.embed(list(dict.fromkeys(texts)))
+        engine.versions.read_ahead(w.scope for w in batch)
         old = {
             (w.scope, w.id): engine.load_stored(w.id, w.scope)
             for w in batch

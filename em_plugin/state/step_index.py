@@ -83,6 +83,8 @@ class StepIndex:
         # Shared by matches, exclusive for everything else (see match()).
         self._lock = ReadWriteLock()
         self._journal: index_files.Journal | None = None
+        # Journal lines below which _log need not count the workflows (an O(scopes) sum).
+        self._unchecked_lines = 0
         if self.path is not None:
             if not (self.path / index_files.META).exists():
                 index_files.write_snapshot(self.path, self.embedder.name, self.dimension, {})
@@ -663,9 +665,18 @@ class StepIndex:
             return
         self._journal.write(entries)
         # Bounds what an open replays (a reader beside this writer, or after a crash): ~1 s for
-        # 12.5k lines at 100k workflows, against ~0.8 s to write the snapshot.
-        if self._journal.lines > 10_000 and self._journal.lines > len(self) // 8:
-            self.save()
+        # 12.5k lines at 100k workflows, against ~0.8 s to write the snapshot. Counting the
+        # workflows sums over every scope, so it is done again only once the journal passed
+        # the last count's bound: once per marker line of each scope, it made a save_many of
+        # many scopes quadratic (docs/performance.md, "Many tenants").
+        lines = self._journal.lines
+        if lines > 10_000 and lines > self._unchecked_lines:
+            workflows = len(self)
+            if lines > workflows // 8:
+                self._unchecked_lines = 0
+                self.save()
+            else:
+                self._unchecked_lines = workflows // 8
 
     def _replay(self, entries: Iterable[dict[str, Any]]) -> None:
         pending: list[tuple[str, Episode]] = []

@@ -19,7 +19,7 @@ state):
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -122,6 +122,17 @@ class Versions:
             found = self.store.hidden(scope)
             self._hidden.put(scope, found)
         return found
+
+    def read_ahead(self, scopes: Iterable[str]) -> None:
+        """Read the hidden ids of those ``scopes`` not cached yet, in one query for them all.
+
+        A batch that opens many new scopes (a store of many tenants) then costs one query, not
+        one per scope (docs/performance.md, "Many tenants").
+        """
+        missing = [s for s in dict.fromkeys(scopes) if self._hidden.get(s) is None]
+        if len(missing) > 1:
+            for scope, ids in self.store.hidden_many(missing).items():
+                self._hidden.put(scope, ids)
 
     def forget(self, scope: str | None = None) -> None:
         """Drop the cached hidden ids (of one scope), re-read at the next :meth:`hidden`."""

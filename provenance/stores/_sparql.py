@@ -20,7 +20,7 @@ this one mechanism and the same semantics.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from rdflib import BNode, Literal
@@ -208,6 +208,29 @@ def bind(query: str, bindings: Mapping[str, Any] | None) -> str:
     start, end, subselect = _where_group(query)
     if subselect:
         # `{ SELECT … }` must stay alone in its braces: give it an inner group.
+        return f"{query[: start + 1]} {block} {{{query[start + 1 : end]}}} {query[end:]}"
+    return f"{query[: start + 1]} {block}{query[start + 1 :]}"
+
+
+def bind_each(query: str, name: str, values: Sequence[Any]) -> str:
+    """Return ``query`` with ``?name`` bound to each of ``values`` in turn (one row each).
+
+    One query then answers for many values, e.g. the change logs of a batch's scopes, where
+    leaving ``?name`` unbound would read every scope's.
+
+    Example:
+        >>> bind_each("SELECT ?s WHERE { ?s ?p ?o }", "o", ["x", "y"])
+        'SELECT ?s WHERE { VALUES ?o { "x" "y" } ?s ?p ?o }'
+
+    Raises:
+        QueryError: When the query has no WHERE group, or ``name`` or a value is invalid.
+    """
+    if not _VARNAME.fullmatch(name):
+        raise QueryError(f"binding name {name!r} is not a SPARQL variable name")
+    terms = " ".join(_binding_text(name, value) for value in values)
+    block = f"VALUES ?{name} {{ {terms} }}"
+    start, end, subselect = _where_group(query)
+    if subselect:
         return f"{query[: start + 1]} {block} {{{query[start + 1 : end]}}} {query[end:]}"
     return f"{query[: start + 1]} {block}{query[start + 1 :]}"
 

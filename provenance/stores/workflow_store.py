@@ -45,7 +45,13 @@ from typing import Any
 from rdflib import Graph, Literal, URIRef
 
 from provenance.errors import QueryError, StoreError, StoreOutcomeUnknown, WorkflowNotFound
-from provenance.lifecycle import HIDDEN_QUERY, PROCEDURES_QUERY, SCOPE_GRAPHS_QUERY
+from provenance.lifecycle import (
+    HIDDEN_ALL_QUERY,
+    HIDDEN_QUERY,
+    PROCEDURE_SCOPES_QUERY,
+    PROCEDURES_QUERY,
+    SCOPE_GRAPHS_QUERY,
+)
 from provenance.mapping import triples_to_workflow
 from provenance.model import DEFAULT_SCOPE, Workflow
 from provenance.stores._cache_dir import CacheSlot, claim_slot, erase_idle_slots
@@ -57,6 +63,7 @@ from provenance.stores._changes import (
     entry_triples,
     markers_from_rows,
 )
+from provenance.stores._sparql import bind_each
 from provenance.stores._terms import TriplesText
 from provenance.stores._text_writer import workflow_to_text
 from provenance.stores.base import Bindings, GraphStore, QueryResult
@@ -68,6 +75,9 @@ from provenance.vocab import PREFIXES, changes_graph_iri, graph_iri
 __all__ = ["ChangeMarker", "JudgedRound", "StagedWrite", "WorkflowStore"]
 
 log = logging.getLogger("provenance.stores")
+
+#: Scopes whose change logs one query reads (a VALUES block of this many literals).
+_MARKER_CHUNK = 500
 
 _PREFIXES = "".join(f"PREFIX {prefix}: <{iri}>\n" for prefix, iri in PREFIXES.items())
 # ?g ?id ?scope of every stored workflow; bind ?scope to list one scope, ?id to find one id.
@@ -412,12 +422,17 @@ class WorkflowStore:
         return {s: m.position for s, m in markers_from_rows(rows).items()}
 
     def _read_markers(self, scopes: Sequence[str], *, ids: bool) -> dict[str, ChangeMarker]:
-        if len(scopes) == 1:
-            bindings: dict[str, Any] | None = {"scope": Literal(scopes[0])}
-        else:
-            bindings = None
-        rows = self.backend.select(ENTRIES_QUERY, bindings).rows
-        changed = self.backend.select(CHANGED_QUERY, bindings).rows if ids else None
+        # Only these scopes' logs, in one query per chunk: reading every scope's log made each
+        # batch of a store with many scopes cost O(scopes in the store) (docs/performance.md,
+        # "Many tenants").
+        rows: list[tuple[Any, ...]] = []
+        changed: list[tuple[Any, ...]] | None = [] if ids else None
+        names = list(dict.fromkeys(scopes))
+        for start in range(0, len(names), _MARKER_CHUNK):
+            values = [Literal(s) for s in names[start : start + _MARKER_CHUNK]]
+            rows += self.backend.select(bind_each(ENTRIES_QUERY, "scope", values)).rows
+            if changed is not None:
+                changed += self.backend.select(bind_each(CHANGED_QUERY, "scope", values)).rows
         found = markers_from_rows(rows, changed)
         return {s: found.get(s) or ChangeMarker(s) for s in scopes}
 
@@ -507,6 +522,23 @@ class WorkflowStore:
         """Return the ids of a scope's retired workflows and superseded versions."""
         rows = self.backend.select(HIDDEN_QUERY, {"scope": Literal(scope)}).rows
         return {str(row[0]) for row in rows}
+
+    def hidden_many(self, scopes: Iterable[str]) -> dict[str, set[str]]:
+        """Return :meth:`hidden` of each of ``scopes``, in one query.
+
+        The query reads every scope's lifecycle records, as one :meth:`hidden` does (the scope
+        is filtered, not looked up), so a batch of many scopes costs what one scope does.
+        """
+        found: dict[str, set[str]] = {scope: set() for scope in scopes}
+        for scope, workflow_id in self.backend.select(HIDDEN_ALL_QUERY).rows:
+            ids = found.get(str(scope))
+            if ids is not None:
+                ids.add(str(workflow_id))
+        return found
+
+    def procedure_scopes(self) -> set[str]:
+        """Return the scopes that hold at least one procedure record (one query)."""
+        return {str(row[0]) for row in self.backend.select(PROCEDURE_SCOPES_QUERY).rows}
 
     def procedure_graphs(self, scope: str) -> list[URIRef]:
         """Return the names of a scope's procedure record graphs, sorted."""

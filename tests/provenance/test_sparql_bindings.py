@@ -17,7 +17,7 @@ from rdflib import Graph, Literal, URIRef
 
 from provenance.errors import QueryError
 from provenance.stores import OxigraphStore, QueryResult
-from provenance.stores._sparql import bind, query_form
+from provenance.stores._sparql import bind, bind_each, query_form
 from provenance.stores._terms import TermError, nquads, term_text
 from tests.strategies import texts
 
@@ -156,3 +156,10 @@ def test_query_records_are_json_ready_in_column_order() -> None:
     ]
     (record,) = QueryResult(("b",), [(BNode("x"),)]).records()
     assert record == {"b": "x"}
+
+
+def test_bind_each_binds_one_row_per_value() -> None:
+    text = bind_each("SELECT ?s WHERE { ?s ?p ?o }", "o", [Literal('x"'), Literal("y")])
+    assert text == 'SELECT ?s WHERE { VALUES ?o { "x\\"" "y" } ?s ?p ?o }'
+    with pytest.raises(QueryError):
+        bind_each("SELECT ?s WHERE { ?s ?p ?o }", "o-x", [Literal("x")])

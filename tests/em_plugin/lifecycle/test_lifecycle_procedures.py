@@ -232,3 +232,20 @@ def test_the_retirement_rule_runs_on_each_use_not_only_on_listing(
         "prov:wasAssociatedWith ?who } }"
     ).rows
     assert [str(w).rsplit("/", 1)[-1] for (w,) in rows] == ["em-plugin"]
+
+
+def test_a_batch_across_scopes_recounts_the_procedures_of_each_scope(
+    memory: EpisodicMemory,
+) -> None:
+    memory.save_many([_wf(f"ok{i}", "fetch", "parse").replace(outcome="success") for i in (0, 1)])
+    (candidate,) = memory.lifecycle.procedures()
+    memory.lifecycle.accept_procedure(candidate.id, name="Fetch and parse")
+    # One batch of three scopes; only "lab" holds a procedure, and only its use is counted.
+    batch = [
+        _wf(f"use{i}", "fetch", "parse").replace(scope=scope)
+        for i, scope in enumerate(("other", "lab", "third"))
+    ]
+    memory.save_many(batch)
+    (accepted,) = memory.lifecycle.procedures(status="active")
+    assert accepted.uses == 3
+    assert memory.with_scope("other").lifecycle.procedures() == []

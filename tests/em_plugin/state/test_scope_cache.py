@@ -162,3 +162,67 @@ def test_a_bad_bound_fails_at_construction(
     monkeypatch.setenv("EM_PLUGIN_SCOPE_CACHE", value)
     with pytest.raises(ConfigurationError, match="EM_PLUGIN_SCOPE_CACHE.*'none'"):
         EpisodicMemory(tmp_path / "store", embedder="fake:32")
+
+
+def _counting(
+    memory: EpisodicMemory, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[str], list[int]]:
+    """Record every text the memory's cache is asked for and every call of its model."""
+    cached = memory.embedder
+    embedded: list[str] = []
+    model_calls: list[int] = []
+    real_embed, real_inner = CachedEmbedder.embed, cached.inner.embed
+
+    def counting_embed(self: CachedEmbedder, texts: Sequence[str]) -> np.ndarray:
+        embedded.extend(texts)
+        return real_embed(self, texts)
+
+    def counting_inner(texts: Sequence[str]) -> np.ndarray:
+        model_calls.append(len(texts))
+        return real_inner(texts)
+
+    monkeypatch.setattr(CachedEmbedder, "embed", counting_embed)
+    monkeypatch.setattr(cached.inner, "embed", counting_inner)
+    return embedded, model_calls
+
+
+def test_one_save_many_across_scopes_reopens_from_snapshots_and_suggests_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One call, batches spanning several scopes (the tenants build of docs/performance.md):
+    # each batch reads only its own scopes' change logs, and every scope's marker advances.
+    monkeypatch.setenv("EM_PLUGIN_SCOPE_CACHE", "2")
+    path = tmp_path / "store"
+    every = [w for scope in SCOPES for w in stored(scope)]
+    with EpisodicMemory(path, embedder="fake:32") as memory:
+        memory.save_many(every, batch_size=3)
+        assert {s: memory.index.markers[s] for s in SCOPES} == {
+            s: memory.store.position(s) for s in SCOPES
+        }
+        during = {scope: answers(memory, scope) for scope in SCOPES}
+    with EpisodicMemory(path, embedder="fake:32") as memory:
+        embedded, model_calls = _counting(memory, monkeypatch)
+        for _ in range(2):
+            assert {scope: answers(memory, scope) for scope in SCOPES} == during
+        assert memory.index.reloads >= len(SCOPES) - 2  # the second pass reads files again
+        texts = {s.text for w in every for _, s in w.walk() if isinstance(s, InstructionStep)}
+        assert not texts & set(embedded)
+        assert model_calls == []
+    assert all(during.values())
+
+
+def test_a_batch_across_scopes_keeps_each_scopes_retired_workflows_hidden(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "store"
+    with EpisodicMemory(path, embedder="fake:32") as memory:
+        memory.save_many([w for scope in SCOPES for w in stored(scope)])
+        assert memory.with_scope("tenant-3").lifecycle.retire("a", reason="wrong")
+    # A new memory reads the hidden ids of a batch's scopes at once, before planning it.
+    with EpisodicMemory(path, embedder="fake:32") as memory:
+        again = [w.replace(id="c") for scope in SCOPES for w in stored(scope)[:1]]
+        changed = stored("tenant-3")[0].replace(steps=stored("tenant-4")[0].steps)
+        memory.save_many([*again, changed], batch_size=len(SCOPES) + 1)
+        assert ("tenant-3", "a") not in memory.index
+        assert ("tenant-3", "c") in memory.index and ("tenant-5", "a") in memory.index
+        assert memory.with_scope("tenant-3").ids() == ["b", "c"]
