@@ -231,6 +231,18 @@ class ScopeMemory:
         ranked: list[Any] = self.model("procedural").next_tools(last, context, k=k)
         return ranked
 
+    @property
+    def graph(self) -> Any:
+        """Deprecated: ``model("procedural")``, the procedural graph."""
+        deprecated("ScopeMemory.graph", 'scope_memory.model("procedural")')
+        return self.model("procedural")
+
+    @property
+    def continuation(self) -> Any:
+        """Deprecated: ``model("continuation")``, the continuation model."""
+        deprecated("ScopeMemory.continuation", 'scope_memory.model("continuation")')
+        return self.model("continuation")
+
     def tool_scores(self) -> dict[str, float]:
         """Deprecated: ``model("procedural").tool_scores()``."""
         deprecated("ScopeView.tool_scores()", 'view.model("procedural").tool_scores()')
