@@ -82,3 +82,13 @@ def test_a_chain_that_declares_nothing_builds_nothing() -> None:
     with EpisodicMemory("memory:", embedder="fake", chain=SuggestionChain([OldStyle()])) as memory:
         memory.save(wf("w1", "extract", "classify"))
         assert memory.scope_memory().models == {}
+
+
+def test_the_old_model_attributes_warn_and_keep_working() -> None:
+    with EpisodicMemory("memory:", embedder="fake") as memory:
+        memory.save(wf("w1", "extract", "classify"))
+        state = memory.scope_memory()
+        with pytest.warns(DeprecationWarning, match=r'model\("procedural"\)'):
+            assert state.graph is state.model("procedural")
+        with pytest.warns(DeprecationWarning, match=r'model\("continuation"\)'):
+            assert state.continuation is state.model("continuation")
