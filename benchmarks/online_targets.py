@@ -7,13 +7,16 @@ ranking. ``compare`` prints the targets two traces rank differently (won / lost 
 way a ranking change is judged (docs/evaluation.md). ``bound`` asks how much any rule that
 follows the judged rounds could gain: per context (the last ``k`` tools), the tool the earlier
 rounds took most often, against the memory's first, counting the misses it would fix and the
-hits it would break (docs/suggestions.md, "Learning from acceptance").
+hits it would break. ``rules`` replays two such rules on a trace (exactly: neither changes what
+the continuation model ranks nor what is saved): the judged rounds as votes, and as a correction
+of the memory's calibration per context (docs/suggestions.md, "Learning from acceptance").
 
 Usage::
 
     python benchmarks/online_targets.py trace FILE.jsonl OUT.json
     python benchmarks/online_targets.py compare BEFORE.json AFTER.json
     python benchmarks/online_targets.py bound TRACE.json [TRACE.json ...]
+    python benchmarks/online_targets.py rules TRACE.json [TRACE.json ...]
 """
 
 from __future__ import annotations
@@ -41,13 +44,18 @@ def _rounds(
     for number, workflow in enumerate(test):
         for current, target, context in _targets([workflow]):
             found = memory.suggest_from(memory.request(current), None)
-            ranked = list(dict.fromkeys(s.tool for s in found if s.tool))
+            scores: dict[str, float] = {}
+            for suggestion in found:
+                if suggestion.tool:
+                    scores.setdefault(suggestion.tool, suggestion.score)
+            ranked = list(scores)
             rows.append(
                 {
                     "workflow": number,
                     "target": target,
                     "context": context[-4:],
                     "ranked": ranked[:8],
+                    "scores": [round(scores[t], 6) for t in ranked[:8]],
                     "peer": peer.rank(context)[:3],
                 }
             )
@@ -100,8 +108,56 @@ def bound(rows: list[dict[str, Any]], k: int) -> tuple[int, int]:
     return fixed, broken
 
 
+def votes(rows: list[dict[str, Any]], k: int) -> int:
+    """Return online hits@1 when the judged rounds vote like stored positions.
+
+    Per context of 1 to ``k`` tools, the tools the earlier rounds took are counts blended over
+    the memory's distribution by Witten-Bell interpolation, as the continuation model blends
+    agreement levels: ``P = (c + u * P_model) / (n + u)``.
+    """
+    taken: dict[tuple[str, ...], Counter[str]] = {}
+    hits = 0
+    for row in rows:
+        probability = dict(zip(row["ranked"], row["scores"], strict=True))
+        levels = range(1, min(k, len(row["context"])) + 1)
+        for level in levels:
+            counts = taken.get(tuple(row["context"][-level:]))
+            if not counts:
+                continue
+            n, u = sum(counts.values()), len(counts)
+            probability = {
+                t: (counts[t] + u * probability.get(t, 0.0)) / (n + u)
+                for t in {*probability, *counts}
+            }
+        hits += max(probability, key=probability.__getitem__, default=None) == row["target"]
+        for level in levels:
+            taken.setdefault(tuple(row["context"][-level:]), Counter())[row["target"]] += 1
+    return hits
+
+
+def calibration(rows: list[dict[str, Any]], k: int) -> int:
+    """Return online hits@1 when the judged rounds correct the memory's calibration.
+
+    Per context of ``k`` tools, a tool's probability is multiplied by ``(taken + 1) /
+    (expected + 1)``: how often the earlier rounds took it against the sum of the probabilities
+    the memory gave it there (1 when the memory was calibrated in that context).
+    """
+    taken: dict[tuple[str, ...], Counter[str]] = {}
+    expected: dict[tuple[str, ...], Counter[str]] = {}
+    hits = 0
+    for row in rows:
+        key = tuple(row["context"][-k:])
+        probability = dict(zip(row["ranked"], row["scores"], strict=True))
+        seen, owed = taken.get(key, Counter()), expected.get(key, Counter())
+        weighed = {t: p * (seen[t] + 1) / (owed[t] + 1) for t, p in probability.items()}
+        hits += max(weighed, key=weighed.__getitem__, default=None) == row["target"]
+        taken.setdefault(key, Counter())[row["target"]] += 1
+        expected.setdefault(key, Counter()).update(probability)
+    return hits
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Run one of the three commands and print its figures."""
+    """Run one of the four commands and print its figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     one = commands.add_parser("trace")
@@ -113,6 +169,8 @@ def main(argv: list[str] | None = None) -> None:
     two.add_argument("after", type=Path)
     three = commands.add_parser("bound")
     three.add_argument("traces", type=Path, nargs="+")
+    four = commands.add_parser("rules")
+    four.add_argument("traces", type=Path, nargs="+")
     args = parser.parse_args(argv)
     if args.command == "trace":
         hits = trace(args.file, args.out, args.embedder)
@@ -120,10 +178,18 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "compare":
         for mode, (won, lost) in compare(args.before, args.after).items():
             print(f"{mode}: won {won}, lost {lost}")
-    else:
+    elif args.command == "bound":
         for path in args.traces:
             rows = json.loads(path.read_text(encoding="utf-8"))["online"]
             cells = [f"k={k}: +{f} / -{b}" for k in (1, 2, 3) for f, b in [bound(rows, k)]]
+            print(f"{path.name} ({len(rows)} targets): " + ", ".join(cells))
+    else:
+        for path in args.traces:
+            rows = json.loads(path.read_text(encoding="utf-8"))["online"]
+            base = sum(_hit(row) for row in rows)
+            cells = [f"online {base}"]
+            cells += [f"votes k={k} {votes(rows, k) - base:+d}" for k in (1, 2, 3)]
+            cells += [f"calibration k={k} {calibration(rows, k) - base:+d}" for k in (1, 2, 3)]
             print(f"{path.name} ({len(rows)} targets): " + ", ".join(cells))
 
 

@@ -47,3 +47,6 @@ def test_trace_compare_and_bound(
         "online: won 0, lost 0",
     ]
     assert "k=1: +1 / -0" in _run(monkeypatch, capsys, "bound", str(out))
+    # Counted as votes, the first round's "z" makes the second round's first choice too.
+    rules = _run(monkeypatch, capsys, "rules", str(out))
+    assert "online 1, votes k=1 +1" in rules and "calibration k=1" in rules
