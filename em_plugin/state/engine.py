@@ -236,6 +236,8 @@ class MemoryEngine:
             return
         if self.lock.reading():
             return  # under a read that began after a check: it cannot wait for the write lock
+        if self._unchanged(scope, force):
+            return
         with self.lock:
             now = time.monotonic()
             lost = sorted(self.index.lost)  # scope files found unreadable: reload those scopes
@@ -257,6 +259,24 @@ class MemoryEngine:
             else:
                 self._reconcile(self.index, scope, self.store.position(scope))
             self.unsettled = False
+
+    def _unchanged(self, scope: str | None, force: bool) -> bool:
+        """Whether the store's position of ``scope`` is the index's (checked under the read lock).
+
+        The usual poll finds nothing new: reading the position beside other reads, instead of
+        under the write lock, keeps a poll from stopping every read while it waits for the
+        running ones and asks the store (under 64 concurrent suggestions, every half second).
+        A read-only store is reopened under the write lock first, and lost scopes, unsettled
+        writes and a forced check go there directly.
+        """
+        if scope is None or force or self.read_only or self.unsettled or self.index.lost:
+            return False
+        with self.lock.shared:
+            position = self.store.position(scope)
+            if self.index.markers.get(scope) != position:
+                return False
+            self._polled = time.monotonic()
+            return True
 
     def _due(self, force: bool) -> bool:
         """Whether :meth:`sync` has work (read without the lock; checked again under it)."""
