@@ -118,6 +118,7 @@ class MemoryEngine:
         self._read_mutex = threading.RLock()
         self.closed = False
         self._polled = time.monotonic()
+        self._polling = threading.Lock()  # one read asks the store's position at a time
         self.unsettled = False
         self.copies: WorkflowCopies | None = None
         embedding: StoreEmbedder | None = None
@@ -271,12 +272,17 @@ class MemoryEngine:
         """
         if scope is None or force or self.read_only or self.unsettled or self.index.lost:
             return False
-        with self.lock.shared:
-            position = self.store.position(scope)
-            if self.index.markers.get(scope) != position:
-                return False
-            self._polled = time.monotonic()
-            return True
+        if not self._polling.acquire(blocking=False):
+            return True  # another read is asking the store now: this one reads what it finds
+        try:
+            with self.lock.shared:
+                position = self.store.position(scope)
+                if self.index.markers.get(scope) != position:
+                    return False
+                self._polled = time.monotonic()
+                return True
+        finally:
+            self._polling.release()
 
     def _due(self, force: bool) -> bool:
         """Whether :meth:`sync` has work (read without the lock; checked again under it)."""
