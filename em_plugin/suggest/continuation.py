@@ -99,6 +99,10 @@ class ContinuationIndex:
         self._opening = GrowArray(np.bool_)
         self._keys = KeyPostings(self.config.max_order)
         self._cache: dict[Any, np.ndarray] = {}
+        # Level 0's (tool, state context, later request, count) groups in key order, merged
+        # with each append (a save) instead of sorting every live state again; ``None`` until
+        # the first ranking and after a removal.
+        self._groups: np.ndarray | None = None
         self._dead_positions = 0
 
     def __len__(self) -> int:
@@ -118,6 +122,7 @@ class ContinuationIndex:
         start, end = self._span(slot)
         self._dead_positions += int(np.count_nonzero(~self._opening.view()[start:end]))
         self._cache.clear()
+        self._groups = None
         if self._dead_positions > max(1000, self._pos["slot"].size // 2):
             self._compact()
 
@@ -156,6 +161,8 @@ class ContinuationIndex:
         self._pos["leaf"].extend(index[leaf])
         self._pos["tool"].extend(tok[leaf])
         self._opening.extend(kind.astype(np.bool_))
+        if self._groups is not None:
+            self._merge_groups(positions[kind == 0])
         if self._keys.post(tok, local, leaf, kind, positions, len(scope.tools)):
             self._compact()  # folds the tail into the CSR (and drops dead workflows)
         self._cache.clear()
@@ -318,16 +325,45 @@ class ContinuationIndex:
         width = self.contexts.capacity + 1  # part of the key: the keys are encoded with it
         found = self._cache.get(("frequency", width))
         if found is None:
-            arrays = self._positions()
-            live = np.flatnonzero(arrays["alive"] & ~arrays["opening"])
-            keys = np.sort(self._keys_of(live, width))
-            starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))[: len(keys)])
-            heads = keys[starts]
-            sizes = np.diff(np.append(starts, len(keys)))
-            pairs = heads // 2
-            found = np.stack((pairs // width, pairs % width - 1, heads % 2, sizes, heads))
+            if self._groups is None:
+                arrays = self._positions()
+                live = np.flatnonzero(arrays["alive"] & ~arrays["opening"])
+                self._groups = _grouped(self._keys_of(live, width), width)
+            tools, contexts, later, sizes = self._groups
+            # Key order is (tool, context, later) order whatever the width: only the encoding
+            # changes when the context table grew.
+            heads = (tools * width + (contexts + 1)) * 2 + later
+            found = np.stack((tools, contexts, later, sizes, heads))
             self._cache[("frequency", width)] = found
         return found[0], found[1], found[2].astype(np.bool_), found[3], found[4]
+
+    def _merge_groups(self, states: np.ndarray) -> None:
+        """Add appended live states (positions that are not openings) to the level-0 groups."""
+        assert self._groups is not None
+        arrays = {name: grow.view() for name, grow in self._pos.items()}
+        states = states[self.scope.alive.view()[arrays["slot"][states]]]
+        if not len(states):
+            return
+        leaves = arrays["leaf"][states]
+        answered = self._contexts(leaves)
+        before = self._contexts(np.maximum(leaves - 1, 0))
+        later = (before != answered).astype(np.int64)
+        tools, contexts, old_later, sizes = self._groups
+        # Wide enough for every context id of both, so that key order is (tool, context, later).
+        width = int(max(self.contexts.capacity, contexts.max(initial=0), before.max())) + 2
+        old_keys = (tools * width + (contexts + 1)) * 2 + old_later
+        new_keys = (arrays["tool"][states] * width + (before.astype(np.int64) + 1)) * 2 + later
+        # Inserted into the sorted keys (no sort of them all): a save adds a few groups.
+        added, counts = np.unique(new_keys, return_counts=True)
+        at = np.searchsorted(old_keys, added)
+        known = at < len(old_keys)
+        known[known] = old_keys[at[known]] == added[known]
+        sizes = sizes.copy()
+        sizes[at[known]] += counts[known]
+        keys = np.insert(old_keys, at[~known], added[~known])
+        sizes = np.insert(sizes, at[~known], counts[~known])
+        pairs = keys // 2
+        self._groups = np.stack((pairs // width, pairs % width - 1, keys % 2, sizes))
 
     def _states_of(self, tool: int) -> np.ndarray:
         """Return the stored states (not openings) voting for ``tool``, dead ones included.
@@ -504,3 +540,13 @@ def _heaviest(chosen: np.ndarray, weights: np.ndarray, count: int) -> tuple[np.n
         chosen, weights = chosen[keep], weights[keep]
     order = np.lexsort((chosen, -weights))[:count]
     return chosen[order], weights[order]
+
+
+def _grouped(keys: np.ndarray, width: int) -> np.ndarray:
+    """Return the distinct keys' ``(tools, contexts, later, counts)``, in key order."""
+    keys = np.sort(keys)
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))[: len(keys)])
+    heads = keys[starts]
+    sizes = np.diff(np.append(starts, len(keys)))
+    pairs = heads // 2
+    return np.stack((pairs // width, pairs % width - 1, heads % 2, sizes))
