@@ -22,9 +22,9 @@ def test_first_calls_runs_tiny(
     store = tmp_path / "store-40"
     with EpisodicMemory(store, embedder=FakeEmbedder(384), scope=SCOPE) as memory:
         memory.save_many(SyntheticMemory(0, distinct_texts=True).workflows(40))
-    monkeypatch.setattr(sys, "argv", [str(SCRIPT), str(store), "--queries", "10"])
+    monkeypatch.setattr(sys, "argv", [str(SCRIPT), str(store), "--queries", "10", "--saves", "3"])
     runpy.run_path(str(SCRIPT), run_name="__main__")
     found = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    for phase in ("retrieve_first", "retrieve", "suggest"):
+    for phase in ("retrieve_first", "retrieve", "suggest", "save", "suggest_after_save"):
         p50, p90, p99, mean = found[phase]
         assert 0 < p50 <= p90 <= p99 and mean > 0
