@@ -43,6 +43,7 @@ are in docs/tuning.md. Ranking is deterministic: ties go to the tool first seen 
 from __future__ import annotations
 
 import json
+import threading
 from functools import partial
 from typing import Any
 
@@ -88,6 +89,7 @@ class ContinuationIndex:
         self.contexts = contexts
         self.config = config or ContinuationConfig()
         self.textless = textless
+        self._grouping = threading.Lock()
         self._reset()
         self._index(np.flatnonzero(scope.alive.view()))
 
@@ -99,10 +101,11 @@ class ContinuationIndex:
         self._opening = GrowArray(np.bool_)
         self._keys = KeyPostings(self.config.max_order)
         self._cache: dict[Any, np.ndarray] = {}
-        # Level 0's (tool, state context, later request, count) groups in key order, merged
-        # with each append (a save) instead of sorting every live state again; ``None`` until
-        # the first ranking and after a removal.
+        # Level 0's (tool, state context, later request, count) groups in key order; the
+        # states appended since (saves) are merged into them at the next ranking instead of
+        # sorting every live state again. ``None`` until the first ranking and after a removal.
         self._groups: np.ndarray | None = None
+        self._appended: list[np.ndarray] = []
         self._dead_positions = 0
 
     def __len__(self) -> int:
@@ -122,7 +125,7 @@ class ContinuationIndex:
         start, end = self._span(slot)
         self._dead_positions += int(np.count_nonzero(~self._opening.view()[start:end]))
         self._cache.clear()
-        self._groups = None
+        self._groups, self._appended = None, []
         if self._dead_positions > max(1000, self._pos["slot"].size // 2):
             self._compact()
 
@@ -162,7 +165,7 @@ class ContinuationIndex:
         self._pos["tool"].extend(tok[leaf])
         self._opening.extend(kind.astype(np.bool_))
         if self._groups is not None:
-            self._merge_groups(positions[kind == 0])
+            self._appended.append(positions[kind == 0])
         if self._keys.post(tok, local, leaf, kind, positions, len(scope.tools)):
             self._compact()  # folds the tail into the CSR (and drops dead workflows)
         self._cache.clear()
@@ -320,25 +323,35 @@ class ContinuationIndex:
         As ``(tools, contexts, later, counts, keys)``.
 
         Level 0 counts every live state; grouped, it costs one product per distinct triple
-        instead of one per position. Rebuilt on the first ranking after a change.
+        instead of one per position. Rebuilt on the first ranking after a removal; the states
+        saved since the last ranking are inserted into the groups.
         """
         width = self.contexts.capacity + 1  # part of the key: the keys are encoded with it
         found = self._cache.get(("frequency", width))
         if found is None:
-            if self._groups is None:
-                arrays = self._positions()
-                live = np.flatnonzero(arrays["alive"] & ~arrays["opening"])
-                self._groups = _grouped(self._keys_of(live, width), width)
-            tools, contexts, later, sizes = self._groups
-            # Key order is (tool, context, later) order whatever the width: only the encoding
-            # changes when the context table grew.
-            heads = (tools * width + (contexts + 1)) * 2 + later
-            found = np.stack((tools, contexts, later, sizes, heads))
-            self._cache[("frequency", width)] = found
+            with self._grouping:  # readers rank together: one merges, the others wait for it
+                found = self._cache.get(("frequency", width))
+                if found is None:
+                    found = self._cache[("frequency", width)] = self._group(width)
         return found[0], found[1], found[2].astype(np.bool_), found[3], found[4]
 
+    def _group(self, width: int) -> np.ndarray:
+        """Return level 0's groups with their keys for ``width`` (under ``_grouping``)."""
+        if self._groups is None:
+            arrays = self._positions()
+            live = np.flatnonzero(arrays["alive"] & ~arrays["opening"])
+            self._groups = _grouped(self._keys_of(live, width), width)
+        elif self._appended:
+            self._merge_groups(np.concatenate(self._appended))
+        self._appended = []
+        tools, contexts, later, sizes = self._groups
+        # Key order is (tool, context, later) order whatever the width: only the encoding
+        # changes when the context table grew.
+        heads = (tools * width + (contexts + 1)) * 2 + later
+        return np.stack((tools, contexts, later, sizes, heads))
+
     def _merge_groups(self, states: np.ndarray) -> None:
-        """Add appended live states (positions that are not openings) to the level-0 groups."""
+        """Insert appended states (positions that are not openings; dead ones are skipped)."""
         assert self._groups is not None
         arrays = {name: grow.view() for name, grow in self._pos.items()}
         states = states[self.scope.alive.view()[arrays["slot"][states]]]

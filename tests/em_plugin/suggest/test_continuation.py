@@ -195,7 +195,7 @@ def test_the_heaviest_evidence_positions_are_those_a_full_sort_picks() -> None:
         assert np.array_equal(picked_weights, weights[order])
 
 
-def test_level_0_groups_merged_with_each_save_are_those_built_at_once() -> None:
+def test_level_0_groups_merged_after_saves_are_those_built_at_once() -> None:
     texts = ["refund my order", "where is my parcel", "change my address", "cancel it"]
     memory = [
         wf(f"w{i}", *["lookup", "refund", "ship", "cancel"][i % 3 : i % 3 + 2 + i % 2],
@@ -206,7 +206,8 @@ def test_level_0_groups_merged_with_each_save_are_those_built_at_once() -> None:
     merged = state.model("continuation")
     merged.rank(query("lookup", text="refund my order 1"))  # groups built, then merged
     for start in range(10, 40, 7):
-        state.add_many(memory[start : start + 7])  # new contexts: the key width grows
+        state.add_many(memory[start : start + 3])  # new contexts: the key width grows
+        state.add_many(memory[start + 3 : start + 7])  # two saves, merged at the next ranking
         fresh = ContinuationIndex(merged.scope, merged.contexts, merged.config)
         for left, right in zip(merged._frequency(), fresh._frequency(), strict=True):
             assert np.array_equal(left, right)
