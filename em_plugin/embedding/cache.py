@@ -2,7 +2,9 @@
 
 The key is the SHA-256 of the model name and the text, so one cache file can serve several
 models and a changed model never returns another model's vectors. Misses of one ``embed`` call
-are embedded in a single batch by the wrapped embedder.
+are embedded in a single batch by the wrapped embedder. New vectors reach the file in batches
+(:data:`WRITE_BATCH`, :data:`WRITE_AFTER_SECONDS`, and at :meth:`CachedEmbedder.close`): a
+commit waits for the disk, and a query embeds only a text or two.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -21,6 +24,14 @@ from em_plugin.errors import EmbedderError
 
 #: Vectors kept in memory when the cache is persisted; the rest stay in SQLite.
 DEFAULT_MEMORY_ENTRIES = 50_000
+
+#: New vectors written to the file in one transaction (and at the latest after
+#: :data:`WRITE_AFTER_SECONDS`, and at :meth:`CachedEmbedder.close`). A commit waits for the disk
+#: (about 50 ms on a busy machine), so a query's one or two new texts do not each pay one.
+WRITE_BATCH = 256
+
+#: Seconds a new vector may wait for its batch before the next ``embed`` call writes it.
+WRITE_AFTER_SECONDS = 5.0
 
 #: SQLite page size of a new cache file: rows of up to ~4 KB (1024-d float32) stay inline.
 _PAGE_SIZE = 16384
@@ -84,6 +95,9 @@ class CachedEmbedder:
         self._limit = memory_entries if self.path is not None else None
         self._lock = threading.RLock()
         self._db: sqlite3.Connection | None = None
+        # Vectors not written to the file yet (rows by key), and since when the oldest waits.
+        self._unwritten: dict[bytes, tuple[bytes, str, int, bytes]] = {}
+        self._unwritten_since = 0.0
         self.hits = 0
         self.misses = 0
         self.read_only = read_only
@@ -165,6 +179,7 @@ class CachedEmbedder:
                 fresh = dict(zip(missing, vectors, strict=True))
                 self._store(fresh)
                 found.update(fresh)
+            self._write_due()
             out = np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
         if out.shape[1] != self.dimension:
             raise EmbedderError(
@@ -182,26 +197,34 @@ class CachedEmbedder:
         with self._lock:
             keys = [self.key(t) for t in texts]
             removed = sum(self._memory.pop(k, None) is not None for k in keys)
+            # Not written yet: never written now (an erased vector stays erased).
+            unwritten = sum(self._unwritten.pop(k, None) is not None for k in keys)
             if self._db is not None and not self.read_only:
                 before = self._db.total_changes
                 self._db.executemany("DELETE FROM embeddings WHERE key = ?", [(k,) for k in keys])
                 self._db.commit()
-                removed = self._db.total_changes - before
+                removed = self._db.total_changes - before + unwritten
             return removed
 
     def __len__(self) -> int:
         with self._lock:
             if self._db is None:
                 return len(self._memory)
+            self._write()
             row = self._db.execute(
                 "SELECT COUNT(*) FROM embeddings WHERE model = ?", (self.name,)
             ).fetchone()
             return int(row[0])
 
     def close(self) -> None:
-        """Close the SQLite file (a memory cache has nothing to close)."""
+        """Write the vectors not written yet and close the SQLite file.
+
+        A memory cache has nothing to close. Vectors of a process that ends without closing
+        its cache since the last write are embedded again when next asked for.
+        """
         with self._lock:
             if self._db is not None:
+                self._write()
                 self._db.close()
                 self._db = None
 
@@ -209,6 +232,9 @@ class CachedEmbedder:
         found: dict[bytes, np.ndarray] = {}
         for k in keys:
             vector = self._memory.get(k)
+            if vector is None and k in self._unwritten:  # beyond the memory's entries already
+                _, _, dimension, blob = self._unwritten[k]
+                vector = np.frombuffer(blob, dtype=np.float32, count=dimension)
             if vector is not None:
                 found[k] = vector
                 if self._limit is not None:
@@ -232,12 +258,28 @@ class CachedEmbedder:
         self._remember(fresh)
         if self._db is None or self.read_only:
             return
-        rows = [
-            (k, self.name, int(v.shape[0]), np.ascontiguousarray(v, dtype=np.float32).tobytes())
-            for k, v in fresh.items()
-        ]
+        if not self._unwritten:
+            self._unwritten_since = time.monotonic()
+        for k, v in fresh.items():
+            blob = np.ascontiguousarray(v, dtype=np.float32).tobytes()
+            self._unwritten[k] = (k, self.name, int(v.shape[0]), blob)
+
+    def _write_due(self) -> None:
+        """Write the vectors not written yet once a batch is full or its oldest has waited."""
+        if self._unwritten and (
+            len(self._unwritten) >= WRITE_BATCH
+            or time.monotonic() - self._unwritten_since >= WRITE_AFTER_SECONDS
+        ):
+            self._write()
+
+    def _write(self) -> None:
+        """Write the vectors not written yet, in one transaction."""
+        if self._db is None or self.read_only or not self._unwritten:
+            return
+        rows = list(self._unwritten.values())
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+        self._unwritten.clear()
 
     def _remember(self, entries: dict[bytes, np.ndarray]) -> None:
         self._memory.update(entries)

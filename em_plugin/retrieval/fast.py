@@ -5,12 +5,13 @@ leaf sequences (same workflows, scores, alignments). Three stages:
 
 1. **Upper bound per memory workflow**, ``UB_i = (1/n) Σ_j max_{s ∈ S_i} sim(c_j, s)``: a call
    leaf adds 1 when its tool occurs in ``W_i`` (tool postings); an instruction leaf adds the best
-   cosine among ``W_i``'s instruction texts, read from a FAISS top-k search over the scope's
-   distinct texts and their postings. Workflows none of the scanned texts reach get the cosine
-   of the last scanned text, which bounds every text not scanned. ``UB_i`` bounds every
-   alignment's mean, so workflows with ``UB_i <= T`` (or fewer leaves than the query) are pruned.
+   cosine among ``W_i``'s instruction texts, read from the top-k of the query text's cosines
+   with the scope's distinct texts (one pass over their vectors) and those texts' postings.
+   Workflows none of the scanned texts reach get the cosine of the last scanned text, which
+   bounds every text not scanned. ``UB_i`` bounds every alignment's mean, so workflows with
+   ``UB_i <= T`` (or fewer leaves than the query) are pruned.
 2. **Vectorised upper DP** over batches of candidates, best bound first, with per-pair upper
-   similarities (FAISS values; texts outside the top-k get the k-th value). It bounds the best
+   similarities (those cosines; texts outside the top-k get the k-th value). It bounds the best
    score among alignments that leave a continuation.
 3. **Exact verification** in bound order, in small groups: the reference's similarity matrix
    (the same float32 product of the same arrays) and a batched DP with the reference's tie rules
@@ -18,10 +19,11 @@ leaf sequences (same workflows, scores, alignments). Three stages:
    matches are confirmed and no remaining bound can beat the k-th match (a bound equal to its
    score still can when the id sorts first, since ties are broken by id).
 
-Floating point: FAISS, BLAS and the reference compute a cosine in different orders. Each is
-within ``(d + 2)·2⁻²⁴`` of the true value for unit vectors, so every bound is widened by
-:func:`similarity_margin`; pruning never drops a workflow the reference would return. A query
-of call leaves only needs no widening: sums of 0/1 similarities are exact in float64.
+Floating point: numpy's ``einsum``, BLAS and the reference compute a cosine in different
+orders. Each is within ``(d + 2)·2⁻²⁴`` of the true value for unit vectors, so every bound is
+widened by :func:`similarity_margin`; pruning never drops a workflow the reference would
+return. A query of call leaves only needs no widening: sums of 0/1 similarities are exact in
+float64.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Protocol
 
-import faiss
 import numpy as np
 
 from em_plugin.retrieval.alignment import exact_alignments, last_row
@@ -37,7 +38,7 @@ from em_plugin.retrieval.reference import LeafSequence, Match, MatchConfig, rank
 
 __all__ = ["Grown", "MatchIndex", "PostingsView", "fast_match", "similarity_margin"]
 
-#: First FAISS top-k per instruction leaf; grown while postings stay within budget.
+#: First top-k per instruction leaf; grown while postings stay within budget.
 _FIRST_K = 1024
 #: Postings scanned per instruction leaf before falling back to the k-th cosine as bound.
 _MIN_BUDGET = 20_000
@@ -184,18 +185,36 @@ class _Query:
         self.upper = np.zeros((len(distinct), len(scope.texts) + 1), dtype=np.float32)
 
 
-def _search(scope: MatchIndex, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """FAISS top-k, single-threaded.
+class _Nearest:
+    """The scope texts nearest each query text, best first, for any ``k``.
 
-    A query embeds only a handful of texts; OpenMP threads then cost more than they save, and
-    on a busy machine their spinning makes a 0.5 ms search take over 10 ms.
+    The cosines with every stored text are computed once, in one pass over the vectors, and
+    each ``k`` is a partial sort of them. A FAISS top-``k`` search scanned every vector again
+    for each ``k`` the budget grew to (three scans of 280,000 vectors at 300,000 workflows),
+    and kept a heap of ``k`` entries per text (most of its time at 10,000 workflows). The
+    cosines differ from FAISS's in the last bits only (a float32 sum in another order), which
+    the bounds' margin covers (:func:`similarity_margin`).
     """
-    threads = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1)
-    try:
-        return scope.vectors.search(vectors, k)
-    finally:
-        faiss.omp_set_num_threads(threads)
+
+    def __init__(self, scope: MatchIndex, vectors: np.ndarray) -> None:
+        table = scope.table()
+        # einsum, not BLAS: a matrix-vector product this small is memory-bound, and BLAS
+        # threads on a busy machine made it 5-20x slower (docs/state.md).
+        self.cosines = np.stack([np.einsum("ij,j->i", table, v) for v in vectors])
+        self.negated = -self.cosines
+
+    def top(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Return the ``k`` best cosines and text ids per query text, best first (ties by id)."""
+        texts = self.cosines.shape[1]
+        ids = (
+            np.argpartition(self.negated, k - 1, axis=1)[:, :k]
+            if k < texts
+            else np.broadcast_to(np.arange(texts), self.cosines.shape)
+        )
+        values = np.take_along_axis(self.negated, ids, axis=1)
+        order = np.lexsort((ids, values), axis=1)
+        ids = np.take_along_axis(ids, order, axis=1).astype(np.int64)
+        return np.take_along_axis(self.cosines, ids, axis=1), ids
 
 
 def _upper_bounds(q: _Query, scope: MatchIndex) -> np.ndarray:
@@ -213,8 +232,9 @@ def _upper_bounds(q: _Query, scope: MatchIndex) -> np.ndarray:
         return total / q.n
     budget = max(_MIN_BUDGET, slots // 4)
     k = min(texts, _FIRST_K)
+    nearest = _Nearest(scope, q.text_vectors)
     while True:
-        cosines, ids = _search(scope, q.text_vectors, k)
+        cosines, ids = nearest.top(k)
         sizes = scope.text_postings.counts(ids.ravel()).reshape(ids.shape)
         cuts = np.maximum(1, (np.cumsum(sizes, axis=1) <= budget).sum(axis=1))
         grow = (cuts == k) & (cosines[:, -1] > 0)

@@ -118,6 +118,7 @@ class MemoryEngine:
         self._read_mutex = threading.RLock()
         self.closed = False
         self._polled = time.monotonic()
+        self._polling = threading.Lock()  # one read asks the store's position at a time
         self.unsettled = False
         self.copies: WorkflowCopies | None = None
         embedding: StoreEmbedder | None = None
@@ -236,6 +237,8 @@ class MemoryEngine:
             return
         if self.lock.reading():
             return  # under a read that began after a check: it cannot wait for the write lock
+        if self._unchanged(scope, force):
+            return
         with self.lock:
             now = time.monotonic()
             lost = sorted(self.index.lost)  # scope files found unreadable: reload those scopes
@@ -257,6 +260,29 @@ class MemoryEngine:
             else:
                 self._reconcile(self.index, scope, self.store.position(scope))
             self.unsettled = False
+
+    def _unchanged(self, scope: str | None, force: bool) -> bool:
+        """Whether the store's position of ``scope`` is the index's (checked under the read lock).
+
+        The usual poll finds nothing new: reading the position beside other reads, instead of
+        under the write lock, keeps a poll from stopping every read while it waits for the
+        running ones and asks the store (under 64 concurrent suggestions, every half second).
+        A read-only store is reopened under the write lock first, and lost scopes, unsettled
+        writes and a forced check go there directly.
+        """
+        if scope is None or force or self.read_only or self.unsettled or self.index.lost:
+            return False
+        if not self._polling.acquire(blocking=False):
+            return True  # another read is asking the store now: this one reads what it finds
+        try:
+            with self.lock.shared:
+                position = self.store.position(scope)
+                if self.index.markers.get(scope) != position:
+                    return False
+                self._polled = time.monotonic()
+                return True
+        finally:
+            self._polling.release()
 
     def _due(self, force: bool) -> bool:
         """Whether :meth:`sync` has work (read without the lock; checked again under it)."""

@@ -301,6 +301,27 @@ class ContextTable:
         self._last = (key, sims)
         return sims
 
+    def similarities_of(self, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """Cosine of ``query`` with the vectors of ``ids``: ``similarities(query)[ids]``, same bits.
+
+        A few ids (the contexts of one tool's transitions) cost a product with their rows only,
+        not with the whole table: under concurrent suggestions the kept answer of
+        :meth:`similarities` is often another query's by the time they are asked for.
+        """
+        query = np.asarray(query, dtype=np.float32)
+        ids = np.asarray(ids, dtype=np.int64)
+        last = self._last
+        if (last is not None and last[0] == (self._version, query.tobytes())) or (
+            4 * len(ids) >= len(self._texts)
+        ):
+            return self.similarities(query)[ids]
+        unique, inverse = np.unique(ids, return_inverse=True)
+        # The same product of the same rows, row by row, as the whole table's (same bits).
+        values = np.einsum("ij,j->i", self._table()[unique], query).astype(np.float64)
+        if self._free:
+            values[np.isin(unique, self._free)] = np.nan
+        return values[inverse]
+
     def vector(self, context_id: int) -> np.ndarray:
         """Return the vector of an id."""
         return self._table()[context_id]

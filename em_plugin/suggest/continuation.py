@@ -43,6 +43,7 @@ are in docs/tuning.md. Ranking is deterministic: ties go to the tool first seen 
 from __future__ import annotations
 
 import json
+import threading
 from functools import partial
 from typing import Any
 
@@ -88,6 +89,7 @@ class ContinuationIndex:
         self.contexts = contexts
         self.config = config or ContinuationConfig()
         self.textless = textless
+        self._grouping = threading.Lock()
         self._reset()
         self._index(np.flatnonzero(scope.alive.view()))
 
@@ -99,6 +101,11 @@ class ContinuationIndex:
         self._opening = GrowArray(np.bool_)
         self._keys = KeyPostings(self.config.max_order)
         self._cache: dict[Any, np.ndarray] = {}
+        # Level 0's (tool, state context, later request, count) groups in key order; the
+        # states appended since (saves) are merged into them at the next ranking instead of
+        # sorting every live state again. ``None`` until the first ranking and after a removal.
+        self._groups: np.ndarray | None = None
+        self._appended: list[np.ndarray] = []
         self._dead_positions = 0
 
     def __len__(self) -> int:
@@ -118,6 +125,7 @@ class ContinuationIndex:
         start, end = self._span(slot)
         self._dead_positions += int(np.count_nonzero(~self._opening.view()[start:end]))
         self._cache.clear()
+        self._groups, self._appended = None, []
         if self._dead_positions > max(1000, self._pos["slot"].size // 2):
             self._compact()
 
@@ -156,6 +164,8 @@ class ContinuationIndex:
         self._pos["leaf"].extend(index[leaf])
         self._pos["tool"].extend(tok[leaf])
         self._opening.extend(kind.astype(np.bool_))
+        if self._groups is not None:
+            self._appended.append(positions[kind == 0])
         if self._keys.post(tok, local, leaf, kind, positions, len(scope.tools)):
             self._compact()  # folds the tail into the CSR (and drops dead workflows)
         self._cache.clear()
@@ -238,17 +248,27 @@ class ContinuationIndex:
 
     def _factor(self, query: Query) -> tuple[np.ndarray, float, np.ndarray | None]:
         """Return the vote factor per context id (and 1.0 for id -1), self weight, cosines."""
-        ones = np.ones(self.contexts.capacity + 1)
         beta, cap = self.config.context_weight, self.config.z_cap
         if query.context is None or beta == 0 or len(self.contexts) < 2:
-            return ones, 1.0, None
+            return np.ones(self.contexts.capacity + 1), 1.0, None
         sims = self.contexts.similarities(query.context)
         live = sims[~np.isnan(sims)]
         spread = float(live.std())
         if spread < 1e-9:
-            return ones, 1.0, sims
-        factor = np.exp(beta * np.clip((np.nan_to_num(sims) - live.mean()) / spread, -cap, cap))
-        return np.append(factor, 1.0), float(np.exp(beta * cap)), sims
+            return np.ones(len(sims) + 1), 1.0, sims
+        # exp(beta * clip((sims - mean) / spread)) in one array, in place: a million contexts
+        # are 8 MB a step, and the same operations in the same order give the same bits.
+        factor = np.empty(len(sims) + 1)
+        body = factor[:-1]
+        np.copyto(body, sims)
+        np.nan_to_num(body, copy=False)
+        np.subtract(body, live.mean(), out=body)
+        np.divide(body, spread, out=body)
+        np.clip(body, -cap, cap, out=body)
+        np.multiply(beta, body, out=body)
+        np.exp(body, out=body)
+        factor[-1] = 1.0
+        return factor, float(np.exp(beta * cap)), sims
 
     def _voted(self) -> tuple[np.ndarray, np.ndarray]:
         """Per position, its state's context id (``-1``: none) and whether it is a later request.
@@ -273,8 +293,8 @@ class ContinuationIndex:
         A vote's factor is its state's, tempered when its call answered a later request.
         """
         weights = factor[before]
-        if later.any():
-            weights = np.where(later, weights**self.config.next_request_weight, weights)
+        if later.any():  # the power of the later ones only (a million groups at 300k)
+            weights[later] = weights[later] ** self.config.next_request_weight
         return weights
 
     def _weigh(
@@ -303,21 +323,73 @@ class ContinuationIndex:
         As ``(tools, contexts, later, counts, keys)``.
 
         Level 0 counts every live state; grouped, it costs one product per distinct triple
-        instead of one per position. Rebuilt on the first ranking after a change.
+        instead of one per position. Rebuilt on the first ranking after a removal; the states
+        saved since the last ranking are inserted into the groups.
         """
         width = self.contexts.capacity + 1  # part of the key: the keys are encoded with it
         found = self._cache.get(("frequency", width))
         if found is None:
+            with self._grouping:  # readers rank together: one merges, the others wait for it
+                found = self._cache.get(("frequency", width))
+                if found is None:
+                    found = self._cache[("frequency", width)] = self._group(width)
+        return found[0], found[1], found[2].astype(np.bool_), found[3], found[4]
+
+    def _group(self, width: int) -> np.ndarray:
+        """Return level 0's groups with their keys for ``width`` (under ``_grouping``)."""
+        if self._groups is None:
             arrays = self._positions()
             live = np.flatnonzero(arrays["alive"] & ~arrays["opening"])
-            keys = np.sort(self._keys_of(live, width))
-            starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))[: len(keys)])
-            heads = keys[starts]
-            sizes = np.diff(np.append(starts, len(keys)))
-            pairs = heads // 2
-            found = np.stack((pairs // width, pairs % width - 1, heads % 2, sizes, heads))
-            self._cache[("frequency", width)] = found
-        return found[0], found[1], found[2].astype(np.bool_), found[3], found[4]
+            self._groups = _grouped(self._keys_of(live, width), width)
+        elif self._appended:
+            self._merge_groups(np.concatenate(self._appended))
+        self._appended = []
+        tools, contexts, later, sizes = self._groups
+        # Key order is (tool, context, later) order whatever the width: only the encoding
+        # changes when the context table grew.
+        heads = (tools * width + (contexts + 1)) * 2 + later
+        return np.stack((tools, contexts, later, sizes, heads))
+
+    def _merge_groups(self, states: np.ndarray) -> None:
+        """Insert appended states (positions that are not openings; dead ones are skipped)."""
+        assert self._groups is not None
+        arrays = {name: grow.view() for name, grow in self._pos.items()}
+        states = states[self.scope.alive.view()[arrays["slot"][states]]]
+        if not len(states):
+            return
+        leaves = arrays["leaf"][states]
+        answered = self._contexts(leaves)
+        before = self._contexts(np.maximum(leaves - 1, 0))
+        later = (before != answered).astype(np.int64)
+        tools, contexts, old_later, sizes = self._groups
+        # Wide enough for every context id of both, so that key order is (tool, context, later).
+        width = int(max(self.contexts.capacity, contexts.max(initial=0), before.max())) + 2
+        old_keys = (tools * width + (contexts + 1)) * 2 + old_later
+        new_keys = (arrays["tool"][states] * width + (before.astype(np.int64) + 1)) * 2 + later
+        # Inserted into the sorted keys (no sort of them all): a save adds a few groups.
+        added, counts = np.unique(new_keys, return_counts=True)
+        at = np.searchsorted(old_keys, added)
+        known = at < len(old_keys)
+        known[known] = old_keys[at[known]] == added[known]
+        sizes = sizes.copy()
+        sizes[at[known]] += counts[known]
+        keys = np.insert(old_keys, at[~known], added[~known])
+        sizes = np.insert(sizes, at[~known], counts[~known])
+        pairs = keys // 2
+        self._groups = np.stack((pairs // width, pairs % width - 1, keys % 2, sizes))
+
+    def _states_of(self, tool: int) -> np.ndarray:
+        """Return the stored states (not openings) voting for ``tool``, dead ones included.
+
+        Kept until the next change: listing them reads every position (millions in a large
+        scope), and the tools a ranking details recur from call to call.
+        """
+        key = ("states of", tool)
+        found = self._cache.get(key)
+        if found is None:
+            arrays = self._positions()
+            found = self._cache[key] = np.flatnonzero((arrays["tool"] == tool) & ~arrays["opening"])
+        return found
 
     def _memory_counts(
         self,
@@ -408,8 +480,7 @@ class ContinuationIndex:
                 best = max(k for k, present in enumerate(levels) if present[t])
                 chosen = members[best]
                 if chosen is None:  # level 0: every live stored state of this tool
-                    arrays = self._positions()
-                    chosen = np.flatnonzero((arrays["tool"] == t) & ~arrays["opening"])
+                    chosen = self._states_of(t)
                 candidate = self._detail(candidate, t, chosen, best, weigh, sims, n)
             out.append(candidate)
         return out
@@ -428,8 +499,7 @@ class ContinuationIndex:
         chosen = members[arrays["tool"][members] == tool]
         weights = weigh(chosen)
         chosen, weights = chosen[weights > 0], weights[weights > 0]
-        order = np.lexsort((chosen, -weights))[:200]
-        chosen, weights = chosen[order], weights[order]
+        chosen, weights = _heaviest(chosen, weights, 200)
         agreement = min(k, n) / min(self.config.max_order, n)
         evidence: list[Evidence] = []
         votes: dict[str, float] = {}
@@ -468,3 +538,28 @@ class ContinuationIndex:
             args,
             instruction,
         )
+
+
+def _heaviest(chosen: np.ndarray, weights: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return the ``count`` heaviest positions, heaviest first (ties: the lower position first).
+
+    The same as sorting them all and taking the first ``count``, which at level 0 of a large
+    scope sorted every state of a tool (100,000 at 300,000 workflows) for each detailed tool:
+    only the positions at least as heavy as the ``count``-th heaviest are sorted.
+    """
+    if len(weights) > count:
+        kth = np.partition(weights, len(weights) - count)[len(weights) - count]
+        keep = weights >= kth
+        chosen, weights = chosen[keep], weights[keep]
+    order = np.lexsort((chosen, -weights))[:count]
+    return chosen[order], weights[order]
+
+
+def _grouped(keys: np.ndarray, width: int) -> np.ndarray:
+    """Return the distinct keys' ``(tools, contexts, later, counts)``, in key order."""
+    keys = np.sort(keys)
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))[: len(keys)])
+    heads = keys[starts]
+    sizes = np.diff(np.append(starts, len(keys)))
+    pairs = heads // 2
+    return np.stack((pairs // width, pairs % width - 1, heads % 2, sizes))

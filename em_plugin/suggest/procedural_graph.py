@@ -347,7 +347,7 @@ class ProceduralGraph:
         ids = self._use_ctx.view()[gather_index(starts, counts)]
         # One product per distinct context (not per use), so that uses sharing a context tie
         # exactly and the tie-breaks (calls, then id) decide.
-        values = self.contexts.similarities(context)[ids]
+        values = self.contexts.similarities_of(context, ids)
         best = np.full(len(uses), -np.inf)
         np.maximum.at(best, owner, values.astype(np.float64))
         sims[has] = best[has]

@@ -299,6 +299,24 @@ def test_kept_context_cosines_follow_the_table() -> None:
     assert table.similarities(query)[ids[0]] == pytest.approx(1.0, abs=1e-5)
 
 
+def test_cosines_of_a_few_contexts_are_the_whole_tables_bit_for_bit() -> None:
+    from em_plugin.state.episodes import ContextTable
+
+    embed = FakeEmbedder(32).embed
+    table = ContextTable(32)
+    ids = table.acquire([f"instruction {i}" for i in range(400)], embed)
+    table.release(ids[10:20])
+    queries = np.asarray(embed(["instruction 3", "something else"]), dtype=np.float32)
+    wanted = np.array([5, 15, 5, 399, 0, 17])  # repeated and released ids too
+    # Asked first, the few rows alone are multiplied; after the whole table, its kept answer.
+    few = [table.similarities_of(q, wanted) for q in queries]
+    whole = [table.similarities(q)[wanted] for q in queries]
+    for a, b in zip(few, whole, strict=True):
+        assert np.array_equal(a, b, equal_nan=True)
+        assert np.isnan(a[1]) and np.isnan(a[5]) and not np.isnan(a[0])
+    assert np.array_equal(table.similarities_of(queries[1], wanted), whole[1], equal_nan=True)
+
+
 def test_the_models_share_the_scopes_context_vectors(tmp_path: Path) -> None:
     """One copy of the context vectors in memory (a million of them take 1.5 GB), kept in step."""
     data = SyntheticMemory(0, distinct_texts=True)

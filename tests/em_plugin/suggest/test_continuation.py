@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from em_plugin.embedding import FakeEmbedder
 from em_plugin.errors import ConfigurationError
 from em_plugin.state.scope_memory import ScopeMemory
-from em_plugin.suggest.continuation import ContinuationConfig, ContinuationIndex, Query
+from em_plugin.suggest.continuation import ContinuationConfig, ContinuationIndex, Query, _heaviest
 from em_plugin.suggest.models import ContinuationModel
 from provenance.model import CallStep, InstructionStep, Workflow
 
@@ -181,3 +182,34 @@ def test_keys_too_wide_to_pack_rank_the_same() -> None:
             (c.tool, c.order, c.evidence, c.args) for c in right
         ]
         assert [c.probability for c in left] == pytest.approx([c.probability for c in right])
+
+
+def test_the_heaviest_evidence_positions_are_those_a_full_sort_picks() -> None:
+    rng = np.random.default_rng(7)
+    for size in (0, 5, 200, 201, 5_000):
+        chosen = np.sort(rng.choice(100_000, size=size, replace=False))
+        weights = rng.choice([0.5, 1.0, 2.0, 3.5], size=size)  # many ties, at the cut too
+        order = np.lexsort((chosen, -weights))[:200]
+        picked, picked_weights = _heaviest(chosen, weights, 200)
+        assert np.array_equal(picked, chosen[order])
+        assert np.array_equal(picked_weights, weights[order])
+
+
+def test_level_0_groups_merged_after_saves_are_those_built_at_once() -> None:
+    texts = ["refund my order", "where is my parcel", "change my address", "cancel it"]
+    memory = [
+        wf(f"w{i}", *["lookup", "refund", "ship", "cancel"][i % 3 : i % 3 + 2 + i % 2],
+           text=f"{texts[i % 4]} {i % 5}")
+        for i in range(40)
+    ]  # fmt: skip
+    state = state_of(*memory[:10])
+    merged = state.model("continuation")
+    merged.rank(query("lookup", text="refund my order 1"))  # groups built, then merged
+    for start in range(10, 40, 7):
+        state.add_many(memory[start : start + 3])  # new contexts: the key width grows
+        state.add_many(memory[start + 3 : start + 7])  # two saves, merged at the next ranking
+        fresh = ContinuationIndex(merged.scope, merged.contexts, merged.config)
+        for left, right in zip(merged._frequency(), fresh._frequency(), strict=True):
+            assert np.array_equal(left, right)
+        q = query("lookup", "refund", text="where is my parcel 2")
+        assert merged.rank(q) == fresh.rank(q)
