@@ -47,6 +47,7 @@ READABLE = (2, 3)  # a format-2 snapshot is read, its context vectors come from 
 META = "meta.json"
 JOURNAL = "journal.jsonl"
 REINDEX_HINT = "run `em-plugin reindex` to rebuild it from the store"
+_READ_CHUNK = 1 << 22  # bytes per read of a stored array (no second full-size buffer)
 
 
 def store_fingerprint(store: WorkflowStore, hidden: Callable[[str], Collection[str]]) -> str:
@@ -248,6 +249,41 @@ def read_meta(path: Path) -> Meta:
         raise IndexStaleError(f"step index {path} is unreadable ({exc}); {REINDEX_HINT}") from exc
 
 
+def _read_owned(arrays: Any, key: str) -> np.ndarray:
+    """Read one array of an ``.npz`` into memory the array owns.
+
+    ``np.load`` returns a reshaped view of a flat buffer, which cannot grow in place: the
+    first context a journal replay adds to a stored scope then copied every row (1.5 GB at a
+    million contexts), at each cold open. An array that owns its memory grows by a remap.
+
+    Args:
+        arrays: The open ``np.load`` archive.
+        key: The array's name.
+
+    Returns:
+        The array (C order, as stored).
+    """
+    with arrays.zip.open(f"{key}.npy") as member:
+        version = np.lib.format.read_magic(member)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
+        else:
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(member)
+        if fortran or dtype.hasobject:
+            return np.asarray(arrays[key])  # not written by us: numpy's own reader
+        out = np.empty(shape, dtype=dtype)
+        if not out.nbytes:
+            return out
+        with memoryview(out).cast("B") as flat:
+            filled = 0
+            while filled < len(flat):
+                got = member.readinto(flat[filled : filled + _READ_CHUNK])
+                if not got:
+                    raise ValueError(f"{key} is shorter than its header says")
+                filled += got
+    return out
+
+
 def read_scope(name: str, file: ScopeFile, dimension: int) -> ScopeIndex:
     """Read one scope of a snapshot.
 
@@ -269,7 +305,9 @@ def _read_scope(base: Path, dimension: int, name: str | None = None) -> ScopeInd
     with np.load(base.with_suffix(".npz"), allow_pickle=False) as arrays:
         vectors, lengths, codes = arrays["vectors"], arrays["lengths"], arrays["codes"]
         contexts, args = arrays["context_codes"], arrays["arg_codes"]
-        context_vectors = arrays["context_vectors"] if "context_vectors" in arrays else None
+        context_vectors = (
+            _read_owned(arrays, "context_vectors") if "context_vectors" in arrays else None
+        )
         routes = arrays["route_codes"] if "route_codes" in arrays else None
     if vectors.shape != (len(doc["texts"]), dimension) or len(lengths) != len(doc["ids"]):
         raise ValueError(f"{base.name} arrays do not fit its texts and ids")

@@ -395,3 +395,28 @@ def test_gather_index_of_adjacent_and_scattered_runs() -> None:
     ]:
         got = gather_index(np.array(offsets), np.array(lengths))
         assert got.dtype == np.int64 and got.tolist() == reference(offsets, lengths)
+
+
+def test_a_snapshots_arrays_are_read_into_memory_of_their_own(tmp_path: Path) -> None:
+    """Owned rows grow in place: a journal replayed at open no longer copies every vector."""
+    from em_plugin.state.persistence import _read_owned
+
+    data = SyntheticMemory(0, distinct_texts=True)
+    with EpisodicMemory(tmp_path / "store", embedder="fake:32", scope=SCOPE) as memory:
+        memory.save_many(data.workflows(20))
+        memory.index.save()  # a snapshot, then a journal to replay at the next open
+        memory.save_many(data.workflows(5, start=20))
+    np.savez(tmp_path / "empty.npz", rows=np.zeros((0, 32), np.float32))
+    files = sorted(tmp_path.glob("store.em-index/**/*.npz"))
+    assert files
+    for file in [*files, tmp_path / "empty.npz"]:
+        with np.load(file, allow_pickle=False) as arrays:
+            for key in arrays.files:
+                read, owned = arrays[key], _read_owned(arrays, key)
+                assert owned.flags.owndata and owned.flags.c_contiguous
+                assert owned.dtype == read.dtype and np.array_equal(owned, read)
+    with EpisodicMemory(tmp_path / "store", embedder="fake:32", scope=SCOPE) as memory:
+        arrays_of_scope = memory.index.scope_index(SCOPE)
+        assert arrays_of_scope is not None
+        assert len(memory) == 25
+        assert arrays_of_scope.context_vectors._data.flags.owndata
