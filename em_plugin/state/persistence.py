@@ -274,7 +274,7 @@ def _read_owned(arrays: Any, key: str) -> np.ndarray:
         out = np.empty(shape, dtype=dtype)
         if not out.nbytes:
             return out
-        with memoryview(out).cast("B") as flat:
+        with out.data.cast("B") as flat:
             filled = 0
             while filled < len(flat):
                 got = member.readinto(flat[filled : filled + _READ_CHUNK])
