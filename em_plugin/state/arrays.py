@@ -82,11 +82,16 @@ class GrowRows:
             self._data = grown
 
     @classmethod
-    def of(cls, rows: np.ndarray) -> GrowRows:
-        """Return rows holding ``rows`` itself (no copy when it is float32 and contiguous)."""
+    def of(cls, rows: np.ndarray, *, size: int | None = None) -> GrowRows:
+        """Return rows holding ``rows`` itself (no copy when it is float32 and contiguous).
+
+        Args:
+            rows: The rows.
+            size: How many of them are filled (the rest is room to grow); ``None``: all.
+        """
         grown = cls(int(rows.shape[1]))
         grown._data = np.ascontiguousarray(rows, dtype=np.float32)
-        grown.size = len(grown._data)
+        grown.size = len(grown._data) if size is None else size
         return grown
 
     def view(self) -> np.ndarray:
