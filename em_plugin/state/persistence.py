@@ -47,7 +47,7 @@ READABLE = (2, 3)  # a format-2 snapshot is read, its context vectors come from 
 META = "meta.json"
 JOURNAL = "journal.jsonl"
 REINDEX_HINT = "run `em-plugin reindex` to rebuild it from the store"
-_READ_CHUNK = 1 << 22  # bytes per read of a stored array (no second full-size buffer)
+_READ_CHUNK = 1 << 18  # bytes per read of a stored array (as numpy reads: small, reused)
 
 
 def store_fingerprint(store: WorkflowStore, hidden: Callable[[str], Collection[str]]) -> str:
