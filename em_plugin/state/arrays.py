@@ -82,11 +82,16 @@ class GrowRows:
             self._data = grown
 
     @classmethod
-    def of(cls, rows: np.ndarray) -> GrowRows:
-        """Return rows holding ``rows`` itself (no copy when it is float32 and contiguous)."""
+    def of(cls, rows: np.ndarray, *, size: int | None = None) -> GrowRows:
+        """Return rows holding ``rows`` itself (no copy when it is float32 and contiguous).
+
+        Args:
+            rows: The rows.
+            size: How many of them are filled (the rest is room to grow); ``None``: all.
+        """
         grown = cls(int(rows.shape[1]))
         grown._data = np.ascontiguousarray(rows, dtype=np.float32)
-        grown.size = len(grown._data)
+        grown.size = len(grown._data) if size is None else size
         return grown
 
     def view(self) -> np.ndarray:
@@ -217,6 +222,11 @@ def gather_index(offsets: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     lengths = np.asarray(lengths, dtype=np.int64)
     if not len(lengths):
         return np.zeros(0, dtype=np.int64)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    total = int(lengths.sum())
+    if np.array_equal(offsets[1:], offsets[:-1] + lengths[:-1]):
+        # Runs that follow one another (a scope's live slots before any removal): one range.
+        return np.arange(int(offsets[0]), int(offsets[0]) + total, dtype=np.int64)
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    shift = np.repeat(np.asarray(offsets, dtype=np.int64) - starts, lengths)
-    return shift + np.arange(int(lengths.sum()), dtype=np.int64)
+    shift = np.repeat(offsets - starts, lengths)
+    return shift + np.arange(total, dtype=np.int64)

@@ -158,6 +158,10 @@ class _Rows(Protocol):
         ...
 
 
+#: Lookups a table built from a stored scope answers by scanning before it builds its dict.
+_SCANS = 8
+
+
 class ContextTable:
     """Distinct instruction-context texts of one scope, with unit vectors and reference counts.
 
@@ -167,7 +171,10 @@ class ContextTable:
 
     def __init__(self, dimension: int) -> None:
         self.dimension = dimension
-        self._ids: dict[str, int] = {}
+        # Text -> id; ``None`` until first needed (a table built at once from a stored scope
+        # answers its first lookups by a scan of ``_texts``: see :meth:`id_of`).
+        self._lookup: dict[str, int] | None = {}
+        self._scans = 0
         self._texts: list[str | None] = []
         self._refs: list[int] = []
         self._free: list[int] = []
@@ -179,10 +186,19 @@ class ContextTable:
         self._rows: _Rows | None = None
 
     def __len__(self) -> int:
-        return len(self._ids)
+        if self._lookup is None:  # a text is held exactly when its id is not free
+            return len(self._texts) - len(self._free)
+        return len(self._lookup)
 
     def __contains__(self, text: object) -> bool:
-        return text in self._ids
+        return isinstance(text, str) and self.id_of(text) >= 0
+
+    @property
+    def _ids(self) -> dict[str, int]:
+        """Text -> id of the held texts, in id order then insertion order (built on first use)."""
+        if self._lookup is None:
+            self._lookup = {t: i for i, t in enumerate(self._texts) if t is not None}
+        return self._lookup
 
     @property
     def capacity(self) -> int:
@@ -191,7 +207,18 @@ class ContextTable:
 
     def id_of(self, text: str | None) -> int:
         """Return the id of a stored text, or ``-1`` (``None`` or not stored)."""
-        return -1 if text is None else self._ids.get(text, -1)
+        if text is None:
+            return -1
+        if self._lookup is None and self._scans < _SCANS:
+            # A scan in C is far cheaper than hashing every text of a large scope, which a
+            # process's first suggestions would otherwise pay for one lookup each. Held texts
+            # are distinct, so the first match is the id the dict would give.
+            self._scans += 1
+            try:
+                return self._texts.index(text)
+            except ValueError:
+                return -1
+        return self._ids.get(text, -1)
 
     def text(self, context_id: int) -> str | None:
         """Return the text of an id (``None`` for ``-1`` or a released id)."""
@@ -267,13 +294,14 @@ class ContextTable:
     def hold(self, ids: Iterable[int], texts: Sequence[str]) -> None:
         """Add one reference per id (``-1`` is skipped); ``texts[i]`` is id ``i``'s text."""
         revived: list[int] = []
+        lookup = self._ids  # built before _texts changes: a revived text goes last, as always
         for context_id in ids:
             if context_id < 0:
                 continue
             if self._refs[context_id] == 0:
                 text = texts[context_id]
                 self._texts[context_id] = text
-                self._ids[text] = context_id
+                lookup[text] = context_id
                 revived.append(context_id)
             self._refs[context_id] += 1
         if revived:
@@ -362,9 +390,12 @@ class ContextTable:
             table._vectors = np.array(source, dtype=np.float32)
         table._refs = refs.tolist()
         held = refs > 0
-        table._texts = [t if h else None for t, h in zip(texts, held.tolist(), strict=True)]
-        table._ids = {t: i for i, t in enumerate(table._texts) if t is not None}
-        table._free = np.flatnonzero(~held).tolist()[::-1]
+        free = np.flatnonzero(~held).tolist()
+        table._texts = list(texts)
+        for context_id in free:
+            table._texts[context_id] = None
+        table._lookup = None  # built when first needed (see _ids)
+        table._free = free[::-1]
         return table
 
     def _table(self) -> np.ndarray:
@@ -377,6 +408,7 @@ class ContextTable:
             self._rows = None
 
     def _insert(self, text: str, vector: np.ndarray) -> None:
+        lookup = self._ids  # built before _texts changes (see hold)
         self._detach()
         self._version += 1
         if self._free:
@@ -392,4 +424,4 @@ class ContextTable:
                 grown[: len(self._vectors)] = self._vectors
                 self._vectors = grown
             self._vectors[slot] = vector
-        self._ids[text] = slot
+        lookup[text] = slot

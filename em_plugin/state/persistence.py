@@ -47,6 +47,7 @@ READABLE = (2, 3)  # a format-2 snapshot is read, its context vectors come from 
 META = "meta.json"
 JOURNAL = "journal.jsonl"
 REINDEX_HINT = "run `em-plugin reindex` to rebuild it from the store"
+_READ_CHUNK = 1 << 18  # bytes per read of a stored array (as numpy reads: small, reused)
 
 
 def store_fingerprint(store: WorkflowStore, hidden: Callable[[str], Collection[str]]) -> str:
@@ -248,6 +249,43 @@ def read_meta(path: Path) -> Meta:
         raise IndexStaleError(f"step index {path} is unreadable ({exc}); {REINDEX_HINT}") from exc
 
 
+def _read_rows(arrays: Any, key: str) -> GrowRows:
+    """Read a stored 2-D float32 array of an ``.npz`` into rows with room to grow.
+
+    ``np.load`` returns a reshaped view of a flat buffer of the exact size: the first context
+    a journal replay added to a stored scope then moved every row to a larger buffer (1.5 GB
+    at a million contexts), at each cold open. Rows read into a buffer a quarter larger take
+    the replay's contexts where they are; the spare rows cost no memory until written.
+
+    Args:
+        arrays: The open ``np.load`` archive.
+        key: The array's name.
+
+    Returns:
+        The rows, as stored.
+    """
+    with arrays.zip.open(f"{key}.npy") as member:
+        version = np.lib.format.read_magic(member)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(member)
+        else:
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(member)
+        if fortran or len(shape) != 2 or dtype != np.dtype(np.float32):
+            return GrowRows.of(np.asarray(arrays[key]))  # not as we write it: numpy's reader
+        rows = int(shape[0])
+        out = np.empty((rows + rows // 4, int(shape[1])), dtype=np.float32)
+        stored = rows * int(shape[1]) * 4
+        if stored:  # (a buffer with no rows cannot be cast to bytes)
+            with out.data.cast("B") as flat:
+                filled = 0
+                while filled < stored:
+                    got = member.readinto(flat[filled : min(stored, filled + _READ_CHUNK)])
+                    if not got:
+                        raise ValueError(f"{key} is shorter than its header says")
+                    filled += got
+    return GrowRows.of(out, size=rows)
+
+
 def read_scope(name: str, file: ScopeFile, dimension: int) -> ScopeIndex:
     """Read one scope of a snapshot.
 
@@ -269,7 +307,9 @@ def _read_scope(base: Path, dimension: int, name: str | None = None) -> ScopeInd
     with np.load(base.with_suffix(".npz"), allow_pickle=False) as arrays:
         vectors, lengths, codes = arrays["vectors"], arrays["lengths"], arrays["codes"]
         contexts, args = arrays["context_codes"], arrays["arg_codes"]
-        context_vectors = arrays["context_vectors"] if "context_vectors" in arrays else None
+        context_vectors = (
+            _read_rows(arrays, "context_vectors") if "context_vectors" in arrays else None
+        )
         routes = arrays["route_codes"] if "route_codes" in arrays else None
     if vectors.shape != (len(doc["texts"]), dimension) or len(lengths) != len(doc["ids"]):
         raise ValueError(f"{base.name} arrays do not fit its texts and ids")
@@ -285,9 +325,9 @@ def _read_scope(base: Path, dimension: int, name: str | None = None) -> ScopeInd
         raise ValueError(f"{base.name} leaf codes do not fit its tools and texts")
     scope.contexts = StringTable(doc["contexts"])
     if context_vectors is not None:
-        if context_vectors.shape != (len(scope.contexts), dimension):
+        if context_vectors.view().shape != (len(scope.contexts), dimension):
             raise ValueError(f"{base.name} context vectors do not fit its contexts")
-        scope.context_vectors = GrowRows.of(context_vectors)  # read once, not copied again
+        scope.context_vectors = context_vectors  # read once, not copied again
     scope.args = StringTable(doc["args"])
     if not (len(contexts) == len(args) == len(codes)):
         raise ValueError(f"{base.name} context and args ids do not fit its leaves")

@@ -64,17 +64,24 @@ class KeyPostings:
             return False
         packed, posted = [], []
         state = kind == 0
+        # The states with at least k leaves before them, k = 1, 2, ...: each k's keys are the
+        # k-1 ones with one more (older) token in front, so each k gathers one token column.
+        tok = np.asarray(tok, dtype=np.int64)  # keys are int64: shift no narrower type
+        chosen = state & (local[leaf] >= 1)
+        ends = leaf[chosen] - 1  # the leaf before the state
+        lead = local[ends + 1]
+        at = positions[chosen]
+        body = np.zeros(len(ends), dtype=np.int64)  # the tokens part of the key
+        top = bits * (width - 1)
         for k in range(1, width + 1):
-            chosen = state & (local[leaf] >= k)
-            if not chosen.any():
-                continue
-            ends = leaf[chosen] - 1  # the leaf before the state
-            key = np.full(len(ends), k, dtype=np.int64)
-            for i in range(width):
-                column = tok[ends - k + 1 + i] + 2 if i < k else 0
-                key = (key << bits) | column
-            packed.append(key)
-            posted.append(positions[chosen])
+            if k > 1:
+                deeper = lead >= k
+                ends, lead, at, body = ends[deeper], lead[deeper], at[deeper], body[deeper]
+            if not len(ends):
+                break
+            body = ((tok[ends - (k - 1)] + 2) << top) | (body >> bits)
+            packed.append((k << (bits * width)) | body)
+            posted.append(at)
         if (~state).any():  # openings: under the instruction token alone
             opening = (1 << (bits * width)) | ((_INSTRUCTION + 2) << (bits * (width - 1)))
             packed.append(np.full(int((~state).sum()), opening, dtype=np.int64))

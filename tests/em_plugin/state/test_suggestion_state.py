@@ -351,3 +351,76 @@ def test_grow_rows_keep_their_rows_and_live_views() -> None:
     loaded = GrowRows.of(np.ones((5, 8), dtype=np.float32))
     loaded.extend(np.zeros((2, 8), dtype=np.float32))
     assert loaded.view().sum() == 40 and loaded.size == 7
+
+
+def test_a_table_built_at_once_answers_lookups_before_and_after_its_dict_exists() -> None:
+    from em_plugin.state.episodes import ContextTable
+
+    texts = [f"context {i}" for i in range(12)]
+    vectors = np.eye(12, 16, dtype=np.float32)
+    refs = np.array([1, 0, 2, 1, 0, 1, 1, 1, 0, 1, 1, 1])
+    held = [t for t, r in zip(texts, refs.tolist(), strict=True) if r]
+
+    def built() -> ContextTable:
+        return ContextTable.from_arrays(texts, vectors, refs)
+
+    lazy = built()
+    assert len(lazy) == len(held)
+    asked = [*texts, "never stored", *texts]  # more lookups than the scans before the dict
+    answers = [lazy.id_of(t) for t in asked]
+    assert answers == [texts.index(t) if t in held else -1 for t in asked]
+    assert [t in lazy for t in asked] == [t in held for t in asked]
+    assert lazy.texts() == held and len(lazy) == len(held)
+
+    # A revived text goes last, whether or not a lookup built the dict first.
+    revived, fresh = built(), built()
+    assert revived.id_of(texts[3]) == 3  # a scan: the dict is not built yet
+    for table in (revived, fresh):
+        table.hold([4, 1], texts)
+        table.release([0])
+    assert revived.texts() == fresh.texts() == [*held[1:], texts[4], texts[1]]
+    assert revived.id_of(texts[0]) == -1 and revived.id_of(texts[4]) == 4
+
+
+def test_gather_index_of_adjacent_and_scattered_runs() -> None:
+    from em_plugin.state.arrays import gather_index
+
+    def reference(offsets: list[int], lengths: list[int]) -> list[int]:
+        return [o + j for o, n in zip(offsets, lengths, strict=True) for j in range(n)]
+
+    for offsets, lengths in [
+        ([5, 8, 8, 12], [3, 0, 4, 2]),  # runs that follow one another
+        ([0, 10, 3], [2, 1, 4]),  # scattered
+        ([7], [0]),
+    ]:
+        got = gather_index(np.array(offsets), np.array(lengths))
+        assert got.dtype == np.int64 and got.tolist() == reference(offsets, lengths)
+
+
+def test_a_snapshots_context_vectors_are_read_with_room_to_grow(tmp_path: Path) -> None:
+    """The contexts a journal replay adds at open go into spare rows: no row is moved."""
+    from em_plugin.state.persistence import _read_rows
+
+    data = SyntheticMemory(0, distinct_texts=True)
+    with EpisodicMemory(tmp_path / "store", embedder="fake:32", scope=SCOPE) as memory:
+        memory.save_many(data.workflows(20))
+        memory.index.save()  # a snapshot, then a journal to replay at the next open
+        memory.save_many(data.workflows(2, start=20))
+        expected = memory.index.scope_index(SCOPE).context_vectors.view().copy()
+    np.savez(tmp_path / "empty.npz", context_vectors=np.zeros((0, 32), np.float32))
+    files = sorted(tmp_path.glob("store.em-index/**/*.npz"))
+    assert len(files) == 1
+    with np.load(files[0], allow_pickle=False) as arrays:
+        snapshot = len(arrays["context_vectors"])
+    assert 0 < snapshot < len(expected) <= snapshot + snapshot // 4
+    for file in [*files, tmp_path / "empty.npz"]:
+        with np.load(file, allow_pickle=False) as arrays:
+            stored, rows = arrays["context_vectors"], _read_rows(arrays, "context_vectors")
+            assert rows.view().dtype == stored.dtype and np.array_equal(rows.view(), stored)
+            assert len(rows._data) == len(stored) + len(stored) // 4
+    with EpisodicMemory(tmp_path / "store", embedder="fake:32", scope=SCOPE) as memory:
+        assert len(memory) == 22
+        replayed = memory.index.scope_index(SCOPE).context_vectors
+        assert np.array_equal(replayed.view(), expected)
+        # The replay's contexts went into the spare rows: the rows read were never moved.
+        assert len(replayed._data) == snapshot + snapshot // 4

@@ -213,3 +213,26 @@ def test_level_0_groups_merged_after_saves_are_those_built_at_once() -> None:
             assert np.array_equal(left, right)
         q = query("lookup", "refund", text="where is my parcel 2")
         assert merged.rank(q) == fresh.rank(q)
+
+
+def test_packed_postings_equal_the_unpacked_ones() -> None:
+    from em_plugin.suggest.continuation_keys import KeyPostings, _unpack
+
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        lengths = rng.integers(1, 10, int(rng.integers(1, 20)))
+        vocabulary = int(rng.integers(1, 30))
+        tok = rng.integers(-1, vocabulary, int(lengths.sum())).astype(np.int64)
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        local = np.arange(len(tok)) - np.repeat(starts, lengths)
+        leaf = np.flatnonzero(rng.random(len(tok)) < 0.6)
+        kind = rng.integers(0, 2, len(leaf)).astype(np.int64)
+        positions = np.arange(len(leaf), dtype=np.int64)
+        width = int(rng.integers(1, 5))
+        packed, rows = KeyPostings(width), KeyPostings(width)
+        packed.post(tok, local, leaf, kind, positions, vocabulary)
+        rows._post_rows(tok, local, leaf, kind, positions)  # the reference: key tuples
+        keys = _unpack(packed._csr_keys, packed._csr_bits, width)
+        ends = packed._csr_ptr.tolist()
+        got = {key: packed._posted[ends[i] : ends[i + 1]].tolist() for i, key in enumerate(keys)}
+        assert got == rows._tail
