@@ -1,4 +1,4 @@
-"""Time every named query (provenance/queries/*.rq) on a store, unbound and with its parameters bound.
+"""Time every named query (provenance/queries/*.rq) on a store, unbound and with parameters bound.
 
 Usage::
 
@@ -7,12 +7,12 @@ Usage::
 
 Each query runs as ``em-plugin query`` runs it (``WorkflowStore.query`` with the name and the
 bindings), in a child process of its own that opens STORE read-only, so that a query past
-``--timeout`` is stopped and the next one still runs. The bound run gives each parameter a
-typical value read from the store, one parameter at a time (a workflow id, a tool name, a scope, a session...; the
-values are printed). For each run the table shows the rows, the seconds and a digest of the
-sorted rows: run it with ``PYTHONPATH`` set to two checkouts to compare plans (seconds) and
-answers (digest) before and after a query change. The load average is printed before and after:
-the figures are from a shared machine unless it says otherwise.
+``--timeout`` is stopped and the next one still runs. The bound runs give each parameter,
+one at a time, a typical value read from the store (a workflow id, a tool name, a scope, a
+session...; the values are printed). For each run the table shows the rows, the seconds and
+a digest of the sorted rows: run it with ``PYTHONPATH`` set to two checkouts to compare
+plans (seconds) and answers (digest) before and after a query change. The load average is
+printed before and after: the figures are from a shared machine unless it says otherwise.
 """
 
 from __future__ import annotations
@@ -68,16 +68,24 @@ def _typical_values(store: Any, names: set[str]) -> dict[str, str]:
 def _run_one(store_dir: str, name: str, bindings: dict[str, str]) -> dict[str, Any]:
     """Run one named query and return its row count, seconds and sorted-row digest."""
     from provenance.queries import load_query
-    from provenance.stores import open_store
+    from provenance.stores import QueryResult, open_store
 
     store = open_store(store_dir, read_only=True)
     query = load_query(name)
     terms = query.bindings(**bindings)
     started = time.perf_counter()
-    rows = store.query(name, bindings=terms or None).rows
+    result = store.query(name, bindings=terms or None)
+    assert isinstance(result, QueryResult)  # every named query is a SELECT
+    rows = result.rows
     seconds = time.perf_counter() - started
-    text = "\n".join(sorted(repr(tuple(str(c) if c is not None else None for c in r)) for r in rows))
-    return {"rows": len(rows), "seconds": seconds, "digest": hashlib.sha256(text.encode()).hexdigest()[:12]}
+    text = "\n".join(
+        sorted(repr(tuple(str(c) if c is not None else None for c in r)) for r in rows)
+    )
+    return {
+        "rows": len(rows),
+        "seconds": seconds,
+        "digest": hashlib.sha256(text.encode()).hexdigest()[:12],
+    }
 
 
 def _load() -> str:
@@ -110,7 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     print("typical values: " + ", ".join(f"{k}={v}" for k, v in values.items()))
     print(f"{'query':24s} {'bindings':44s} {'rows':>8s} {'seconds':>9s}  digest")
     for query in queries:
-        runs = []
+        runs: list[dict[str, str]] = []
         if not args.bound_only:
             runs.append({})
         if not args.unbound_only:
