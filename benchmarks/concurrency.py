@@ -17,15 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from em_plugin.embedding.embedders import FakeEmbedder
+from em_plugin.evaluation.latency import summary, time_calls
 from em_plugin.evaluation.synthetic import SCOPE, SyntheticMemory
 from em_plugin.memory import EpisodicMemory
 from provenance.model import Workflow
@@ -51,21 +48,8 @@ def measure(store: Path, queries: int) -> dict[str, Any]:
 
 
 def _run(call: Callable[[Workflow], object], queries: list[Workflow], threads: int) -> list[float]:
-    def timed(query: Workflow) -> float:
-        start = time.perf_counter()
-        call(query)
-        return time.perf_counter() - start
-
-    start = time.perf_counter()
-    if threads == 1:
-        times = [timed(q) for q in queries]
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            times = list(pool.map(timed, queries))
-    wall = time.perf_counter() - start
-    ms = np.asarray(times) * 1000
-    p50, p99 = (round(float(np.percentile(ms, q)), 1) for q in (50, 99))
-    return [p50, p99, round(len(times) / wall, 1)]
+    found = summary(*time_calls(call, queries, threads))
+    return [round(found["p50"], 1), round(found["p99"], 1), round(found["per_s"], 1)]
 
 
 def _loadavg() -> list[str]:

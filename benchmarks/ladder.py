@@ -45,13 +45,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyoxigraph as ox
 from rich.console import Console
 from rich.progress import (
@@ -65,6 +63,7 @@ from rich.progress import (
 
 from em_plugin.embedding.embedders import FakeEmbedder
 from em_plugin.evaluation.bench import CALL_BATCHES
+from em_plugin.evaluation.latency import summary, time_calls
 from em_plugin.evaluation.synthetic import SCOPE, SyntheticMemory
 from provenance.model import Workflow
 from provenance.stores._terms import nquads
@@ -206,40 +205,13 @@ def _latencies(memory: Any, queries: list[Workflow], size: int) -> dict[str, Any
     with _progress() as bar:
         task = bar.add_task("latency", total=len(settings) + len(CONCURRENCY))
         for op, threads in settings:
-            results[f"{op}@{threads}"] = _threads(operations[op], queries, threads)
+            results[f"{op}@{threads}"] = summary(*time_calls(operations[op], queries, threads))
             _note(f"{size:,}: {op}@{threads} {json.dumps(results[f'{op}@{threads}'])}")
             bar.advance(task)
         for tasks in CONCURRENCY:
             results[f"asuggest@{tasks}"] = asyncio.run(_tasks(memory, queries, tasks))
             bar.advance(task)
     return results
-
-
-def _summary(times: list[float], wall: float) -> dict[str, float]:
-    ms = np.asarray(times) * 1000
-    return {
-        "p50": float(np.percentile(ms, 50)),
-        "p95": float(np.percentile(ms, 95)),
-        "p99": float(np.percentile(ms, 99)),
-        "per_s": len(times) / wall,
-    }
-
-
-def _threads(
-    call: Callable[[Workflow], object], queries: list[Workflow], threads: int
-) -> dict[str, float]:
-    def timed(query: Workflow) -> float:
-        start = time.perf_counter()
-        call(query)
-        return time.perf_counter() - start
-
-    start = time.perf_counter()
-    if threads == 1:
-        times = [timed(q) for q in queries]
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            times = list(pool.map(timed, queries))
-    return _summary(times, time.perf_counter() - start)
 
 
 async def _tasks(memory: Any, queries: list[Workflow], tasks: int) -> dict[str, float]:
@@ -255,7 +227,7 @@ async def _tasks(memory: Any, queries: list[Workflow], tasks: int) -> dict[str, 
 
     start = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(tasks)))
-    return _summary(times, time.perf_counter() - start)
+    return summary(times, time.perf_counter() - start)
 
 
 # ------------------------------------------------------------------------------ the parent
