@@ -30,6 +30,7 @@ build's figures once it is done, and every tenth of each visit pass how far it i
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -58,9 +59,15 @@ def tenant(number: int) -> str:
     return f"tenant-{number:06d}"
 
 
+@functools.cache
+def _synthetic() -> SyntheticMemory:
+    """The generator, made once: making its patterns took longer than a cold suggestion."""
+    return SyntheticMemory(0)  # each workflow has its own seed: sharing it changes nothing
+
+
 def workflows(scopes: int, per_scope: int) -> Iterator[Workflow]:
     """Yield every tenant's workflows, tenant by tenant."""
-    data = SyntheticMemory(0)
+    data = _synthetic()
     for number in range(scopes):
         for workflow in data.workflows(per_scope, start=number * per_scope):
             yield workflow.replace(scope=tenant(number))
@@ -68,7 +75,7 @@ def workflows(scopes: int, per_scope: int) -> Iterator[Workflow]:
 
 def current(number: int, per_scope: int) -> Workflow:
     """Return tenant ``number``'s current workflow: its first workflow's first leaves."""
-    first = next(iter(SyntheticMemory(0).workflows(1, start=number * per_scope)))
+    first = next(iter(_synthetic().workflows(1, start=number * per_scope)))
     return first.prefix(2).replace(id="now", scope=tenant(number))
 
 
