@@ -23,12 +23,14 @@ workflows differ in length, so warm times compare tenant by tenant.
 Printed: the visit process's peak RSS (``VmHWM``), evictions and reloads of the scope cache,
 cold and warm p50/p95, the same tenants' warm p50/p95 in the shared store and alone, and the
 ratio of those p50s, the store's
-disk, the build rate, and the load average before and after.
+disk, the build rate, and the load average before and after. On stderr, as the run goes: the
+build's figures once it is done, and every tenth of each visit pass how far it is.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -57,9 +59,15 @@ def tenant(number: int) -> str:
     return f"tenant-{number:06d}"
 
 
+@functools.cache
+def _synthetic() -> SyntheticMemory:
+    """The generator, made once: making its patterns took longer than a cold suggestion."""
+    return SyntheticMemory(0)  # each workflow has its own seed: sharing it changes nothing
+
+
 def workflows(scopes: int, per_scope: int) -> Iterator[Workflow]:
     """Yield every tenant's workflows, tenant by tenant."""
-    data = SyntheticMemory(0)
+    data = _synthetic()
     for number in range(scopes):
         for workflow in data.workflows(per_scope, start=number * per_scope):
             yield workflow.replace(scope=tenant(number))
@@ -67,7 +75,7 @@ def workflows(scopes: int, per_scope: int) -> Iterator[Workflow]:
 
 def current(number: int, per_scope: int) -> Workflow:
     """Return tenant ``number``'s current workflow: its first workflow's first leaves."""
-    first = next(iter(SyntheticMemory(0).workflows(1, start=number * per_scope)))
+    first = next(iter(_synthetic().workflows(1, start=number * per_scope)))
     return first.prefix(2).replace(id="now", scope=tenant(number))
 
 
@@ -94,8 +102,10 @@ def visit(store: Path, scopes: int, per_scope: int, warm_every: int) -> dict[str
     memory = EpisodicMemory(store, embedder=FakeEmbedder(EMBEDDER))
     opened = time.perf_counter() - start
     try:
-        for _ in range(2):
+        for visit_pass in range(2):
             for number in range(scopes):
+                if number and number % max(1, scopes // 10) == 0:
+                    _progress(visit_pass, number, scopes, start, cold)
                 view = memory.with_scope(tenant(number))
                 query = current(number, per_scope)
                 began = time.perf_counter()
@@ -138,6 +148,17 @@ def one_scope(tmp: Path, number: int, per_scope: int, calls: int) -> list[float]
             memory.suggest(query)
             times.append(time.perf_counter() - began)
     return times
+
+
+def _progress(visit_pass: int, number: int, scopes: int, start: float, cold: list[float]) -> None:
+    """Print how far the visits are on stderr: a long run shows where it is before it ends."""
+    print(
+        f"visits: pass {visit_pass + 1}, {number:,} / {scopes:,} scopes, "
+        f"{time.perf_counter() - start:.0f} s, cold p50 / p95 so far {_ms(cold, 50):.2f} / "
+        f"{_ms(cold, 95):.2f} ms, peak RSS {_peak_rss_mb():.0f} MB, load {_loadavg()}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _peak_rss_mb() -> float:
@@ -192,6 +213,7 @@ def main() -> None:
             if done.returncode != 0:
                 raise SystemExit(f"building the store failed: {done.stderr[-2000:]}")
             built = json.loads(done.stdout.strip().splitlines()[-1])
+            print(f"build done: {built}, load {_loadavg()}", file=sys.stderr, flush=True)
         disk = _bytes(store) + _bytes(store.with_name(f"{store.name}.em-index"))
         warm_every = max(1, args.scopes // max(1, args.warm_sample))
         seen = visit(store, args.scopes, args.per_scope, warm_every)

@@ -2,34 +2,44 @@
 
 Layout of an index directory::
 
-    meta.json          format, embedder name and dimension, store fingerprint, scope files
-                       with their workflow counts, and per scope the store change marker
-                       ``(sequence, token)`` reflected
+    meta.json          format, embedder name and dimension, the snapshot's generation and the
+                       number of the next scope file, scope files with their workflow counts,
+                       and per scope the store change marker ``(sequence, token)`` reflected
     scope-<i>.json     a scope's name, workflow ids, tool names, instruction texts, the
                        distinct contexts and args of its leaves, and the distinct handoff routes
     scope-<i>.npz      its instruction vectors, leaf codes and counts, context and args ids,
                        the contexts' vectors (the suggestion state's, see scope_memory.py), and
                        per workflow its routes id (absent in older snapshots: routes unknown)
     journal.jsonl      saves and deletes since the snapshot, one JSON object a line
+    journal.<g>.jsonl  only after a crash mid-snapshot: the journal a snapshot of generation
+                       ``g`` was taking over (replayed first while ``meta.json`` is older)
 
-A snapshot is written to a temporary sibling directory and swapped in by renames, so a crash
-leaves either the old or the new snapshot. The journal is replayed on load; a torn last line
-(a crash mid-write) is ignored, and the fingerprint check then reports the index as stale.
+A scope's files keep their number for as long as the scope is unchanged, so a snapshot writes
+only the scopes changed since the last one, under numbers never used before, and then
+``meta.json``: its cost follows the changes, not the number of scopes (docs/state.md, "Many
+scopes"). The snapshot takes over the journal by renaming it to ``journal.<g>.jsonl`` and
+starting an empty one, and commits by replacing ``meta.json`` (written aside, then renamed);
+only then are the taken-over journal and the files of rewritten and dropped scopes deleted. A
+crash before that rename leaves the old ``meta.json``, whose generation is below ``g``, with
+the taken-over journal and the new one to replay; after it, the new snapshot and an empty
+journal. The journal is replayed on load; a torn last line (a crash mid-write) is ignored, and
+the fingerprint check then reports the index as stale. Snapshots of the earlier layout (a
+directory swapped in whole, files numbered from 0 at each snapshot) read as generation 0.
 
 A scope's two files are all it takes to load that scope (:func:`read_scope`): the step index
-loads scopes on first use and unloads idle ones (docs/state.md, "Many scopes"), and a snapshot
-hard-links the files of scopes unchanged since the last one instead of writing them again.
+loads scopes on first use and unloads idle ones (docs/state.md, "Many scopes").
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
-import tempfile
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +113,26 @@ class ScopeFile:
         return self.ids
 
 
+@dataclass
+class Layout:
+    """What the next snapshot of a directory needs to know of its last one.
+
+    Attributes:
+        generation: The last snapshot's generation (0: none, or one of the earlier layout).
+        next_file: The number of the next scope file written (numbers are never reused while
+            a snapshot refers to them).
+        pending: Generations of journals taken over by snapshots that a crash left
+            uncommitted: replayed before ``journal.jsonl``, deleted by the next snapshot.
+        untidy: Whether a crash may have left files no snapshot refers to (the next snapshot
+            then scans the directory for them).
+    """
+
+    generation: int = 0
+    next_file: int = 0
+    pending: tuple[int, ...] = ()
+    untidy: bool = False
+
+
 @dataclass(frozen=True)
 class Meta:
     """A snapshot's ``meta.json``: what each scope's files are, without reading them."""
@@ -112,6 +142,7 @@ class Meta:
     dimension: int
     files: dict[str, ScopeFile]
     markers: dict[str, tuple[int, str]]
+    layout: Layout = field(default_factory=Layout)
 
 
 def write_snapshot(
@@ -122,67 +153,183 @@ def write_snapshot(
     markers: dict[str, tuple[int, str]] | None = None,
     *,
     stored: Mapping[str, ScopeFile] | None = None,
-) -> dict[str, ScopeFile]:
+    layout: Layout | None = None,
+    garbage: Iterable[Path] = (),
+) -> tuple[dict[str, ScopeFile], Layout]:
     """Write a snapshot of compacted scopes to ``path`` atomically (an empty journal).
+
+    Only the scopes in ``scopes`` are written; the others keep their files, so a snapshot costs
+    what changed plus ``meta.json``.
 
     Args:
         path: The index directory.
         embedder: The embedder's name.
         dimension: The embedding dimension.
-        scopes: The scopes' indexes to write.
+        scopes: The changed scopes' indexes to write.
         markers: Per scope, the store change marker the index reflects.
         stored: Scopes unchanged since they were written (not in ``scopes``): their files are
-            hard-linked (copied where links fail) into the new snapshot.
+            kept, or hard-linked (copied where links fail) when they are in another directory.
+        layout: The directory's layout as the last snapshot left it (``None``: read from its
+            ``meta.json``, whose scopes are then all replaced).
+        garbage: Files (without suffix) of ``path`` that the last snapshot referred to and
+            this one does not (rewritten or dropped scopes): deleted once it is committed.
 
     Returns:
-        Where the new snapshot holds each scope.
+        Where the new snapshot holds each scope, and its layout.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.mkdir(parents=True, exist_ok=True)
+    garbage = list(garbage)
+    if layout is None:
+        layout, replaced = _current_layout(path)
+        garbage += replaced
     stored = {n: f for n, f in (stored or {}).items() if n not in scopes}
-    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    generation = max((layout.generation, *layout.pending)) + 1
+    number = layout.next_file
+    here: dict[Path, bool] = {}
+    written: list[Path] = []
+    journal, taken = path / JOURNAL, path / _taken_journal(generation)
+    committed = False
     try:
         entries, files = [], {}
-        for i, name in enumerate(sorted({*scopes, *stored})):
-            base = staging / f"scope-{i}"
+        for name in sorted({*scopes, *stored}):
             if name in scopes:
+                base = path / f"scope-{number}"
+                number += 1
+                written.append(base)
                 scope = scopes[name]
                 _write_scope(base, name, scope)
-                ids: tuple[str, ...] = tuple(scope.id_slots)
+                ids: tuple[str, ...] | None = tuple(scope.id_slots)
+                count = len(scope.id_slots)
+                unloaded = False
             else:
-                ids = stored[name].known_ids()
+                file = stored[name]
+                count = file.workflows if file.workflows is not None else len(file.known_ids())
+                if _same_dir(here, file.base.parent, path):
+                    entries.append({"scope": name, "file": file.base.name, "workflows": count})
+                    files[name] = file
+                    continue
+                base, ids, unloaded = path / f"scope-{number}", file.ids, file.unloaded
+                number += 1
+                written.append(base)
                 for suffix in (".json", ".npz"):
-                    _link(stored[name].base.with_suffix(suffix), base.with_suffix(suffix))
-            entries.append({"scope": name, "file": base.name, "workflows": len(ids)})
-            unloaded = name in stored and stored[name].unloaded
-            files[name] = ScopeFile(path / base.name, len(ids), ids, unloaded)
-        pairs = [(name, wid) for name, file in files.items() for wid in file.ids or ()]
+                    _link(file.base.with_suffix(suffix), base.with_suffix(suffix))
+            entries.append({"scope": name, "file": base.name, "workflows": count})
+            files[name] = ScopeFile(base, count, ids, unloaded)
         meta = {
             "format": FORMAT,
             "embedder": embedder,
             "dimension": dimension,
-            "fingerprint": fingerprint(pairs),
+            "generation": generation,
+            "next_file": number,
             "scopes": entries,
             "markers": {name: list(position) for name, position in (markers or {}).items()},
         }
-        (staging / META).write_text(json.dumps(meta, indent=1), encoding="utf-8")
-        (staging / JOURNAL).touch()
-        old = path.with_name(f".{path.name}.old")
-        if old.exists():
-            shutil.rmtree(old)
-        if path.exists():
-            path.rename(old)
-        staging.rename(path)
-        shutil.rmtree(old, ignore_errors=True)
-        return files
+        staged = path / f".{META}.{generation}"
+        staged.write_text(json.dumps(meta, separators=(",", ":")), encoding="utf-8")
+        # The journal's changes are in this snapshot: it is taken over (kept until the commit,
+        # for a crash before it) and an empty one started.
+        if journal.exists():
+            os.replace(journal, taken)
+        journal.touch()
+        os.replace(staged, path / META)  # the commit
+        committed = True
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        if not committed:
+            _undo(path, written, taken, generation)
         raise
+    kept = {file.base for file in files.values()}
+    if layout.untidy:
+        garbage += [path / n for n in _unreferenced(path, {base.name for base in kept})]
+    for base in garbage:
+        if base not in kept and _same_dir(here, base.parent, path):
+            for suffix in (".json", ".npz"):
+                base.with_suffix(suffix).unlink(missing_ok=True)
+    # Last: while the taken-over journal is there, a load knows the files may be untidy. The
+    # last snapshot's own goes too (a crash after its commit left it).
+    for gone in (layout.generation, *layout.pending, generation):
+        (path / _taken_journal(gone)).unlink(missing_ok=True)
+    return files, Layout(generation, number)
+
+
+def _unreferenced(path: Path, referenced: set[str]) -> set[str]:
+    """Return the scope files (without suffix) and staged metas in ``path`` nothing refers to."""
+    found = set()
+    for name in os.listdir(path):
+        stem = name.rsplit(".", 1)[0]
+        if name.startswith(f".{META}."):
+            (path / name).unlink(missing_ok=True)
+        elif re.fullmatch(r"scope-\d+\.(json|npz)", name) and stem not in referenced:
+            found.add(stem)
+    return found
+
+
+def _undo(path: Path, written: list[Path], taken: Path, generation: int) -> None:
+    """Leave the directory as the last snapshot did, after a snapshot failed before its commit.
+
+    Best effort: what stays behind is what a crash leaves, which a load handles.
+    """
+    with contextlib.suppress(OSError):
+        (path / f".{META}.{generation}").unlink(missing_ok=True)
+        if taken.exists():
+            os.replace(taken, path / JOURNAL)
+        for base in written:
+            for suffix in (".json", ".npz"):
+                base.with_suffix(suffix).unlink(missing_ok=True)
+
+
+def _taken_journal(generation: int) -> str:
+    return f"journal.{generation}.jsonl"
+
+
+def _same_dir(cache: dict[Path, bool], directory: Path, path: Path) -> bool:
+    """Whether ``directory`` is ``path`` (resolved once per distinct directory)."""
+    if directory not in cache:
+        cache[directory] = directory == path or directory.resolve() == path.resolve()
+    return cache[directory]
+
+
+def _current_layout(path: Path) -> tuple[Layout, list[Path]]:
+    """Return the layout of an index directory and its scope files (none when it has none)."""
+    if not (path / META).exists():
+        return _with_pending(path, Layout()), []
+    try:
+        meta = read_meta(path)
+    except IndexStaleError:  # an unreadable snapshot is replaced whole; its files stay
+        return _with_pending(path, Layout(next_file=_free_number(path))), []
+    return meta.layout, [file.base for file in meta.files.values()]
+
+
+def _free_number(path: Path) -> int:
+    """Return a scope file number above every one in ``path`` (a directory scan)."""
+    numbers = [int(n) for n in re.findall(r"scope-(\d+)\.", " ".join(os.listdir(path)))]
+    return max(numbers, default=-1) + 1
+
+
+def _with_pending(path: Path, layout: Layout) -> Layout:
+    """Add the journals taken over by snapshots after ``layout``'s that a crash left."""
+    pending = []
+    generation = layout.generation + 1
+    while (path / _taken_journal(generation)).exists():
+        pending.append(generation)
+        generation += 1
+    # A taken-over journal of the snapshot itself: a crash came between its commit and the
+    # deletion of the files it replaced.
+    untidy = bool(pending) or (path / _taken_journal(layout.generation)).exists()
+    return Layout(layout.generation, layout.next_file, tuple(pending), untidy)
+
+
+def _file_number(name: str) -> int:
+    match = re.fullmatch(r"scope-(\d+)", name)
+    return int(match.group(1)) if match else -1
 
 
 def _link(source: Path, target: Path) -> None:
     try:
         os.link(source, target)
+    except FileExistsError:  # left by a snapshot a crash interrupted: not referred to
+        target.unlink()
+        _link(source, target)
     except OSError:  # a file system without hard links
         shutil.copyfile(source, target)
 
@@ -240,8 +387,18 @@ def read_meta(path: Path) -> Meta:
             str(name): (int(position[0]), str(position[1]))
             for name, position in meta.get("markers", {}).items()
         }
+        # The earlier layout numbered its files from 0 at each snapshot and had no generation.
+        next_file = meta.get("next_file")
+        if next_file is None:
+            next_file = max((_file_number(f.base.name) for f in files.values()), default=-1) + 1
+        layout = _with_pending(path, Layout(int(meta.get("generation", 0)), int(next_file)))
         return Meta(
-            int(meta["format"]), str(meta["embedder"]), int(meta["dimension"]), files, markers
+            int(meta["format"]),
+            str(meta["embedder"]),
+            int(meta["dimension"]),
+            files,
+            markers,
+            layout,
         )
     except IndexStaleError:
         raise
@@ -376,19 +533,28 @@ def _drop_torn_tail(file: Path) -> None:
             handle.truncate(data.rfind(b"\n") + 1)
 
 
-def read_journal(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield journal entries; a torn last line is skipped."""
-    file = Path(path) / JOURNAL
-    if not file.exists():
-        return
-    with file.open(encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(entry, dict):
-                yield entry
+def read_journal(path: Path, layout: Layout | None = None) -> Iterator[dict[str, Any]]:
+    """Yield journal entries; a torn last line is skipped.
+
+    Args:
+        path: The index directory.
+        layout: Its snapshot's layout: the journals it lists as pending (taken over by a
+            snapshot a crash left uncommitted) are read first, in order.
+    """
+    path = Path(path)
+    names = [_taken_journal(g) for g in (layout.pending if layout else ())] + [JOURNAL]
+    for name in names:
+        file = path / name
+        if not file.exists():
+            continue
+        with file.open(encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(entry, dict):
+                    yield entry
 
 
 def add_context_vectors(scopes: Iterable[ScopeIndex], embed: Embed) -> bool:

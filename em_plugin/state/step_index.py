@@ -72,6 +72,10 @@ class StepIndex:
         # Where the last snapshot holds each scope; a loaded scope not in `_dirty` equals it.
         self._files: dict[str, ScopeFile] = {}
         self._dirty: set[str] = set()
+        # The directory's layout after the last snapshot this index wrote or read (None: read
+        # it from the directory), and the files that snapshot has and the next one drops.
+        self._layout: index_files.Layout | None = None
+        self._garbage: list[Path] = []
         self._pins: Counter[str] = Counter()
         self._pin_lock = threading.Lock()
         #: Scopes unloaded (evicted) and loaded back from their snapshot files so far.
@@ -87,7 +91,9 @@ class StepIndex:
         self._unchecked_lines = 0
         if self.path is not None:
             if not (self.path / index_files.META).exists():
-                index_files.write_snapshot(self.path, self.embedder.name, self.dimension, {})
+                _, self._layout = index_files.write_snapshot(
+                    self.path, self.embedder.name, self.dimension, {}
+                )
             self._journal = index_files.Journal(self.path)
 
     @property
@@ -311,6 +317,7 @@ class StepIndex:
         """
         with self._lock:
             self._scopes.clear()
+            self._garbage += [file.base for file in self._files.values()]
             self._files.clear()
             self._dirty.clear()
             self.markers.clear()
@@ -379,8 +386,8 @@ class StepIndex:
         if target is None:
             raise ConfigurationError("save() needs a path: this index was created without one")
         with self._lock:
-            # Only scopes changed since the last snapshot are compacted and written; the files
-            # of the others are linked into the new snapshot.
+            # Only scopes changed since the last snapshot are compacted and written; the others
+            # keep their files (linked into another directory).
             for name in [n for n in self._dirty if n in self._scopes]:
                 scope = self._scopes[name]
                 if not len(scope):
@@ -393,18 +400,26 @@ class StepIndex:
             own = self.path is not None and target.resolve() == self.path.resolve()
             if own and self._journal is not None:
                 self._journal.close()
-            files = index_files.write_snapshot(
-                target,
-                self.embedder.name,
-                self.dimension,
-                changed,
-                self.markers,
-                stored={n: f for n, f in self._files.items() if n not in changed},
-            )
+            garbage = [self._files[n].base for n in changed if n in self._files]
+            try:
+                files, layout = index_files.write_snapshot(
+                    target,
+                    self.embedder.name,
+                    self.dimension,
+                    changed,
+                    self.markers,
+                    stored={n: f for n, f in self._files.items() if n not in changed},
+                    layout=self._layout if own else None,
+                    garbage=[*self._garbage, *garbage] if own else (),
+                )
+            finally:
+                if own and self._journal is not None:
+                    self._journal = index_files.Journal(target)
             if own:
                 self._files = files
+                self._layout = layout
+                self._garbage.clear()
                 self._dirty.clear()
-                self._journal = index_files.Journal(target)
 
     @classmethod
     def open(
@@ -462,9 +477,9 @@ class StepIndex:
         if not (path / index_files.META).exists():
             raise IndexStaleError(f"no step index at {path}; {REINDEX_HINT}")
         meta = index_files.read_meta(path)
-        # A reader beside a writer loads every scope now: the writer's next snapshot renumbers
-        # the files it would load later. The constructor keeps an embedder that is cached
-        # already (the engine's) and wraps only a bare one.
+        # A reader beside a writer loads every scope now: the writer's next snapshots delete
+        # the files of the scopes they rewrite, which it would load later. The constructor
+        # keeps an embedder that is cached already (the engine's) and wraps only a bare one.
         index = cls(embedder, cache_scopes=None if read_only else cache_scopes)
         cached = index.embedder
         if meta.embedder != cached.name or meta.dimension != cached.dimension:
@@ -474,6 +489,7 @@ class StepIndex:
                 f"(dimension {cached.dimension}); {REINDEX_HINT}"
             )
         index._files = meta.files
+        index._layout = meta.layout
         index.markers = dict(meta.markers)
         eager = read_only or meta.format < index_files.FORMAT
         if eager or any(f.workflows is None for f in meta.files.values()):
@@ -481,7 +497,7 @@ class StepIndex:
                 index._get(name)
         migrated = index_files.add_context_vectors(index._scopes.values(), cached.embed)
         index._dirty.update(index._scopes if migrated else ())
-        index._replay(index_files.read_journal(path))
+        index._replay(index_files.read_journal(path, meta.layout))
         index.path = path
         if not read_only:
             index._journal = index_files.Journal(path)
@@ -614,7 +630,9 @@ class StepIndex:
 
     def _drop(self, name: str) -> None:
         self._scopes.pop(name, None)
-        self._files.pop(name, None)
+        file = self._files.pop(name, None)
+        if file is not None:
+            self._garbage.append(file.base)
         self._dirty.discard(name)
 
     def _trim(self) -> None:
@@ -622,7 +640,7 @@ class StepIndex:
 
         A scope in use (:meth:`pin`) stays; so does one changed since the last snapshot, since
         its files do not hold it yet: when those fill half the cache, a snapshot is written
-        (only the changed scopes are; the others' files are linked).
+        (only the changed scopes are; the others keep their files).
         """
         limit = self.cache_scopes
         if limit is None or len(self._scopes) <= limit or self._journal is None:

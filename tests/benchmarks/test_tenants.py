@@ -19,8 +19,12 @@ def test_tenants_runs_tiny(
     argv += ["--baseline-tenants", "3"]
     monkeypatch.setattr(sys, "argv", argv)
     runpy.run_path(str(SCRIPT), run_name="__main__")
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "12 scopes x 2 workflows" in out
+    # A long run shows where it is on stderr before it ends.
+    assert "build done: {" in captured.err
+    assert "visits: pass 2, 11 / 12 scopes" in captured.err
     assert "scope cache (scopes kept loaded): 4" in out
     visits = re.search(r"visits: (\d+) \(every scope twice\) \+ (\d+) warm", out)
     assert visits is not None and visits.groups() == (
