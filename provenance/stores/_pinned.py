@@ -13,8 +13,8 @@ A pin is a directory inside the store (``.readers/PID-N``; RocksDB ignores subdi
 holding a copy of ``CURRENT`` and of the MANIFEST it names, and hard links to every table file
 and write-ahead log. Opened read-only, it reads the store as of the copy, and its files live as
 long as the pin: the writer's deletions only drop the store's own names. The pin is complete
-when the writer deleted none of those files while it was made
-(:class:`~provenance.stores._table_watch.TableWatch`); otherwise making it is tried again.
+when the writer deleted none of those files while it was made, except files the pin already
+held (:class:`~provenance.stores._table_watch.TableWatch`); otherwise making it is tried again.
 """
 
 from __future__ import annotations
@@ -57,12 +57,14 @@ def pin(store: Path) -> Path:
     target.mkdir()
     try:
         watch = TableWatch(store)
+        held: list[str] = []  # the files the pin holds so far
         try:
             # The MANIFEST first: every file it names existed when it was copied, so linking
             # what is there afterwards, with no deletion in between, links all of them.
             current = (store / "CURRENT").read_bytes()
             manifest = current.decode("ascii").strip()
             shutil.copyfile(store / manifest, target / manifest)
+            held.append(manifest)
             for name in _COPIED:
                 if (store / name).is_file():
                     shutil.copyfile(store / name, target / name)
@@ -70,11 +72,15 @@ def pin(store: Path) -> Path:
                 for entry in entries:
                     if _LINKED.fullmatch(entry.name):
                         os.link(entry.path, target / entry.name)
+                        held.append(entry.name)
             (target / "CURRENT").write_bytes(current)
         except FileNotFoundError as exc:
             raise Incomplete(str(exc)) from exc
         finally:
-            deleted = watch.deleted()
+            # A file deleted after it was linked or copied is held by the pin: only one
+            # deleted before (so missing from the pin) makes the pin incomplete. File numbers
+            # only grow, so a held name is never a newer file of the same name.
+            deleted = watch.deleted(held=held)
         if deleted:
             raise Incomplete(f"the writer deleted files of {store} meanwhile")
     except BaseException:

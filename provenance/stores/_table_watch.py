@@ -15,6 +15,7 @@ import os
 import re
 import struct
 import sys
+from collections.abc import Collection
 from pathlib import Path
 
 __all__ = ["TableWatch"]
@@ -53,8 +54,8 @@ def _listen(directory: Path) -> int | None:
     return fd
 
 
-def _heard_a_deletion(fd: int) -> bool:
-    """Read the pending events: whether one deleted (or moved away) a watched file."""
+def _heard_a_deletion(fd: int, held: frozenset[bytes]) -> bool:
+    """Read the pending events: whether one deleted a watched file not in ``held``, or moved one."""
     heard = False
     while True:
         try:
@@ -71,7 +72,9 @@ def _heard_a_deletion(fd: int) -> bool:
             start = offset + _EVENT.size
             name = buffer[start : start + length].rstrip(b"\0")
             offset = start + length
-            if mask & _IN_Q_OVERFLOW or _TABLE.fullmatch(name):
+            if mask & _IN_Q_OVERFLOW:
+                heard = True
+            elif _TABLE.fullmatch(name) and (mask & _IN_MOVED_FROM or name not in held):
                 heard = True
 
 
@@ -87,15 +90,26 @@ class TableWatch:
         self._fd = _listen(directory)
         self._before = _tables(directory)
 
-    def deleted(self) -> bool:
-        """Return whether a watched file was deleted since the watch began, and stop watching."""
+    def deleted(self, *, held: Collection[str] = ()) -> bool:
+        """Return whether a watched file was deleted since the watch began, and stop watching.
+
+        Args:
+            held: Names of files the caller already holds (a hard link or a copy made while
+                watching): their deletion by name loses nothing, since the holder keeps the
+                content. A file moved away still counts, as a recycled log is rewritten in
+                place.
+
+        Returns:
+            Whether a deletion may have taken a file the caller needs.
+        """
+        kept = frozenset(os.fsencode(name) for name in held)
         heard = False
         if self._fd is not None:
             try:
-                heard = _heard_a_deletion(self._fd)
+                heard = _heard_a_deletion(self._fd, kept)
             finally:
                 self.close()
-        return heard or bool(self._before - _tables(self._directory))
+        return heard or bool(self._before - _tables(self._directory) - kept)
 
     def close(self) -> None:
         """Stop watching (idempotent)."""

@@ -160,3 +160,17 @@ def test_the_watch_tells_deletions_of_the_files_a_reader_needs(
         (tmp_path / "000010.sst").write_bytes(b"")
         (tmp_path / "000010.sst").unlink()
         assert watch.deleted()
+    # A file the reader already holds (linked or copied) loses nothing when deleted...
+    (tmp_path / "000011.sst").write_bytes(b"")
+    (tmp_path / "000012.log").write_bytes(b"")
+    watch = TableWatch(tmp_path)
+    (tmp_path / "000011.sst").unlink()
+    assert not watch.deleted(held=["000011.sst"])
+    watch = TableWatch(tmp_path)
+    (tmp_path / "000012.log").unlink()
+    assert watch.deleted(held=["000011.sst"])  # ...another one does
+    if listen:  # a held log moved away is being recycled: rewritten under the reader
+        (tmp_path / "000013.log").write_bytes(b"")
+        watch = TableWatch(tmp_path)
+        (tmp_path / "000013.log").rename(tmp_path / "000014.log")
+        assert watch.deleted(held=["000013.log"])
