@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from em_plugin.embedding.embedders import FakeEmbedder
-from em_plugin.evaluation.latency import summary, time_calls
+from em_plugin.evaluation.latency import load_average, summary, time_calls
 from em_plugin.evaluation.synthetic import SCOPE, SyntheticMemory
 from em_plugin.memory import EpisodicMemory
 from provenance.model import Workflow
@@ -34,7 +34,7 @@ def measure(store: Path, queries: int) -> dict[str, Any]:
     """Open the store and time suggest and retrieve at every thread count."""
     memory = EpisodicMemory(store, embedder=FakeEmbedder(384), scope=SCOPE)
     asked = list(SyntheticMemory(0, distinct_texts=True).queries(queries))
-    out: dict[str, Any] = {"load": _loadavg()}
+    out: dict[str, Any] = {"load": load_average().split()}
     try:
         for query in asked[:8]:
             memory.suggest(query)  # models built and query texts embedded, outside the timing
@@ -50,13 +50,6 @@ def measure(store: Path, queries: int) -> dict[str, Any]:
 def _run(call: Callable[[Workflow], object], queries: list[Workflow], threads: int) -> list[float]:
     found = summary(*time_calls(call, queries, threads))
     return [round(found["p50"], 1), round(found["p99"], 1), round(found["per_s"], 1)]
-
-
-def _loadavg() -> list[str]:
-    try:
-        return Path("/proc/loadavg").read_text().split()[:3]
-    except OSError:
-        return []
 
 
 def main() -> None:

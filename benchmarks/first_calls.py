@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from em_plugin.embedding.embedders import FakeEmbedder
+from em_plugin.evaluation.latency import load_average
 from em_plugin.evaluation.synthetic import SCOPE, SyntheticMemory
 from em_plugin.memory import EpisodicMemory
 from provenance.model import Workflow
@@ -41,7 +42,7 @@ def measure(store: Path, queries: int, saves: int) -> dict[str, Any]:
     asked = list(SyntheticMemory(0, distinct_texts=True).queries(queries))
     made = SyntheticMemory(1, distinct_texts=True).workflows(saves)
     new = [dataclasses.replace(w, id=f"first-calls-{i}") for i, w in enumerate(made)]
-    out: dict[str, Any] = {"load": _loadavg()}
+    out: dict[str, Any] = {"load": load_average().split()}
     try:
         memory.suggest(asked[0])  # the models built, outside the timing
         out["retrieve_first"] = _timed(memory.retrieve, asked[1:], passes=1)
@@ -71,13 +72,6 @@ def _summary(times: list[float]) -> list[float]:
     ms = np.asarray(times)
     summary = [float(np.percentile(ms, q)) for q in (50, 90, 99)] + [float(ms.mean())]
     return [round(value, 1) for value in summary]
-
-
-def _loadavg() -> list[str]:
-    try:
-        return Path("/proc/loadavg").read_text().split()[:3]
-    except OSError:
-        return []
 
 
 def main() -> None:

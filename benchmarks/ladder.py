@@ -63,7 +63,7 @@ from rich.progress import (
 
 from em_plugin.embedding.embedders import FakeEmbedder
 from em_plugin.evaluation.bench import CALL_BATCHES
-from em_plugin.evaluation.latency import summary, time_calls
+from em_plugin.evaluation.latency import load_average, summary, time_calls
 from em_plugin.evaluation.synthetic import SCOPE, SyntheticMemory
 from provenance.model import Workflow
 from provenance.stores._terms import nquads
@@ -237,7 +237,7 @@ def run_size(
     size: int, root: Path, calls: int, reference: int, *, with_floor: bool = True
 ) -> dict[str, Any]:
     """Measure one size: floor, product (child process), cold open (new process), disk."""
-    load_before = _loadavg()
+    load_before = load_average()
     floor_s = floor(size, root / f"floor-{size}") if with_floor else None
     shutil.rmtree(root / f"floor-{size}", ignore_errors=True)
     store = root / f"store-{size}"
@@ -262,7 +262,7 @@ def run_size(
         size=size,
         floor_s=floor_s,
         disk_per_leaf=disk / max(1, report["leaves"]),
-        load=f"{load_before} -> {_loadavg()}",
+        load=f"{load_before} -> {load_average()}",
     )
     return report
 
@@ -318,13 +318,6 @@ def _peak_rss_mb() -> float:
 
 def _bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
-
-
-def _loadavg() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "?"
 
 
 def main() -> None:

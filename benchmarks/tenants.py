@@ -46,6 +46,7 @@ import numpy as np
 
 from em_plugin.config import SCOPE_CACHE_ENV, scope_cache
 from em_plugin.embedding.embedders import FakeEmbedder
+from em_plugin.evaluation.latency import load_average
 from em_plugin.evaluation.synthetic import SyntheticMemory
 from provenance.model import Workflow
 
@@ -155,7 +156,7 @@ def _progress(visit_pass: int, number: int, scopes: int, start: float, cold: lis
     print(
         f"visits: pass {visit_pass + 1}, {number:,} / {scopes:,} scopes, "
         f"{time.perf_counter() - start:.0f} s, cold p50 / p95 so far {_ms(cold, 50):.2f} / "
-        f"{_ms(cold, 95):.2f} ms, peak RSS {_peak_rss_mb():.0f} MB, load {_loadavg()}",
+        f"{_ms(cold, 95):.2f} ms, peak RSS {_peak_rss_mb():.0f} MB, load {load_average()}",
         file=sys.stderr,
         flush=True,
     )
@@ -174,13 +175,6 @@ def _bytes(path: Path) -> int:
 
 def _ms(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values) * 1000, q)) if values else float("nan")
-
-
-def _loadavg() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "?"
 
 
 def main() -> None:
@@ -203,7 +197,7 @@ def main() -> None:
         return
     tmp = Path(tempfile.mkdtemp(prefix="em-tenants-"))
     store = args.store or tmp / "store"
-    load_before = _loadavg()
+    load_before = load_average()
     try:
         built = None
         if not store.exists():
@@ -213,7 +207,7 @@ def main() -> None:
             if done.returncode != 0:
                 raise SystemExit(f"building the store failed: {done.stderr[-2000:]}")
             built = json.loads(done.stdout.strip().splitlines()[-1])
-            print(f"build done: {built}, load {_loadavg()}", file=sys.stderr, flush=True)
+            print(f"build done: {built}, load {load_average()}", file=sys.stderr, flush=True)
         disk = _bytes(store) + _bytes(store.with_name(f"{store.name}.em-index"))
         warm_every = max(1, args.scopes // max(1, args.warm_sample))
         seen = visit(store, args.scopes, args.per_scope, warm_every)
@@ -233,7 +227,7 @@ def main() -> None:
     baseline = [t for n in matched for t in alone[n]]
     workflows_total = args.scopes * args.per_scope
     print(f"tenants: {args.scopes:,} scopes x {args.per_scope} workflows, one memory object")
-    print(f"load average before / after: {load_before} / {_loadavg()}")
+    print(f"load average before / after: {load_before} / {load_average()}")
     print(f"scope cache (scopes kept loaded): {seen['cache'] or scope_cache()}")
     if built is not None:
         rate = workflows_total / built["seconds"]

@@ -1,7 +1,8 @@
 """Time calls of the public API from several threads, for the scale benchmarks.
 
 ``benchmarks/ladder.py`` and ``benchmarks/concurrency.py`` time the same way: each call on its
-own thread, and the wall time of all of them for the calls per second.
+own thread, and the wall time of all of them for the calls per second. Every benchmark prints
+the machine's :func:`load_average` beside its figures.
 """
 
 from __future__ import annotations
@@ -9,13 +10,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
 
 _Q = TypeVar("_Q")
 
-__all__ = ["summary", "time_calls"]
+__all__ = ["load_average", "summary", "time_calls"]
 
 
 def time_calls(
@@ -55,3 +57,15 @@ def summary(times: Sequence[float], wall: float) -> dict[str, float]:
         "p99": float(np.percentile(ms, 99)),
         "per_s": len(times) / wall,
     }
+
+
+def load_average() -> str:
+    """Return the 1, 5 and 15-minute load averages as ``/proc/loadavg`` gives them.
+
+    Returns:
+        The three figures separated by spaces, or ``"?"`` where the file cannot be read.
+    """
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"

@@ -9,19 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from em_plugin.embedding.embedders import FakeEmbedder
-from em_plugin.evaluation.synthetic import SCOPE, SyntheticMemory
-from em_plugin.memory import EpisodicMemory
-
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "first_calls.py"
 
 
 def test_first_calls_runs_tiny(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ladder_store: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    store = tmp_path / "store-40"
-    with EpisodicMemory(store, embedder=FakeEmbedder(384), scope=SCOPE) as memory:
-        memory.save_many(SyntheticMemory(0, distinct_texts=True).workflows(40))
+    store = ladder_store
     monkeypatch.setattr(sys, "argv", [str(SCRIPT), str(store), "--queries", "10", "--saves", "3"])
     runpy.run_path(str(SCRIPT), run_name="__main__")
     found = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from em_plugin.evaluation.latency import summary, time_calls
+from em_plugin.evaluation.latency import load_average, summary, time_calls
 
 
 @pytest.mark.parametrize("threads", [1, 4])
@@ -31,3 +31,8 @@ def test_summary_reads_percentiles_in_ms() -> None:
     assert found["p95"] == pytest.approx(95.05)
     assert found["p99"] == pytest.approx(99.01)
     assert found["per_s"] == 50.0
+
+
+def test_load_average_gives_three_figures_or_a_question_mark() -> None:
+    found = load_average()
+    assert found == "?" or [float(x) >= 0 for x in found.split()] == [True] * 3
