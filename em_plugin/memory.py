@@ -48,6 +48,7 @@ from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.state.step_index import StepIndex
 from em_plugin.suggest import SuggestionChain, SuggestionRequest, build_chain, default_chain
 from em_plugin.suggest.acceptance import AcceptanceLog
+from em_plugin.suggest.acceptance_logs import AcceptanceLogs
 from em_plugin.suggest.crew import CrewDescription, coerce_crew
 from em_plugin.suggest.feedback import FeedbackStats, context_of
 from em_plugin.suggest.types import Suggestion
@@ -160,7 +161,7 @@ class EpisodicMemory:
         # What became of the suggestions shown, per scope (docs/suggestions.md, "Acceptance"),
         # shared with the scope views; the last workflow suggested for per (scope, session)
         # judges that session's previous round.
-        self._learning: dict[str, AcceptanceLog] = {}
+        self._learning = AcceptanceLogs(self._engine.scope_cache)
         self._asked: dict[tuple[str, str], Workflow] = {}
 
     if not TYPE_CHECKING:  # the moved names are no part of the typed API
@@ -173,17 +174,16 @@ class EpisodicMemory:
     @property
     def acceptance(self) -> AcceptanceLog:
         """What became of this scope's shown suggestions (docs/suggestions.md, "Acceptance")."""
-        found = self._learning.get(self.scope)
-        if found is None:
-            made = AcceptanceLog(
+        return self._learning.get(
+            self.scope,
+            lambda: AcceptanceLog(
                 self._engine.store,
                 self.scope,
                 self._engine.embedder.embed,
                 lambda: self.threshold,
                 FeedbackStats.from_store(self._engine.store, self.scope),
-            )
-            found = self._learning.setdefault(self.scope, made)
-        return found
+            ),
+        )
 
     # ------------------------------------------------------------------------------ views
 

@@ -155,6 +155,12 @@ class AcceptanceLog:
         self._pending: dict[str, _Round] = {}
         self._lock = threading.Lock()
 
+    @property
+    def waiting(self) -> bool:
+        """Whether a shown round waits for its session's next turn (only this log holds it)."""
+        with self._lock:
+            return bool(self._pending)
+
     def similarity(self, first: str, second: str) -> float:
         """Return the cosine of two texts' embeddings."""
         vectors = np.asarray(self._embed([first, second]), dtype=np.float64)
