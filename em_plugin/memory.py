@@ -48,7 +48,7 @@ from em_plugin.state.scope_memory import ScopeMemory
 from em_plugin.state.step_index import StepIndex
 from em_plugin.suggest import SuggestionChain, SuggestionRequest, build_chain, default_chain
 from em_plugin.suggest.acceptance import AcceptanceLog
-from em_plugin.suggest.acceptance_logs import AcceptanceLogs
+from em_plugin.suggest.acceptance_logs import AcceptanceLogs, LastAsked
 from em_plugin.suggest.crew import CrewDescription, coerce_crew
 from em_plugin.suggest.feedback import FeedbackStats, context_of
 from em_plugin.suggest.types import Suggestion
@@ -162,7 +162,7 @@ class EpisodicMemory:
         # shared with the scope views; the last workflow suggested for per (scope, session)
         # judges that session's previous round.
         self._learning = AcceptanceLogs(self._engine.scope_cache)
-        self._asked: dict[tuple[str, str], Workflow] = {}
+        self._asked = LastAsked()
 
     if not TYPE_CHECKING:  # the moved names are no part of the typed API
 
@@ -556,7 +556,7 @@ class EpisodicMemory:
         session = workflow.session
         if not session:
             return set()
-        self._asked[(self.scope, session)] = workflow
+        self._asked.put(self.scope, session, workflow)
         return self.acceptance.dismissed_in(session)
 
     def _finish(
@@ -608,6 +608,7 @@ class EpisodicMemory:
         if self.on_suggestions is not None:
             self.on_suggestions(str(session_id), tuple(suggestions))
         if not suggestions:
+            self._asked.take(self.scope, str(session_id))  # nothing shown: no round to judge by it
             return None
         # Provenance cites only workflows stored when the suggestions were made: never the
         # session's own (unsaved, or saved later) workflow (docs/suggestions.md).
@@ -623,7 +624,7 @@ class EpisodicMemory:
         stamp = self._engine.record_suggestions(
             session_id, records, workflow_ids, self.scope, time, crew
         )
-        asked = self._asked.pop((self.scope, str(session_id)), None)
+        asked = self._asked.take(self.scope, str(session_id))
         shown = workflow if workflow is not None else asked
         if shown is not None:
             self.acceptance.shown(str(session_id), stamp, suggestions, shown)

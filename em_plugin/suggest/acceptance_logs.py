@@ -9,6 +9,9 @@ session's next turn: its counts are read back from the judged rounds' records
 beyond the bound are dropped and made again on the scope's next use, those with a pending round
 last: they are kept up to twice the bound. A pending round dropped stays undecided, as the last
 round of a session that never goes on does (docs/suggestions.md, "Acceptance").
+
+:class:`LastAsked` bounds the other thing a memory keeps per session for judging rounds: the
+workflow it last suggested for, which ``record_suggestions`` uses when not given one.
 """
 
 from __future__ import annotations
@@ -18,8 +21,12 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from em_plugin.suggest.acceptance import AcceptanceLog
+from provenance.model import Workflow
 
-__all__ = ["AcceptanceLogs"]
+__all__ = ["LAST_ASKED_SESSIONS", "AcceptanceLogs", "LastAsked"]
+
+#: Sessions whose last suggested-for workflow a memory keeps (the least recently asked dropped).
+LAST_ASKED_SESSIONS = 10_000
 
 
 class AcceptanceLogs:
@@ -69,3 +76,35 @@ class AcceptanceLogs:
             if excess <= 0 or (self._logs[scope].waiting and len(self._logs) <= 2 * self._limit):
                 return
             del self._logs[scope]
+
+
+class LastAsked:
+    """The workflow each (scope, session) was last suggested for, for the most recent sessions.
+
+    A session whose round is recorded takes its entry; one that asks and never records (an app
+    calling ``suggest`` alone, a session that ends) would otherwise keep it for ever.
+
+    Args:
+        limit: How many sessions to keep.
+    """
+
+    def __init__(self, limit: int = LAST_ASKED_SESSIONS) -> None:
+        self._limit = limit
+        self._workflows: OrderedDict[tuple[str, str], Workflow] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._workflows)
+
+    def put(self, scope: str, session: str, workflow: Workflow) -> None:
+        """Note the workflow a session was just suggested for; drop the least recent beyond."""
+        with self._lock:
+            self._workflows[(scope, session)] = workflow
+            self._workflows.move_to_end((scope, session))
+            while len(self._workflows) > self._limit:
+                self._workflows.popitem(last=False)
+
+    def take(self, scope: str, session: str) -> Workflow | None:
+        """Return and forget the session's last workflow (``None`` when not kept)."""
+        with self._lock:
+            return self._workflows.pop((scope, session), None)

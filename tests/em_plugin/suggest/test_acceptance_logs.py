@@ -8,6 +8,7 @@ import pytest
 
 from em_plugin.config import SCOPE_CACHE_ENV
 from em_plugin.memory import EpisodicMemory
+from em_plugin.suggest.acceptance_logs import LastAsked
 from provenance.model import CallStep, InstructionStep, Workflow
 from tests.em_plugin.suggest.test_acceptance import PAST
 
@@ -66,3 +67,19 @@ def test_logs_with_pending_rounds_are_kept_up_to_twice_the_bound(
         # Twice the bound kept; the two least recent dropped (their rounds stay undecided).
         assert len(memory._learning) == 4
         assert all(memory.with_scope(s).acceptance is logs[s] for s in "fedc")
+
+
+def test_the_last_workflow_asked_is_kept_for_the_most_recent_sessions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with EpisodicMemory(store="memory:", embedder="fake") as memory:
+        memory.save_many(PAST)
+        monkeypatch.setattr(memory, "_asked", LastAsked(limit=2))
+        for sid in ("s1", "s2", "s3"):  # sessions that ask and never record
+            memory.suggest(_session(sid))
+        assert len(memory._asked) == 2 and memory._asked.take("default", "s1") is None
+        # A recorded round takes its session's workflow; an empty one leaves nothing behind.
+        memory.record_suggestions("s3", memory.suggest(_session("s3")))
+        assert memory.acceptance.waiting
+        memory.record_suggestions("s2", [])
+        assert len(memory._asked) == 0
