@@ -315,7 +315,7 @@ class ContinuationIndex:
         """Return the (tool, state context, later request) group key of positions."""
         arrays = self._positions()
         before, later = self._voted()
-        return (arrays["tool"][positions] * width + (before[positions] + 1)) * 2 + later[positions]
+        return _group_key(arrays["tool"][positions], before[positions], later[positions], width)
 
     def _frequency(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Return the live stored states grouped by (tool, state context, later request).
@@ -347,7 +347,7 @@ class ContinuationIndex:
         tools, contexts, later, sizes = self._groups
         # Key order is (tool, context, later) order whatever the width: only the encoding
         # changes when the context table grew.
-        heads = (tools * width + (contexts + 1)) * 2 + later
+        heads = _group_key(tools, contexts, later, width)
         return np.stack((tools, contexts, later, sizes, heads))
 
     def _merge_groups(self, states: np.ndarray) -> None:
@@ -364,8 +364,8 @@ class ContinuationIndex:
         tools, contexts, old_later, sizes = self._groups
         # Wide enough for every context id of both, so that key order is (tool, context, later).
         width = int(max(self.contexts.capacity, contexts.max(initial=0), before.max())) + 2
-        old_keys = (tools * width + (contexts + 1)) * 2 + old_later
-        new_keys = (arrays["tool"][states] * width + (before.astype(np.int64) + 1)) * 2 + later
+        old_keys = _group_key(tools, contexts, old_later, width)
+        new_keys = _group_key(arrays["tool"][states], before.astype(np.int64), later, width)
         # Inserted into the sorted keys (no sort of them all): a save adds a few groups.
         added, counts = np.unique(new_keys, return_counts=True)
         at = np.searchsorted(old_keys, added)
@@ -375,8 +375,7 @@ class ContinuationIndex:
         sizes[at[known]] += counts[known]
         keys = np.insert(old_keys, at[~known], added[~known])
         sizes = np.insert(sizes, at[~known], counts[~known])
-        pairs = keys // 2
-        self._groups = np.stack((pairs // width, pairs % width - 1, keys % 2, sizes))
+        self._groups = np.vstack((_group_fields(keys, width), sizes))
 
     def _states_of(self, tool: int) -> np.ndarray:
         """Return the stored states (not openings) voting for ``tool``, dead ones included.
@@ -559,7 +558,19 @@ def _grouped(keys: np.ndarray, width: int) -> np.ndarray:
     """Return the distinct keys' ``(tools, contexts, later, counts)``, in key order."""
     keys = np.sort(keys)
     starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))[: len(keys)])
-    heads = keys[starts]
     sizes = np.diff(np.append(starts, len(keys)))
-    pairs = heads // 2
-    return np.stack((pairs // width, pairs % width - 1, heads % 2, sizes))
+    return np.vstack((_group_fields(keys[starts], width), sizes))
+
+
+def _group_key(tools: Any, contexts: Any, later: Any, width: int) -> Any:
+    """Return the level-0 group key of (tool, state context id, later request) triples.
+
+    Keys sort in (tool, context, later) order for any ``width`` above every context id + 1.
+    """
+    return (tools * width + (contexts + 1)) * 2 + later
+
+
+def _group_fields(keys: np.ndarray, width: int) -> np.ndarray:
+    """Return the ``(tools, contexts, later)`` rows that :func:`_group_key` encoded."""
+    pairs = keys // 2
+    return np.stack((pairs // width, pairs % width - 1, keys % 2))
