@@ -240,7 +240,10 @@ def write_snapshot(
         raise
     kept = {file.base for file in files.values()}
     if layout.untidy:
-        garbage += [path / n for n in _unreferenced(path, {base.name for base in kept})]
+        stray, metas = _leftovers(path, {base.name for base in kept})
+        garbage += [path / n for n in stray]
+        for name in metas:
+            (path / name).unlink(missing_ok=True)
     for base in garbage:
         if base not in kept and _same_dir(here, base.parent, path):
             for suffix in (".json", ".npz"):
@@ -252,16 +255,21 @@ def write_snapshot(
     return files, Layout(generation, number)
 
 
-def _unreferenced(path: Path, referenced: set[str]) -> set[str]:
-    """Return the scope files (without suffix) and staged metas in ``path`` nothing refers to."""
-    found = set()
+def _leftovers(path: Path, referenced: set[str]) -> tuple[set[str], list[str]]:
+    """Return what interrupted snapshots left in ``path``, to delete.
+
+    As the scope files (without suffix) that nothing refers to, and the staged ``meta.json``
+    copies.
+    """
+    stray, staged = set(), []
     for name in os.listdir(path):
-        stem = name.rsplit(".", 1)[0]
         if name.startswith(f".{META}."):
-            (path / name).unlink(missing_ok=True)
-        elif re.fullmatch(r"scope-\d+\.(json|npz)", name) and stem not in referenced:
-            found.add(stem)
-    return found
+            staged.append(name)
+        elif re.fullmatch(r"scope-\d+\.(json|npz)", name):
+            stem = name.rsplit(".", 1)[0]
+            if stem not in referenced:
+                stray.add(stem)
+    return stray, staged
 
 
 def _undo(path: Path, written: list[Path], taken: Path, generation: int) -> None:
