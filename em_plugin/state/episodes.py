@@ -179,6 +179,7 @@ class ContextTable:
         self._refs: list[int] = []
         self._free: list[int] = []
         self._version = 0  # changes with every vector stored or released
+        self._rewrites = 0  # released ids given another text's vector
         self._last: tuple[tuple[int, bytes], np.ndarray] | None = None
         self._vectors = np.zeros((0, dimension), dtype=np.float32)
         # The scope's own rows when the table follows a scope (one copy of the vectors, not
@@ -354,6 +355,23 @@ class ContextTable:
         """Return the vector of an id."""
         return self._table()[context_id]
 
+    def rows(self) -> np.ndarray:
+        """Return the vectors by id, ``(capacity, dimension)``, released ids too (read-only)."""
+        view = self._table()[: len(self._texts)].view()
+        view.flags.writeable = False
+        return view
+
+    def live_ids(self) -> np.ndarray:
+        """Return the ids held (not released), ascending."""
+        held = np.ones(len(self._texts), dtype=bool)
+        held[self._free] = False
+        return np.flatnonzero(held)
+
+    @property
+    def rewrites(self) -> int:
+        """How many times a released id was given another text's vector (ids kept otherwise)."""
+        return self._rewrites
+
     @classmethod
     def from_arrays(
         cls,
@@ -415,6 +433,7 @@ class ContextTable:
             slot = self._free.pop()
             self._texts[slot] = text
             self._vectors[slot] = vector
+            self._rewrites += 1
         else:
             slot = len(self._texts)
             self._texts.append(text)

@@ -43,6 +43,7 @@ are in docs/tuning.md. Ranking is deterministic: ties go to the tool first seen 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from functools import partial
 from typing import Any
@@ -50,14 +51,23 @@ from typing import Any
 import numpy as np
 
 from em_plugin.state.arrays import GrowArray, gather_index
+from em_plugin.state.context_clusters import ContextClusters
 from em_plugin.state.episodes import ContextTable
 from em_plugin.state.scope_index import ScopeIndex
+from em_plugin.suggest.continuation_clusters import (
+    ClusteredFactor,
+    ClusterLayout,
+    Cosines,
+    clustered_factor,
+)
 from em_plugin.suggest.continuation_keys import INSTRUCTION as _INSTRUCTION
 from em_plugin.suggest.continuation_keys import KeyPostings
 from em_plugin.suggest.continuation_types import Candidate, ContinuationConfig, Query
 from em_plugin.types import Evidence
 
 __all__ = ["Candidate", "ContinuationConfig", "ContinuationIndex", "Query"]
+
+_log = logging.getLogger(__name__)
 
 
 class ContinuationIndex:
@@ -90,6 +100,11 @@ class ContinuationIndex:
         self.config = config or ContinuationConfig()
         self.textless = textless
         self._grouping = threading.Lock()
+        # A large scope's context clusters (docs/suggestions.md, "Large scopes"): built on a
+        # thread when the scope first ranks at that size; ranking is exact until they are.
+        self._clusters: ContextClusters | None = None
+        self._clusters_rewrites = -1
+        self._clustering: threading.Thread | None = None
         self._reset()
         self._index(np.flatnonzero(scope.alive.view()))
 
@@ -212,11 +227,13 @@ class ContinuationIndex:
 
     # ------------------------------------------------------------------------------ ranking
 
-    def rank(self, query: Query) -> list[Candidate]:
+    def rank(self, query: Query, *, exact: bool = False) -> list[Candidate]:
         """Rank next tools for the current state, best first (see the module doc).
 
         Args:
             query: The current leaves, instruction context and exclusions.
+            exact: Weigh level 0 exactly even in a large scope (the reference its
+                approximation is measured against).
 
         Returns:
             Every tool with a vote at any agreement level, by decreasing probability; the first
@@ -234,7 +251,7 @@ class ContinuationIndex:
                 token = extra.setdefault(tool, len(names) + len(extra))  # type: ignore[arg-type]
             tokens.append(token)
         names.extend(extra)
-        factor, self_weight, sims = self._factor(query)
+        factor, self_weight, sims = self._factor(query, exact=exact)
         held = self.scope.id_slots
         excluded = [held[w] for w in query.exclude if w in held]
         weigh = partial(self._weigh, factor=factor, excluded=excluded)
@@ -246,11 +263,27 @@ class ContinuationIndex:
         current = self._add_current(counts, tokens, query, self_weight)
         return self._interpolate(counts, members, levels, names, weigh, sims, n, current, stored)
 
-    def _factor(self, query: Query) -> tuple[np.ndarray, float, np.ndarray | None]:
-        """Return the vote factor per context id (and 1.0 for id -1), self weight, cosines."""
+    def _factor(self, query: Query, *, exact: bool = False) -> tuple[Any, float, Any]:
+        """Return the vote factor per context id (and 1.0 for id -1), self weight, cosines.
+
+        The factor is an array, or a :class:`ClusteredFactor` in a large scope (indexed alike).
+        """
         beta, cap = self.config.context_weight, self.config.z_cap
         if query.context is None or beta == 0 or len(self.contexts) < 2:
             return np.ones(self.contexts.capacity + 1), 1.0, None
+        clusters = None if exact else self._ready_clusters()
+        if clusters is not None:
+            approximate = clustered_factor(
+                clusters,
+                self.contexts,
+                query.context,
+                beta=beta,
+                cap=cap,
+                power=self.config.next_request_weight,
+                probes=self.config.probes,
+            )
+            if approximate is not None:
+                return approximate, float(np.exp(beta * cap)), Cosines(self.contexts, query.context)
         sims = self.contexts.similarities(query.context)
         live = sims[~np.isnan(sims)]
         spread = float(live.std())
@@ -269,6 +302,71 @@ class ContinuationIndex:
         np.exp(body, out=body)
         factor[-1] = 1.0
         return factor, float(np.exp(beta * cap)), sims
+
+    def approximate_ready(self, timeout: float | None = None) -> bool:
+        """Whether level 0 is approximated now, waiting up to ``timeout`` s for the clusters.
+
+        Starts building them when the scope is large enough and they are not built yet
+        (docs/suggestions.md, "Large scopes"). ``False`` below ``config.approximate_from``.
+        """
+        if self._ready_clusters() is not None:
+            return True
+        thread = self._clustering
+        if thread is not None:
+            thread.join(timeout)
+        return self._ready_clusters() is not None
+
+    def _ready_clusters(self) -> ContextClusters | None:
+        """Return the clusters when level 0 is approximated (starting their build if due)."""
+        threshold = self.config.approximate_from
+        if threshold is None or self.textless or len(self.contexts) < threshold:
+            return None
+        clusters = self._clusters
+        fresh = clusters is not None and self._clusters_rewrites == self.contexts.rewrites
+        if not fresh or self.contexts.capacity > 2 * clusters.built_for:  # type: ignore[union-attr]
+            self._start_clustering()  # twice the contexts: the centroids no longer fit them
+        if not fresh:
+            return None
+        assert clusters is not None
+        if self.contexts.capacity > len(clusters.assignment):
+            clusters.cover(self.contexts.rows(), self.contexts.live_ids())
+        return clusters
+
+    def _start_clustering(self) -> None:
+        with self._grouping:
+            if self._clustering is not None and self._clustering.is_alive():
+                return
+            thread = threading.Thread(
+                target=self._cluster,
+                args=(self.contexts.rows(), self.contexts.live_ids(), self.contexts.rewrites),
+                name="em-plugin context clusters",
+                daemon=True,
+            )
+            self._clustering = thread
+            thread.start()
+
+    def _cluster(self, rows: np.ndarray, live: np.ndarray, rewrites: int) -> None:
+        """Build the clusters of the contexts ``rows`` held (on the clustering thread)."""
+        try:
+            clusters = ContextClusters.build(rows, live)
+        except Exception:  # noqa: BLE001 - a failed build leaves ranking exact, never failing
+            _log.warning(
+                "clustering a large scope's contexts failed: ranking stays exact", exc_info=True
+            )
+            return
+        self._clusters, self._clusters_rewrites = clusters, rewrites
+
+    def _layout(self, factor: ClusteredFactor) -> ClusterLayout:
+        """Return level 0's groups laid out by the factor's clusters (kept until a change)."""
+        clusters = factor.clusters
+        key = ("layout", id(clusters), len(factor.assignment))
+        found = self._cache.get(key)
+        if found is None:
+            tools, before, later, sizes, _ = self._frequency()
+            found = self._cache[key] = ClusterLayout.of(
+                factor.assignment, len(clusters), tools, before, later, sizes
+            )
+        return found
 
     def _voted(self) -> tuple[np.ndarray, np.ndarray]:
         """Per position, its state's context id (``-1``: none) and whether it is a later request.
@@ -406,15 +504,27 @@ class ContinuationIndex:
         """
         tools, before, later, sizes, keys = self._frequency()
         arrays = self._positions()
+        own_groups = []
         for slot in excluded:  # an excluded live workflow's own states do not vote
             if self.scope.alive.view()[slot]:
                 own = np.arange(*self._span(slot))
                 own = own[~arrays["opening"][own]]
                 own_keys = self._keys_of(own, self.contexts.capacity + 1)
-                sizes = sizes.copy()  # integer counts: an excluded vote leaves an exact 0
-                np.subtract.at(sizes, np.searchsorted(keys, own_keys), 1)
-        weights = sizes * self._vote_factor(factor, before, later)
-        counts = [np.bincount(tools, weights=weights, minlength=size)]
+                own_groups.append(np.searchsorted(keys, own_keys))
+        excluded_groups = np.concatenate(own_groups) if own_groups else None
+        if excluded_groups is not None:
+            sizes = sizes.copy()  # integer counts: an excluded vote leaves an exact 0
+            np.subtract.at(sizes, excluded_groups, 1)
+        if isinstance(factor, ClusteredFactor):
+            layout = self._layout(factor)
+            level0 = layout.counts(factor, size, excluded_groups)
+            probed = layout.groups_of(factor.probed)
+            weights = sizes[probed] * self._vote_factor(factor, before[probed], later[probed])
+            level0 += np.bincount(tools[probed], weights=weights, minlength=size)
+        else:
+            weights = sizes * self._vote_factor(factor, before, later)
+            level0 = np.bincount(tools, weights=weights, minlength=size)
+        counts = [level0]
         members: list[np.ndarray | None] = [None]
         for k in range(1, min(self.config.max_order, len(tokens)) + 1):
             chosen = self._posting(tuple(tokens[len(tokens) - k :]))

@@ -35,6 +35,11 @@ class ContinuationConfig:
     """Workflows cited per candidate."""
     detail: int = 10
     """Candidates (best first) that get evidence, typical args and instruction text."""
+    approximate_from: int | None = 250_000
+    """Distinct instructions (contexts) from which level 0's text weights are approximated
+    by clusters (docs/suggestions.md, "Large scopes"); ``None``: always exact."""
+    probes: int = 16
+    """Clusters nearest the current instruction whose contexts are weighed exactly."""
 
     def __post_init__(self) -> None:
         if self.max_order < 1:
@@ -50,6 +55,12 @@ class ContinuationConfig:
             )
         if self.evidence < 0 or self.detail < 0:
             raise ConfigurationError("evidence and detail must be >= 0")
+        if self.approximate_from is not None and self.approximate_from < 2:
+            raise ConfigurationError(
+                f"approximate_from must be None (always exact) or >= 2, got {self.approximate_from}"
+            )
+        if self.probes < 1:
+            raise ConfigurationError(f"probes must be >= 1, got {self.probes}")
 
 
 @dataclass(frozen=True)
