@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/ladder.py [--sizes 10000,100000,300000] [--calls N] [--reference R]
-        [--keep DIR]
+        [--keep DIR] [--approximate-from CONTEXTS]
 
 For each size, on the default disk store (fake 384-d embedder: the figures measure the store
 and the index, not the model), with the synthetic workflows of ``em-plugin bench`` made with
@@ -24,6 +24,13 @@ count is printed):
   ``asuggest`` from 8 and from 64 asyncio tasks: p50 / p95 / p99 in ms and calls per second;
 * **fast = reference**: the fast matcher and the brute-force reference on ``--reference``
   queries (same workflows, alignments and scores within 1e-6);
+* **clusters**: in a scope of ``--approximate-from`` contexts or more (the continuation
+  model's default, 250,000), level 0 of the continuation model is approximated by context
+  clusters built on a thread after the first suggestion (docs/suggestions.md, "Large
+  scopes"): the run waits for them (their build time is printed), then ranks the ``--calls``
+  queries both ways and prints how often the approximation's top tool and top 3 equal the
+  exact model's, and its recall@10 of the exact top 10 tools. The latency phases below run
+  with the approximation;
 * **cold open**: a new process opens the store and asks for one suggestion
   (``python -m em_plugin.evaluation.bench --cold``);
 * **disk** per leaf step: the store and its derived data after the cold open.
@@ -116,11 +123,15 @@ def floor(size: int, directory: Path) -> float:
 # ------------------------------------------------------------------------------ the child
 
 
-def product(size: int, store: Path, calls: int, reference: int) -> dict[str, Any]:
+def product(
+    size: int, store: Path, calls: int, reference: int, approximate_from: int | None
+) -> dict[str, Any]:
     """Ingest, then time every operation; run in a child process (its peak RSS is reported)."""
     from em_plugin.memory import EpisodicMemory
 
-    memory = EpisodicMemory(store, embedder=FakeEmbedder(384), scope=SCOPE)
+    memory = EpisodicMemory(
+        store, embedder=FakeEmbedder(384), scope=SCOPE, ranking=_ranking(approximate_from)
+    )
     report: dict[str, Any] = {}
     try:
         with _progress() as bar:
@@ -156,6 +167,8 @@ def product(size: int, store: Path, calls: int, reference: int) -> dict[str, Any
         memory.suggest(queries[0])  # the suggestion models are built once, outside the timing
         first = time.perf_counter() - start
         _note(f"{size:,}: first suggestion {first:.2f} s, peak RSS {_peak_rss_mb()} MB")
+        report["clusters"] = _clusters(memory, queries)
+        _note(f"{size:,}: clusters {json.dumps(report['clusters'])}")
         report["identical"] = _identical(memory, queries[:reference])
         report["latency"] = _latencies(memory, queries, size)
     finally:
@@ -171,6 +184,54 @@ def _note(line: str) -> None:
 
 def _advance(bar: Progress, task: TaskID, first: int, done: int) -> None:
     bar.update(task, completed=first + done)
+
+
+def _ranking(approximate_from: int | None) -> Any:
+    """The ranking settings with the continuation model's ``approximate_from`` (``None``: its)."""
+    from dataclasses import replace
+
+    from em_plugin.settings import RankingSettings
+
+    settings = RankingSettings()
+    if approximate_from is None:
+        return settings
+    return replace(
+        settings, continuation=replace(settings.continuation, approximate_from=approximate_from)
+    )
+
+
+def _clusters(memory: Any, queries: Sequence[Workflow]) -> dict[str, Any] | None:
+    """Wait for the scope's context clusters; rank every query both ways (``None``: exact)."""
+    scope = memory.with_scope(SCOPE).scope_memory()
+    model = scope.model("continuation")
+    start = time.perf_counter()
+    if not model.approximate_ready(timeout=3600):
+        return None
+    built = time.perf_counter() - start
+    top1 = top3 = 0
+    recall = approximate_s = exact_s = 0.0
+    for workflow in queries:
+        query = scope.query(workflow)
+        start = time.perf_counter()
+        fast = [c.tool for c in model.rank(query)]
+        approximate_s += time.perf_counter() - start
+        start = time.perf_counter()
+        exact = [c.tool for c in model.rank(query, exact=True)]
+        exact_s += time.perf_counter() - start
+        top1 += fast[:1] == exact[:1]
+        top3 += set(fast[:3]) == set(exact[:3])
+        recall += len(set(fast[:10]) & set(exact[:10])) / max(1, len(exact[:10]))
+    n = max(1, len(queries))
+    return {
+        "clusters": model.cluster_count,
+        "build_s": round(built, 2),
+        "queries": len(queries),
+        "top1": top1 / n,
+        "top3": top3 / n,
+        "recall10": recall / n,
+        "rank_ms": round(1000 * approximate_s / n, 2),
+        "exact_rank_ms": round(1000 * exact_s / n, 2),
+    }
 
 
 def _identical(memory: Any, queries: Sequence[Workflow]) -> bool:
@@ -234,7 +295,13 @@ async def _tasks(memory: Any, queries: list[Workflow], tasks: int) -> dict[str, 
 
 
 def run_size(
-    size: int, root: Path, calls: int, reference: int, *, with_floor: bool = True
+    size: int,
+    root: Path,
+    calls: int,
+    reference: int,
+    *,
+    with_floor: bool = True,
+    approximate_from: int | None = None,
 ) -> dict[str, Any]:
     """Measure one size: floor, product (child process), cold open (new process), disk."""
     load_before = load_average()
@@ -243,7 +310,10 @@ def run_size(
     store = root / f"store-{size}"
     child = [sys.executable, __file__, "--_product", str(size), str(store), str(calls)]
     done = subprocess.run(
-        [*child, str(reference)], stdout=subprocess.PIPE, text=True, check=False
+        [*child, str(reference), str(approximate_from or 0)],
+        stdout=subprocess.PIPE,
+        text=True,
+        check=False,
     )  # stderr passes through: the progress bars
     if done.returncode != 0:
         raise SystemExit(f"the product run at {size:,} failed")
@@ -277,6 +347,16 @@ def print_size(r: dict[str, Any]) -> None:
         f"{r['context_leaves']:,} leaves they lead to"
     )
     print(f"fast matcher = reference on the sample: {r['identical']}")
+    c = r["clusters"]
+    if c is None:
+        print("continuation level 0: exact (fewer contexts than approximate_from)")
+    else:
+        print(
+            f"continuation level 0: {c['clusters']:,} context clusters (built in {c['build_s']} "
+            f"s); against exact on {c['queries']} queries: top-1 {c['top1']:.3f}, top-3 set "
+            f"{c['top3']:.3f}, recall@10 {c['recall10']:.4f}; rank {c['rank_ms']} ms against "
+            f"{c['exact_rank_ms']} ms"
+        )
     if r["floor_s"]:
         floor_rate = r["size"] / r["floor_s"]
         floor = f"floor {floor_rate:,.0f} wf/s: {rate / floor_rate:.2f} of the floor"
@@ -323,9 +403,11 @@ def _bytes(path: Path) -> int:
 def main() -> None:
     """Parse the command line and run every size in turn."""
     if len(sys.argv) > 1 and sys.argv[1] == "--_product":
-        size_arg, store, calls, reference = sys.argv[2:6]
+        size_arg, store, calls, reference, approximate_from = sys.argv[2:7]
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        report = product(int(size_arg), Path(store), int(calls), int(reference))
+        report = product(
+            int(size_arg), Path(store), int(calls), int(reference), int(approximate_from) or None
+        )
         print(json.dumps(report))
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -333,6 +415,12 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200, help="calls timed per operation")
     parser.add_argument("--reference", type=int, default=10, help="queries run by both matchers")
     parser.add_argument("--keep", type=Path, default=None, help="keep the stores under DIR")
+    parser.add_argument(
+        "--approximate-from",
+        type=int,
+        default=None,
+        help="contexts from which level 0 is approximated (default: the model's, 250,000)",
+    )
     parser.add_argument(
         "--no-floor",
         dest="floor",
@@ -347,7 +435,15 @@ def main() -> None:
     root.mkdir(parents=True, exist_ok=True)
     try:
         for size in sizes:
-            print_size(run_size(size, root, args.calls, args.reference, with_floor=args.floor))
+            report = run_size(
+                size,
+                root,
+                args.calls,
+                args.reference,
+                with_floor=args.floor,
+                approximate_from=args.approximate_from,
+            )
+            print_size(report)
             sys.stdout.flush()
     finally:
         if args.keep is None:

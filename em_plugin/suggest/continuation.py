@@ -316,6 +316,12 @@ class ContinuationIndex:
             thread.join(timeout)
         return self._ready_clusters() is not None
 
+    @property
+    def cluster_count(self) -> int:
+        """Context clusters that level 0 is approximated by now (0: it is exact)."""
+        clusters = self._ready_clusters()
+        return 0 if clusters is None else len(clusters)
+
     def _ready_clusters(self) -> ContextClusters | None:
         """Return the clusters when level 0 is approximated (starting their build if due)."""
         threshold = self.config.approximate_from

@@ -26,6 +26,7 @@ def test_ladder_runs_tiny(
     # at most, and more than the default generator's few paraphrases would give.
     assert int(texts.group(3).replace(",", "")) > 60
     assert "fast matcher = reference on the sample: True" in out
+    assert "continuation level 0: exact" in out
     assert re.search(r"ingest [\d,]+ wf/s, floor [\d,]+ wf/s: [\d.]+ of the floor", out)
     assert re.search(r"cold open \+ first suggestion \(new process\): [\d.]+ \+ [\d.]+", out)
     rows = {
@@ -40,3 +41,20 @@ def test_ladder_runs_tiny(
     for cells in rows.values():
         p50, p95, p99, rate = map(float, cells)
         assert 0 < p50 <= p95 <= p99 and rate > 0
+
+
+def test_ladder_prints_the_approximation_against_the_exact_model(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [str(SCRIPT), "--sizes", "60", "--calls", "6", "--reference", "1", "--no-floor"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--approximate-from", "20"])
+    runpy.run_path(str(SCRIPT), run_name="__main__")
+    out = capsys.readouterr().out
+    found = re.search(
+        r"continuation level 0: (\d+) context clusters \(built in [\d.]+ s\); against exact on "
+        r"6 queries: top-1 ([\d.]+), top-3 set ([\d.]+), recall@10 ([\d.]+); rank [\d.]+ ms",
+        out,
+    )
+    assert found is not None, out
+    assert int(found.group(1)) >= 2
+    assert all(0.0 <= float(found.group(g)) <= 1.0 for g in (2, 3, 4))
