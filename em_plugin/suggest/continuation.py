@@ -105,6 +105,7 @@ class ContinuationIndex:
         self._clusters: ContextClusters | None = None
         self._clusters_rewrites = -1
         self._clustering: threading.Thread | None = None
+        self._retry_from = 0  # after a failed build: the context count that tries again
         self._reset()
         self._index(np.flatnonzero(scope.alive.view()))
 
@@ -340,7 +341,8 @@ class ContinuationIndex:
 
     def _start_clustering(self) -> None:
         with self._grouping:
-            if self._clustering is not None and self._clustering.is_alive():
+            running = self._clustering is not None and self._clustering.is_alive()
+            if running or self.contexts.capacity < self._retry_from:
                 return
             thread = threading.Thread(
                 target=self._cluster,
@@ -357,8 +359,11 @@ class ContinuationIndex:
             clusters = ContextClusters.build(rows, live)
         except Exception:  # noqa: BLE001 - a failed build leaves ranking exact, never failing
             _log.warning(
-                "clustering a large scope's contexts failed: ranking stays exact", exc_info=True
+                "clustering a large scope's contexts failed: ranking stays exact until the "
+                "scope holds twice as many",
+                exc_info=True,
             )
+            self._retry_from = 2 * len(rows)
             return
         self._clusters, self._clusters_rewrites = clusters, rewrites
 

@@ -29,6 +29,8 @@ __all__ = ["ClusterLayout", "ClusteredFactor", "Cosines", "clustered_factor"]
 
 #: Lookups at least this long read a dense factor per id (built once per ranking).
 _DENSE_FROM = 50_000
+#: Largest key space of the (cluster, tool, later) sums counted densely.
+_DENSE_SUMS = 1 << 22
 #: Contexts outside the probed clusters a lookup weighs exactly (more: their clusters' means).
 _EXACT_UP_TO = 20_000
 
@@ -235,8 +237,16 @@ class ClusterLayout:
         cluster = np.where(cluster < 0, k + 1, cluster).astype(np.int64)
         width = int(tools.max(initial=0)) + 1
         keys = (cluster * width + tools) * 2 + later
-        unique, inverse = np.unique(keys, return_inverse=True)
-        sums = np.bincount(inverse, weights=sizes, minlength=len(unique))
+        span = (k + 2) * width * 2
+        if span <= _DENSE_SUMS:  # a bincount over every possible key, not a sort of the groups
+            dense = np.bincount(keys, weights=sizes, minlength=span)
+            held = np.bincount(keys, minlength=span) > 0
+            unique = np.flatnonzero(held)
+            position = np.cumsum(held) - 1
+            inverse, sums = position[keys], dense[unique]
+        else:
+            unique, inverse = np.unique(keys, return_inverse=True)
+            sums = np.bincount(inverse, weights=sizes, minlength=len(unique))
         # Layout rows fit 16 bits: a stable radix sort.
         order = np.argsort(cluster.astype(np.uint16), kind="stable")
         starts = np.zeros(k + 3, dtype=np.int64)

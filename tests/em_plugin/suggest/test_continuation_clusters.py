@@ -6,11 +6,15 @@ import logging
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from em_plugin.errors import ConfigurationError
 from em_plugin.state import context_clusters
 from em_plugin.state.context_clusters import PER_CLUSTER, ContextClusters
+from em_plugin.suggest import continuation_clusters
 from em_plugin.suggest.continuation import ContinuationConfig
+from em_plugin.suggest.continuation_clusters import ClusterLayout
 from provenance.model import CallStep, InstructionStep, Workflow
 from tests.em_plugin.suggest.test_continuation import index_of, query, state_of
 
@@ -118,8 +122,11 @@ def test_a_failed_build_is_logged_and_ranking_stays_exact(monkeypatch, caplog) -
     with caplog.at_level(logging.WARNING):
         assert not index.approximate_ready(timeout=60)
     assert "ranking stays exact" in caplog.text
+    thread = index._clustering
     q = queries()[0]
     assert ranked(index, q, exact=False) == ranked(index, q, exact=True)
+    assert index._clustering is thread  # no new attempt on every ranking
+    assert index.cluster_count == 0
 
 
 def test_clusters_partition_the_live_ids_and_sample_each_cluster() -> None:
@@ -154,3 +161,24 @@ def test_a_clustering_needs_two_contexts_and_the_config_is_checked() -> None:
         ContinuationConfig(approximate_from=1)
     with pytest.raises(ConfigurationError, match="probes"):
         ContinuationConfig(probes=0)
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 5), st.integers(-1, 30), st.integers(0, 1), st.integers(1, 4)),
+        min_size=1,
+        max_size=60,
+    )
+)
+def test_the_sums_counted_densely_are_those_of_a_sort(groups) -> None:
+    tools, contexts, later, sizes = np.array(groups, dtype=np.int64).T
+    assignment = np.array([c % 4 if c % 7 else -1 for c in range(31)], dtype=np.int32)
+    dense = ClusterLayout.of(assignment, 4, tools, contexts, later, sizes)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(continuation_clusters, "_DENSE_SUMS", 0)
+        sorted_ = ClusterLayout.of(assignment, 4, tools, contexts, later, sizes)
+    for name in ("rows", "tools", "later", "sums", "starts", "groups", "group_sums"):
+        assert np.array_equal(getattr(dense, name), getattr(sorted_, name)), name
+    # Every group is counted once, in its row's sum.
+    assert dense.sums.sum() == sizes.sum()
+    assert np.array_equal(np.sort(dense.groups), np.arange(len(groups)))
