@@ -177,7 +177,7 @@ def _nearest(centroids: np.ndarray, vectors: np.ndarray, ids: np.ndarray) -> np.
     index = faiss.IndexFlatIP(centroids.shape[1])
     index.add(centroids)
     out = np.empty(len(ids), dtype=np.int32)
-    chunk = 65_536  # a chunk's gathered rows are 100 MB at 384 dimensions, not the whole table
+    chunk = 16_384  # a chunk's gathered rows are 25 MB at 384 dimensions, not the whole table
     for start in range(0, len(ids), chunk):
         part = ids[start : start + chunk]
         _, found = index.search(np.ascontiguousarray(vectors[part], dtype=np.float32), 1)
@@ -189,8 +189,8 @@ def _moments(vectors: np.ndarray, ids: np.ndarray) -> tuple[int, np.ndarray, np.
     """Return the count, sum and sum of outer products of the vectors of ``ids`` (float64)."""
     dimension = vectors.shape[1]
     total, outer = np.zeros(dimension), np.zeros((dimension, dimension))
-    for start in range(0, len(ids), 65_536):
-        part = vectors[ids[start : start + 65_536]].astype(np.float64)
+    for start in range(0, len(ids), 16_384):  # 50 MB of float64 rows at a time
+        part = vectors[ids[start : start + 16_384]].astype(np.float64)
         total += part.sum(axis=0)
         outer += part.T @ part
     return len(ids), total, outer
