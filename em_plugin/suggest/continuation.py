@@ -262,7 +262,10 @@ class ContinuationIndex:
         levels = [c > 0 for c in counts]
         stored = np.any(levels, axis=0)
         current = self._add_current(counts, tokens, query, self_weight)
-        return self._interpolate(counts, members, levels, names, weigh, sims, n, current, stored)
+        ranked = self._interpolate(counts, members, levels, names, weigh, sims, n, current, stored)
+        if not exact:  # a due build starts once this ranking is done, not competing with it
+            self._ready_clusters()
+        return ranked
 
     def _factor(self, query: Query, *, exact: bool = False) -> tuple[Any, float, Any]:
         """Return the vote factor per context id (and 1.0 for id -1), self weight, cosines.
@@ -272,7 +275,7 @@ class ContinuationIndex:
         beta, cap = self.config.context_weight, self.config.z_cap
         if query.context is None or beta == 0 or len(self.contexts) < 2:
             return np.ones(self.contexts.capacity + 1), 1.0, None
-        clusters = None if exact else self._ready_clusters()
+        clusters = None if exact else self._ready_clusters(start=False)
         if clusters is not None:
             approximate = clustered_factor(
                 clusters,
@@ -323,14 +326,15 @@ class ContinuationIndex:
         clusters = self._ready_clusters()
         return 0 if clusters is None else len(clusters)
 
-    def _ready_clusters(self) -> ContextClusters | None:
-        """Return the clusters when level 0 is approximated (starting their build if due)."""
+    def _ready_clusters(self, *, start: bool = True) -> ContextClusters | None:
+        """Return the clusters when level 0 is approximated (and start their build if due)."""
         threshold = self.config.approximate_from
         if threshold is None or self.textless or len(self.contexts) < threshold:
             return None
         clusters = self._clusters
         fresh = clusters is not None and self._clusters_rewrites == self.contexts.rewrites
-        if not fresh or self.contexts.capacity > 2 * clusters.built_for:  # type: ignore[union-attr]
+        due = not fresh or self.contexts.capacity > 2 * clusters.built_for  # type: ignore[union-attr]
+        if start and due:
             self._start_clustering()  # twice the contexts: the centroids no longer fit them
         if not fresh:
             return None
