@@ -20,12 +20,17 @@ reuses an id), so an assignment stays valid; released ids keep theirs.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 
 import numpy as np
 
-__all__ = ["MAX_CLUSTERS", "PER_CLUSTER", "ContextClusters"]
+from em_plugin.state.episodes import ContextTable
+
+__all__ = ["MAX_CLUSTERS", "PER_CLUSTER", "BackgroundClusters", "ContextClusters"]
+
+_log = logging.getLogger(__name__)
 
 #: Most clusters built (1,024 at a million contexts: about 1,000 contexts each).
 MAX_CLUSTERS = 1024
@@ -168,6 +173,72 @@ class ContextClusters:
         starts, ids = self._members
         parts = [ids[starts[c] : starts[c + 1]] for c in np.asarray(clusters).tolist()]
         return np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+
+
+class BackgroundClusters:
+    """A context table's clusters, built on a thread when first due, rebuilt as it doubles.
+
+    Until a build is done :meth:`get` returns ``None`` (the caller stays exact). A failed build
+    is logged and tried again only once the table holds twice as many ids.
+    """
+
+    def __init__(self) -> None:
+        self._clusters: ContextClusters | None = None
+        self._rewrites = -1
+        self._thread: threading.Thread | None = None
+        self._retry_from = 0
+        self._lock = threading.Lock()
+
+    def get(self, table: ContextTable, *, start: bool = True) -> ContextClusters | None:
+        """Return clusters covering every id of ``table`` (``None``: none built for it yet).
+
+        Args:
+            table: The context table (its vectors and held ids).
+            start: Start a build when one is due (none yet, a released id reused, or twice
+                the ids the clusters were built for).
+        """
+        clusters = self._clusters
+        fresh = clusters is not None and self._rewrites == table.rewrites
+        due = clusters is None or not fresh or table.capacity > 2 * clusters.built_for
+        if start and due:
+            self._start(table)
+        if clusters is None or not fresh:
+            return None
+        if table.capacity > len(clusters.assignment):
+            clusters.cover(table.rows(), table.live_ids())
+        return clusters
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait up to ``timeout`` s for a running build."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+
+    def _start(self, table: ContextTable) -> None:
+        with self._lock:
+            running = self._thread is not None and self._thread.is_alive()
+            if running or table.capacity < self._retry_from:
+                return
+            self._thread = threading.Thread(
+                target=self._build,
+                args=(table.rows(), table.live_ids(), table.rewrites),
+                name="em-plugin context clusters",
+                daemon=True,
+            )
+            self._thread.start()
+
+    def _build(self, rows: np.ndarray, live: np.ndarray, rewrites: int) -> None:
+        try:
+            clusters = ContextClusters.build(rows, live)
+        except Exception:  # noqa: BLE001 - a failed build leaves the caller exact, never failing
+            _log.warning(
+                "clustering a large scope's contexts failed: ranking stays exact until the "
+                "scope holds twice as many",
+                exc_info=True,
+            )
+            self._retry_from = 2 * len(rows)
+            return
+        self._clusters, self._rewrites = clusters, rewrites
 
 
 def _nearest(centroids: np.ndarray, vectors: np.ndarray, ids: np.ndarray) -> np.ndarray:

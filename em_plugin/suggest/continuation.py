@@ -43,7 +43,6 @@ are in docs/tuning.md. Ranking is deterministic: ties go to the tool first seen 
 from __future__ import annotations
 
 import json
-import logging
 import threading
 from functools import partial
 from typing import Any
@@ -51,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from em_plugin.state.arrays import GrowArray, gather_index
-from em_plugin.state.context_clusters import ContextClusters
+from em_plugin.state.context_clusters import BackgroundClusters, ContextClusters
 from em_plugin.state.episodes import ContextTable
 from em_plugin.state.scope_index import ScopeIndex
 from em_plugin.suggest.continuation_clusters import (
@@ -66,8 +65,6 @@ from em_plugin.suggest.continuation_types import Candidate, ContinuationConfig, 
 from em_plugin.types import Evidence
 
 __all__ = ["Candidate", "ContinuationConfig", "ContinuationIndex", "Query"]
-
-_log = logging.getLogger(__name__)
 
 
 class ContinuationIndex:
@@ -102,10 +99,7 @@ class ContinuationIndex:
         self._grouping = threading.Lock()
         # A large scope's context clusters (docs/suggestions.md, "Large scopes"): built on a
         # thread when the scope first ranks at that size; ranking is exact until they are.
-        self._clusters: ContextClusters | None = None
-        self._clusters_rewrites = -1
-        self._clustering: threading.Thread | None = None
-        self._retry_from = 0  # after a failed build: the context count that tries again
+        self._clusters = BackgroundClusters()
         self._reset()
         self._index(np.flatnonzero(scope.alive.view()))
 
@@ -315,9 +309,7 @@ class ContinuationIndex:
         """
         if self._ready_clusters() is not None:
             return True
-        thread = self._clustering
-        if thread is not None:
-            thread.join(timeout)
+        self._clusters.wait(timeout)
         return self._ready_clusters() is not None
 
     @property
@@ -331,57 +323,20 @@ class ContinuationIndex:
         threshold = self.config.approximate_from
         if threshold is None or self.textless or len(self.contexts) < threshold:
             return None
-        clusters = self._clusters
-        fresh = clusters is not None and self._clusters_rewrites == self.contexts.rewrites
-        due = not fresh or self.contexts.capacity > 2 * clusters.built_for  # type: ignore[union-attr]
-        if start and due:
-            self._start_clustering()  # twice the contexts: the centroids no longer fit them
-        if not fresh:
-            return None
-        assert clusters is not None
-        if self.contexts.capacity > len(clusters.assignment):
-            clusters.cover(self.contexts.rows(), self.contexts.live_ids())
-        return clusters
-
-    def _start_clustering(self) -> None:
-        with self._grouping:
-            running = self._clustering is not None and self._clustering.is_alive()
-            if running or self.contexts.capacity < self._retry_from:
-                return
-            thread = threading.Thread(
-                target=self._cluster,
-                args=(self.contexts.rows(), self.contexts.live_ids(), self.contexts.rewrites),
-                name="em-plugin context clusters",
-                daemon=True,
-            )
-            self._clustering = thread
-            thread.start()
-
-    def _cluster(self, rows: np.ndarray, live: np.ndarray, rewrites: int) -> None:
-        """Build the clusters of the contexts ``rows`` held (on the clustering thread)."""
-        try:
-            clusters = ContextClusters.build(rows, live)
-        except Exception:  # noqa: BLE001 - a failed build leaves ranking exact, never failing
-            _log.warning(
-                "clustering a large scope's contexts failed: ranking stays exact until the "
-                "scope holds twice as many",
-                exc_info=True,
-            )
-            self._retry_from = 2 * len(rows)
-            return
-        self._clusters, self._clusters_rewrites = clusters, rewrites
+        return self._clusters.get(self.contexts, start=start)
 
     def _layout(self, factor: ClusteredFactor) -> ClusterLayout:
         """Return level 0's groups laid out by the factor's clusters (kept until a change)."""
         clusters = factor.clusters
         key = ("layout", id(clusters), len(factor.assignment))
-        found = self._cache.get(key)
+        found: Any = self._cache.get(key)
         if found is None:
             tools, before, later, sizes, _ = self._frequency()
-            found = self._cache[key] = ClusterLayout.of(
+            found = self._cache[key] = ClusterLayout.of(  # type: ignore[assignment]
                 factor.assignment, len(clusters), tools, before, later, sizes
             )
-        return found
+        layout: ClusterLayout = found
+        return layout
 
     def _voted(self) -> tuple[np.ndarray, np.ndarray]:
         """Per position, its state's context id (``-1``: none) and whether it is a later request.

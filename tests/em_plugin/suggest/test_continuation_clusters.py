@@ -92,7 +92,7 @@ def test_saves_after_the_build_are_covered_and_excluded_votes_leave_nothing(monk
     state = state_of(*workflows(120), approximate_from=50, probes=64)
     index = state.model("continuation")
     assert index.approximate_ready(timeout=60)
-    built_for = index._clusters.built_for
+    built_for = index._ready_clusters().built_for
     extra = Workflow(
         id="new",
         steps=(
@@ -102,7 +102,7 @@ def test_saves_after_the_build_are_covered_and_excluded_votes_leave_nothing(monk
     state.add_many([extra])
     q = query("lookup", text="a brand new kind of request")
     approx = ranked(index, q, exact=False)
-    assert len(index._clusters.assignment) > built_for  # the new context was assigned
+    assert len(index._ready_clusters().assignment) > built_for  # the new context was assigned
     assert "audit" in [t for t, _ in approx]
     alone = query("lookup", text="a brand new kind of request", exclude=frozenset({"new"}))
     assert "audit" not in [t for t, _ in ranked(index, alone, exact=False)]
@@ -122,10 +122,10 @@ def test_a_failed_build_is_logged_and_ranking_stays_exact(monkeypatch, caplog) -
     with caplog.at_level(logging.WARNING):
         assert not index.approximate_ready(timeout=60)
     assert "ranking stays exact" in caplog.text
-    thread = index._clustering
+    thread = index._clusters._thread
     q = queries()[0]
     assert ranked(index, q, exact=False) == ranked(index, q, exact=True)
-    assert index._clustering is thread  # no new attempt on every ranking
+    assert index._clusters._thread is thread  # no new attempt on every ranking
     assert index.cluster_count == 0
 
 
