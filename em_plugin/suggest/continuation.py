@@ -56,7 +56,6 @@ from em_plugin.state.scope_index import ScopeIndex
 from em_plugin.suggest.continuation_clusters import (
     ClusteredFactor,
     ClusterLayout,
-    Cosines,
     clustered_factor,
 )
 from em_plugin.suggest.continuation_keys import INSTRUCTION as _INSTRUCTION
@@ -281,7 +280,7 @@ class ContinuationIndex:
                 probes=self.config.probes,
             )
             if approximate is not None:
-                return approximate, float(np.exp(beta * cap)), Cosines(self.contexts, query.context)
+                return approximate, float(np.exp(beta * cap)), _Cosines(approximate)
         sims = self.contexts.similarities(query.context)
         live = sims[~np.isnan(sims)]
         spread = float(live.std())
@@ -617,6 +616,16 @@ class ContinuationIndex:
             args,
             instruction,
         )
+
+
+class _Cosines:
+    """``cosines[id]`` of a clustered ranking: each exact, computed when first read."""
+
+    def __init__(self, factor: ClusteredFactor) -> None:
+        self._factor = factor
+
+    def __getitem__(self, context_id: int) -> float:
+        return self._factor.cosine(context_id)
 
 
 def _heaviest(chosen: np.ndarray, weights: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:

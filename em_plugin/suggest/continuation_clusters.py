@@ -25,7 +25,7 @@ import numpy as np
 from em_plugin.state.context_clusters import ContextClusters
 from em_plugin.state.episodes import ContextTable
 
-__all__ = ["ClusterLayout", "ClusteredFactor", "Cosines", "clustered_factor"]
+__all__ = ["ClusterLayout", "ClusteredFactor", "clustered_factor"]
 
 #: Lookups at least this long read a dense factor per id (built once per ranking).
 _DENSE_FROM = 50_000
@@ -77,6 +77,7 @@ class ClusteredFactor:
         self._dense: np.ndarray | None = None
         self.exact_ids = np.zeros(0, np.int64)
         self.exact = np.zeros(0)
+        self._cosines = np.zeros(0)  # of exact_ids: the evidence scores read them
         self._add_exact(clusters.members(probed))
 
     def factor_of(self, cosines: np.ndarray) -> np.ndarray:
@@ -97,23 +98,33 @@ class ClusteredFactor:
         out = np.where(np.isnan(known), self._by_cluster[self._assigned[unique]], known)
         return out[inverse]
 
-    def _exact_of(self, ids: np.ndarray) -> np.ndarray:
-        """Return the exact factors known for ``ids`` (``nan``: not computed)."""
+    def cosine(self, context_id: int) -> float:
+        """Return the exact cosine of a context with the query (an evidence score's part)."""
+        ids = np.array([context_id], dtype=np.int64)
+        if np.isnan(self._exact_of(ids)[0]):
+            self._add_exact(ids)
+        return float(self._exact_of(ids, self._cosines)[0])
+
+    def _exact_of(self, ids: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
+        """Return the exact factors (or ``values``) known for ``ids`` (``nan``: not computed)."""
+        values = self.exact if values is None else values
         out = np.full(len(ids), np.nan)
         if len(self.exact_ids):
             at = np.minimum(np.searchsorted(self.exact_ids, ids), len(self.exact_ids) - 1)
             hit = self.exact_ids[at] == ids
-            out[hit] = self.exact[at[hit]]
+            out[hit] = values[at[hit]]
         return out
 
     def _add_exact(self, ids: np.ndarray) -> None:
         """Compute the exact factors of ``ids`` (none known yet) and keep them."""
         if not len(ids):
             return
-        factors = self.factor_of(self._contexts.similarities_of(self._query, ids))
+        cosines = self._contexts.similarities_of(self._query, ids)
         merged = np.concatenate((self.exact_ids, ids))
         order = np.argsort(merged, kind="stable")
-        self.exact_ids, self.exact = merged[order], np.concatenate((self.exact, factors))[order]
+        self.exact_ids = merged[order]
+        self.exact = np.concatenate((self.exact, self.factor_of(cosines)))[order]
+        self._cosines = np.concatenate((self._cosines, cosines))[order]
         self._dense = None
 
     def _dense_factor(self) -> np.ndarray:
@@ -133,23 +144,6 @@ class ClusteredFactor:
         rows = np.concatenate((means, [1.0, self.fallback[1 if power_later else 0]]))
         rows[self.probed] = 0.0
         return rows
-
-
-class Cosines:
-    """Exact cosines of a query with single contexts, as ``cosines[id]`` (evidence scores).
-
-    Args:
-        contexts: The context table.
-        query: The query vector.
-    """
-
-    def __init__(self, contexts: ContextTable, query: np.ndarray) -> None:
-        self.contexts = contexts
-        self.query = query
-
-    def __getitem__(self, context_id: int) -> float:
-        ids = np.array([context_id], dtype=np.int64)
-        return float(self.contexts.similarities_of(self.query, ids)[0])
 
 
 def clustered_factor(
