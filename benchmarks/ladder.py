@@ -69,6 +69,7 @@ from rich.progress import (
 )
 
 from em_plugin.embedding.embedders import FakeEmbedder
+from em_plugin.evaluation.approximation import agreement
 from em_plugin.evaluation.bench import CALL_BATCHES
 from em_plugin.evaluation.latency import load_average, summary, time_calls
 from em_plugin.evaluation.synthetic import SCOPE, SyntheticMemory
@@ -167,7 +168,7 @@ def product(
         memory.suggest(queries[0])  # the suggestion models are built once, outside the timing
         first = time.perf_counter() - start
         _note(f"{size:,}: first suggestion {first:.2f} s, peak RSS {_peak_rss_mb()} MB")
-        report["clusters"] = _clusters(memory, queries)
+        report["clusters"] = agreement(memory, SCOPE, queries)
         _note(f"{size:,}: clusters {json.dumps(report['clusters'])}")
         report["identical"] = _identical(memory, queries[:reference])
         report["latency"] = _latencies(memory, queries, size)
@@ -198,40 +199,6 @@ def _ranking(approximate_from: int | None) -> Any:
     return replace(
         settings, continuation=replace(settings.continuation, approximate_from=approximate_from)
     )
-
-
-def _clusters(memory: Any, queries: Sequence[Workflow]) -> dict[str, Any] | None:
-    """Wait for the scope's context clusters; rank every query both ways (``None``: exact)."""
-    scope = memory.with_scope(SCOPE).scope_memory()
-    model = scope.model("continuation")
-    start = time.perf_counter()
-    if not model.approximate_ready(timeout=3600):
-        return None
-    built = time.perf_counter() - start
-    top1 = top3 = 0
-    recall = approximate_s = exact_s = 0.0
-    for workflow in queries:
-        query = scope.query(workflow)
-        start = time.perf_counter()
-        fast = [c.tool for c in model.rank(query)]
-        approximate_s += time.perf_counter() - start
-        start = time.perf_counter()
-        exact = [c.tool for c in model.rank(query, exact=True)]
-        exact_s += time.perf_counter() - start
-        top1 += fast[:1] == exact[:1]
-        top3 += set(fast[:3]) == set(exact[:3])
-        recall += len(set(fast[:10]) & set(exact[:10])) / max(1, len(exact[:10]))
-    n = max(1, len(queries))
-    return {
-        "clusters": model.cluster_count,
-        "build_s": round(built, 2),
-        "queries": len(queries),
-        "top1": top1 / n,
-        "top3": top3 / n,
-        "recall10": recall / n,
-        "rank_ms": round(1000 * approximate_s / n, 2),
-        "exact_rank_ms": round(1000 * exact_s / n, 2),
-    }
 
 
 def _identical(memory: Any, queries: Sequence[Workflow]) -> bool:

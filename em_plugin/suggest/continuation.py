@@ -497,6 +497,8 @@ class ContinuationIndex:
         members: list[np.ndarray | None] = [None]
         for k in range(1, min(self.config.max_order, len(tokens)) + 1):
             chosen = self._posting(tuple(tokens[len(tokens) - k :]))
+            if isinstance(factor, ClusteredFactor) and len(chosen):
+                factor.prefetch(self._voted()[0][chosen])
             weights = weigh(chosen) if len(chosen) else np.zeros(0)
             chosen, weights = chosen[weights > 0], weights[weights > 0]
             members.append(chosen)

@@ -33,6 +33,9 @@ _DENSE_FROM = 50_000
 _DENSE_SUMS = 1 << 22
 #: Contexts outside the probed clusters a lookup weighs exactly (more: their clusters' means).
 _EXACT_UP_TO = 20_000
+#: The same for the states an agreement level >= 1 counts (:meth:`ClusteredFactor.prefetch`):
+#: a level's votes decide the ranking, the evidence's weights only which positions are cited.
+_COUNTED_UP_TO = 400_000
 
 
 class ClusteredFactor:
@@ -97,6 +100,18 @@ class ClusteredFactor:
             known = self._exact_of(unique)
         out = np.where(np.isnan(known), self._by_cluster[self._assigned[unique]], known)
         return out[inverse]
+
+    def prefetch(self, ids: np.ndarray) -> None:
+        """Compute the exact factors of the contexts ``ids`` (up to ``_COUNTED_UP_TO`` new ones).
+
+        An agreement level's votes are counted with them even when the level holds more
+        states than a lookup weighs exactly (after two instructions: most of the scope).
+        """
+        unique = np.unique(np.asarray(ids, dtype=np.int64))
+        unique = unique[unique >= 0]
+        missing = unique[np.isnan(self._exact_of(unique))]
+        if 0 < len(missing) <= _COUNTED_UP_TO:
+            self._add_exact(missing)
 
     def cosine(self, context_id: int) -> float:
         """Return the exact cosine of a context with the query (an evidence score's part)."""
