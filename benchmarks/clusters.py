@@ -57,7 +57,7 @@ def main() -> None:
         finally:
             memory.close()
         if found is None:
-            print(f"probes {probes}: exact (fewer contexts than approximate_from)")
+            print(f"probes {probes}: exact (approximate_from unset or not reached)")
             continue
         print(
             f"probes {probes}: {found['clusters']:,} clusters built in {found['build_s']} s; "

@@ -24,9 +24,9 @@ count is printed):
   ``asuggest`` from 8 and from 64 asyncio tasks: p50 / p95 / p99 in ms and calls per second;
 * **fast = reference**: the fast matcher and the brute-force reference on ``--reference``
   queries (same workflows, alignments and scores within 1e-6);
-* **clusters**: in a scope of ``--approximate-from`` contexts or more (the continuation
-  model's default, 250,000), level 0 of the continuation model is approximated by context
-  clusters built on a thread after the first suggestion (docs/suggestions.md, "Large
+* **clusters**: with ``--approximate-from N`` (off by default, as in the continuation model),
+  in a scope of N contexts or more level 0 of the continuation model is approximated by
+  context clusters built on a thread after the first suggestion (docs/suggestions.md, "Large
   scopes"): the run waits for them (their build time is printed), then ranks the ``--calls``
   queries both ways and prints how often the approximation's top tool and top 3 equal the
   exact model's, and its recall@10 of the exact top 10 tools. The latency phases below run
@@ -316,7 +316,7 @@ def print_size(r: dict[str, Any]) -> None:
     print(f"fast matcher = reference on the sample: {r['identical']}")
     c = r["clusters"]
     if c is None:
-        print("continuation level 0: exact (fewer contexts than approximate_from)")
+        print("continuation level 0: exact (approximate_from unset or not reached)")
     else:
         print(
             f"continuation level 0: {c['clusters']:,} context clusters (built in {c['build_s']} "
@@ -386,7 +386,7 @@ def main() -> None:
         "--approximate-from",
         type=int,
         default=None,
-        help="contexts from which level 0 is approximated (default: the model's, 250,000)",
+        help="contexts from which level 0 is approximated (default: never, exact)",
     )
     parser.add_argument(
         "--no-floor",

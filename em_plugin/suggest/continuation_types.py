@@ -35,9 +35,10 @@ class ContinuationConfig:
     """Workflows cited per candidate."""
     detail: int = 10
     """Candidates (best first) that get evidence, typical args and instruction text."""
-    approximate_from: int | None = 250_000
+    approximate_from: int | None = None
     """Distinct instructions (contexts) from which level 0's text weights are approximated
-    by clusters (docs/suggestions.md, "Large scopes"); ``None``: always exact."""
+    by clusters (docs/suggestions.md, "Large scopes"); ``None`` (the default): always exact.
+    Measured at 300,000 workflows, it kept the exact top tool but did not make ranking faster."""
     probes: int = 16
     """Clusters nearest the current instruction whose contexts are weighed exactly."""
 

@@ -35,4 +35,4 @@ def test_clusters_says_when_the_store_ranks_exactly(
 ) -> None:
     monkeypatch.setattr(sys, "argv", [str(SCRIPT), str(ladder_store), "--queries", "2"])
     runpy.run_path(str(SCRIPT), run_name="__main__")
-    assert "probes 16: exact (fewer contexts than approximate_from)" in capsys.readouterr().out
+    assert "probes 16: exact (approximate_from unset or not reached)" in capsys.readouterr().out
