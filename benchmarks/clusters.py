@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import replace
 from pathlib import Path
 
 from em_plugin.embedding.embedders import FakeEmbedder
-from em_plugin.evaluation.approximation import agreement
+from em_plugin.evaluation.approximation import agreement, describe, ranking
 from em_plugin.evaluation.latency import load_average
 from em_plugin.evaluation.synthetic import SCOPE, SyntheticMemory
 from em_plugin.memory import EpisodicMemory
-from em_plugin.settings import RankingSettings
 
 
 def main() -> None:
@@ -43,28 +41,16 @@ def main() -> None:
     queries = list(SyntheticMemory(0, distinct_texts=True).queries(args.queries))
     print(f"clusters: {args.store}, {args.queries} queries; load average {load_average()}")
     for probes in (int(p) for p in args.probes.split(",") if p.strip()):
-        ranking = RankingSettings()
-        config = replace(ranking.continuation, probes=probes)
-        if args.approximate_from is not None:
-            config = replace(config, approximate_from=args.approximate_from)
-        ranking = replace(ranking, continuation=config)
+        settings = ranking(approximate_from=args.approximate_from, probes=probes)
         memory = EpisodicMemory(
-            args.store, embedder=FakeEmbedder(384), scope=SCOPE, ranking=ranking
+            args.store, embedder=FakeEmbedder(384), scope=SCOPE, ranking=settings
         )
         try:
             memory.suggest(queries[0])  # builds the suggestion models
             found = agreement(memory, SCOPE, queries)
         finally:
             memory.close()
-        if found is None:
-            print(f"probes {probes}: exact (approximate_from unset or not reached)")
-            continue
-        print(
-            f"probes {probes}: {found['clusters']:,} clusters built in {found['build_s']} s; "
-            f"top-1 {found['top1']:.3f}, top-3 set {found['top3']:.3f}, recall@10 "
-            f"{found['recall10']:.4f}; rank {found['rank_ms']} ms against "
-            f"{found['exact_rank_ms']} ms exact"
-        )
+        print(f"probes {probes}: {describe(found)}")
     print(f"load average {load_average()}")
 
 

@@ -69,7 +69,7 @@ from rich.progress import (
 )
 
 from em_plugin.embedding.embedders import FakeEmbedder
-from em_plugin.evaluation.approximation import agreement
+from em_plugin.evaluation.approximation import agreement, describe, ranking
 from em_plugin.evaluation.bench import CALL_BATCHES
 from em_plugin.evaluation.latency import load_average, summary, time_calls
 from em_plugin.evaluation.synthetic import SCOPE, SyntheticMemory
@@ -131,7 +131,10 @@ def product(
     from em_plugin.memory import EpisodicMemory
 
     memory = EpisodicMemory(
-        store, embedder=FakeEmbedder(384), scope=SCOPE, ranking=_ranking(approximate_from)
+        store,
+        embedder=FakeEmbedder(384),
+        scope=SCOPE,
+        ranking=ranking(approximate_from=approximate_from),
     )
     report: dict[str, Any] = {}
     try:
@@ -185,20 +188,6 @@ def _note(line: str) -> None:
 
 def _advance(bar: Progress, task: TaskID, first: int, done: int) -> None:
     bar.update(task, completed=first + done)
-
-
-def _ranking(approximate_from: int | None) -> Any:
-    """The ranking settings with the continuation model's ``approximate_from`` (``None``: its)."""
-    from dataclasses import replace
-
-    from em_plugin.settings import RankingSettings
-
-    settings = RankingSettings()
-    if approximate_from is None:
-        return settings
-    return replace(
-        settings, continuation=replace(settings.continuation, approximate_from=approximate_from)
-    )
 
 
 def _identical(memory: Any, queries: Sequence[Workflow]) -> bool:
@@ -314,16 +303,7 @@ def print_size(r: dict[str, Any]) -> None:
         f"{r['context_leaves']:,} leaves they lead to"
     )
     print(f"fast matcher = reference on the sample: {r['identical']}")
-    c = r["clusters"]
-    if c is None:
-        print("continuation level 0: exact (approximate_from unset or not reached)")
-    else:
-        print(
-            f"continuation level 0: {c['clusters']:,} context clusters (built in {c['build_s']} "
-            f"s); against exact on {c['queries']} queries: top-1 {c['top1']:.3f}, top-3 set "
-            f"{c['top3']:.3f}, recall@10 {c['recall10']:.4f}; rank {c['rank_ms']} ms against "
-            f"{c['exact_rank_ms']} ms"
-        )
+    print(f"continuation level 0: {describe(r['clusters'])}")
     if r["floor_s"]:
         floor_rate = r["size"] / r["floor_s"]
         floor = f"floor {floor_rate:,.0f} wf/s: {rate / floor_rate:.2f} of the floor"

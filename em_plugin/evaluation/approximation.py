@@ -14,7 +14,42 @@ from typing import Any
 
 from provenance.model import Workflow
 
-__all__ = ["agreement"]
+__all__ = ["agreement", "describe", "ranking"]
+
+#: What :func:`describe` says of a scope that ranks exactly.
+EXACT = "exact (approximate_from unset or not reached)"
+
+
+def ranking(*, approximate_from: int | None = None, probes: int | None = None) -> Any:
+    """Return the default ranking settings with the continuation model's clusters set.
+
+    Args:
+        approximate_from: Contexts from which level 0 is approximated (``None``: the default).
+        probes: Clusters weighed exactly (``None``: the default).
+    """
+    from dataclasses import replace
+
+    from em_plugin.settings import RankingSettings
+
+    settings = RankingSettings()
+    config = settings.continuation
+    if approximate_from is not None:
+        config = replace(config, approximate_from=approximate_from)
+    if probes is not None:
+        config = replace(config, probes=probes)
+    return replace(settings, continuation=config)
+
+
+def describe(found: dict[str, Any] | None) -> str:
+    """Return one line for an :func:`agreement` result (the benchmarks print it)."""
+    if found is None:
+        return EXACT
+    return (
+        f"{found['clusters']:,} context clusters (built in {found['build_s']} s); against exact "
+        f"on {found['queries']} queries: top-1 {found['top1']:.3f}, top-3 set "
+        f"{found['top3']:.3f}, recall@10 {found['recall10']:.4f}; rank {found['rank_ms']} ms "
+        f"against {found['exact_rank_ms']} ms exact"
+    )
 
 
 def agreement(memory: Any, scope: str, workflows: Sequence[Workflow]) -> dict[str, Any] | None:

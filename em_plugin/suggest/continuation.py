@@ -109,7 +109,7 @@ class ContinuationIndex:
         self._pos = {name: GrowArray(np.int64) for name in ("slot", "leaf", "tool")}
         self._opening = GrowArray(np.bool_)
         self._keys = KeyPostings(self.config.max_order)
-        self._cache: dict[Any, np.ndarray] = {}
+        self._cache: dict[Any, Any] = {}  # arrays, and the clusters' layout
         # Level 0's (tool, state context, later request, count) groups in key order; the
         # states appended since (saves) are merged into them at the next ranking instead of
         # sorting every live state again. ``None`` until the first ranking and after a removal.
@@ -328,14 +328,13 @@ class ContinuationIndex:
         """Return level 0's groups laid out by the factor's clusters (kept until a change)."""
         clusters = factor.clusters
         key = ("layout", id(clusters), len(factor.assignment))
-        found: Any = self._cache.get(key)
+        found: ClusterLayout | None = self._cache.get(key)
         if found is None:
             tools, before, later, sizes, _ = self._frequency()
-            found = self._cache[key] = ClusterLayout.of(  # type: ignore[assignment]
+            found = self._cache[key] = ClusterLayout.of(
                 factor.assignment, len(clusters), tools, before, later, sizes
             )
-        layout: ClusterLayout = found
-        return layout
+        return found
 
     def _voted(self) -> tuple[np.ndarray, np.ndarray]:
         """Per position, its state's context id (``-1``: none) and whether it is a later request.
